@@ -1,0 +1,46 @@
+// The seam between datasheet peaks and what a cluster delivers. The step-time model
+// multiplies datasheet figures by these fractions and uses these overheads. Without a
+// calibration profile, default_efficiency() (estimator/) supplies documented defaults;
+// `dsplan calibrate` fits the same struct from measurements, so the model code never
+// knows which one it got.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/units.h"
+
+namespace dsplan {
+
+enum class Collective : std::uint8_t {
+  all_reduce, reduce_scatter, all_gather, broadcast, send_recv, kCount
+};
+enum class CommScope : std::uint8_t { intra_node, inter_node, kCount };
+
+// Alpha-beta fit of one collective in one scope: t(n) = latency + n * busbw_factor / busbw,
+// with nccl-tests' bus-bandwidth factor (2(p-1)/p for all-reduce, (p-1)/p for
+// all-gather/reduce-scatter, 1 otherwise) and n the nccl-tests message size S.
+struct CollectiveFit {
+  Seconds latency;
+  BytesPerSecond busbw;
+};
+
+struct Efficiency {
+  std::string source = "datasheet defaults";  // or the calibration profile's path
+  // GEMM model (estimator/gemm): achieved fraction of tensor-core peak for a large,
+  // aligned GEMM in each precision (index = Precision), the K at which the main loop
+  // reaches half its asymptotic rate, and the fixed launch/epilogue cost per kernel.
+  std::array<double, 3> gemm_peak_fraction{0.8, 0.8, 0.8};
+  double gemm_k_half = 64;
+  Seconds kernel_overhead = us(4);
+  // Memory-bound kernels reach this fraction of datasheet HBM bandwidth.
+  double hbm_fraction = 0.8;
+  // Pinned host<->device copies reach this fraction of the PCIe line rate.
+  double pcie_fraction = 0.8;
+  // Measured collective fits override the NCCL-structure model when present.
+  std::array<std::array<std::optional<CollectiveFit>, 2>, 5> collectives{};
+};
+
+}  // namespace dsplan

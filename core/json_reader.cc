@@ -1,0 +1,190 @@
+// Implementation of the strict JSON object reader; see json_reader.h.
+#include "core/json_reader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace dsplan {
+namespace {
+
+std::string type_name(const Json& j) {
+  if (j.is_null()) return "null";
+  if (j.is_boolean()) return "a boolean";
+  if (j.is_number()) return "a number";
+  if (j.is_string()) return "a string";
+  if (j.is_array()) return "an array";
+  return "an object";
+}
+
+std::string num(double x) {
+  std::ostringstream s;
+  s << x;
+  return s.str();
+}
+
+}  // namespace
+
+Expected<Json> parse_json_text(std::string_view text, const std::string& file) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/false);
+  if (j.is_discarded()) {
+    // Re-parse with exceptions off is silent; find the byte offset with the SAX-less API.
+    try {
+      (void)Json::parse(text);
+    } catch (const Json::parse_error& e) {
+      return Diagnostic{file, "", std::string("malformed JSON: ") + e.what(),
+                        "check for a missing comma, quote or bracket near that byte"};
+    }
+    return Diagnostic{file, "", "malformed JSON", ""};
+  }
+  return j;
+}
+
+Expected<std::string> read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Diagnostic{path, "", "cannot open file", "check the path and permissions"};
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+JsonObjectReader::JsonObjectReader(const Json& obj, std::string file, std::string path,
+                                   Diagnostics& out)
+    : obj_(obj), file_(std::move(file)), path_(std::move(path)), out_(out) {
+  if (!obj_.is_object())
+    out_.push_back({file_, path_.empty() ? "/" : path_,
+                    "expected a JSON object, found " + type_name(obj_), ""});
+}
+
+bool JsonObjectReader::has(std::string_view key) const {
+  return obj_.is_object() && obj_.contains(std::string(key));
+}
+
+std::string JsonObjectReader::path_of(std::string_view key) const {
+  return path_ + "/" + std::string(key);
+}
+
+void JsonObjectReader::error(std::string_view key, std::string message, std::string hint) {
+  out_.push_back({file_, path_of(key), std::move(message), std::move(hint)});
+}
+
+void JsonObjectReader::allow(std::string_view key) { known_.emplace_back(key); }
+
+const Json* JsonObjectReader::lookup(std::string_view key, bool required) {
+  known_.emplace_back(key);
+  if (!obj_.is_object()) return nullptr;
+  auto it = obj_.find(std::string(key));
+  if (it == obj_.end() || it->is_null()) {
+    if (required) error(key, "missing required key", "");
+    return nullptr;
+  }
+  return &*it;
+}
+
+bool JsonObjectReader::get(std::string_view key, double& out, bool required, double lo,
+                           double hi) {
+  const Json* j = lookup(key, required);
+  if (!j) return false;
+  if (!j->is_number()) {
+    error(key, "expected a number, found " + type_name(*j), "a number in [" + num(lo) + ", " + num(hi) + "]");
+    return false;
+  }
+  double x = j->get<double>();
+  if (!std::isfinite(x) || x < lo || x > hi) {
+    error(key, "value " + num(x) + " is out of range", "allowed: [" + num(lo) + ", " + num(hi) + "]");
+    return false;
+  }
+  out = x;
+  return true;
+}
+
+bool JsonObjectReader::get(std::string_view key, std::int64_t& out, bool required,
+                           std::int64_t lo, std::int64_t hi) {
+  const Json* j = lookup(key, required);
+  if (!j) return false;
+  bool integral = j->is_number_integer() ||
+                  (j->is_number_float() && std::floor(j->get<double>()) == j->get<double>());
+  if (!integral) {
+    error(key, "expected an integer, found " + type_name(*j),
+          "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return false;
+  }
+  double d = j->get<double>();
+  if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
+    error(key, "value " + num(d) + " is out of range",
+          "allowed: [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return false;
+  }
+  out = j->is_number_integer() ? j->get<std::int64_t>() : static_cast<std::int64_t>(d);
+  return true;
+}
+
+bool JsonObjectReader::get(std::string_view key, int& out, bool required, int lo, int hi) {
+  std::int64_t v = 0;
+  if (!get(key, v, required, lo, hi)) return false;
+  out = static_cast<int>(v);
+  return true;
+}
+
+bool JsonObjectReader::get(std::string_view key, bool& out, bool required) {
+  const Json* j = lookup(key, required);
+  if (!j) return false;
+  if (!j->is_boolean()) {
+    error(key, "expected a boolean, found " + type_name(*j), "true or false");
+    return false;
+  }
+  out = j->get<bool>();
+  return true;
+}
+
+bool JsonObjectReader::get(std::string_view key, std::string& out, bool required) {
+  const Json* j = lookup(key, required);
+  if (!j) return false;
+  if (!j->is_string()) {
+    error(key, "expected a string, found " + type_name(*j), "");
+    return false;
+  }
+  out = j->get<std::string>();
+  return true;
+}
+
+bool JsonObjectReader::get_choice(std::string_view key, int& index, bool required,
+                                  const std::vector<std::string>& allowed) {
+  std::string s;
+  const Json* j = lookup(key, required);
+  if (!j) return false;
+  if (!j->is_string()) {
+    error(key, "expected a string, found " + type_name(*j), "one of: " + join(allowed));
+    return false;
+  }
+  s = j->get<std::string>();
+  auto it = std::find(allowed.begin(), allowed.end(), s);
+  if (it == allowed.end()) {
+    auto near = closest_match(s, allowed);
+    error(key, "unknown value \"" + s + "\"",
+          (near ? "did you mean \"" + *near + "\"? " : std::string()) + "one of: " + join(allowed));
+    return false;
+  }
+  index = static_cast<int>(it - allowed.begin());
+  return true;
+}
+
+const Json* JsonObjectReader::child(std::string_view key, bool required) {
+  return lookup(key, required);
+}
+
+void JsonObjectReader::finish() {
+  if (!obj_.is_object()) return;
+  for (auto it = obj_.begin(); it != obj_.end(); ++it) {
+    if (std::find(known_.begin(), known_.end(), it.key()) != known_.end()) continue;
+    auto near = closest_match(it.key(), known_);
+    std::vector<std::string> sorted = known_;
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    error(it.key(), "unknown key \"" + it.key() + "\"",
+          near ? "did you mean \"" + *near + "\"?" : "known keys: " + join(sorted));
+  }
+}
+
+}  // namespace dsplan

@@ -1,0 +1,43 @@
+// A transformer's architecture as dsplan models it: enough to count every parameter
+// exactly and to list every GEMM and memory-bound kernel of a training step.
+// Covers decoder-only GPT/Llama/Mistral/NeoX/OPT/BLOOM and encoder BERT/DistilBERT
+// families. Dense models only (no mixture-of-experts).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace dsplan {
+
+enum class Activation : std::uint8_t { gelu, relu, silu };
+enum class NormKind : std::uint8_t { layernorm, rmsnorm };
+// learned: a table of max_positions x hidden; rotary and alibi add no parameters.
+enum class PositionKind : std::uint8_t { learned, rotary, alibi };
+
+struct ModelSpec {
+  std::string name;
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;        // == heads for MHA, 1 for MQA, in between for GQA
+  int head_dim = 0;        // usually hidden / heads
+  int ffn_hidden = 0;      // intermediate size of the MLP
+  bool gated_mlp = false;  // SwiGLU/GeGLU: three FFN matrices instead of two
+  Activation activation = Activation::gelu;
+  std::int64_t vocab = 0;
+  bool tied_embeddings = true;  // LM head shares the input embedding matrix
+  PositionKind position = PositionKind::learned;
+  int max_positions = 0;        // rows of the learned position table / max context
+  NormKind norm = NormKind::layernorm;
+  bool linear_bias = true;      // biases on QKV/proj/FFN linears
+  bool causal = true;           // decoder (causal mask) vs encoder
+  bool parallel_residual = false;  // GPT-NeoX/GPT-J style attention || MLP
+  int type_vocab = 0;           // BERT token-type embeddings (0 = none)
+  bool embedding_norm = false;  // a norm right after the embeddings (BERT, BLOOM)
+  bool final_norm = true;       // a norm after the last layer
+  bool pooler = false;          // BERT pooler (hidden x hidden dense + bias)
+  // Megatron pads the vocabulary to a multiple of this x TP; 1 = no padding.
+  int vocab_pad_multiple = 1;
+};
+
+}  // namespace dsplan

@@ -1,0 +1,43 @@
+// Name tables for the enums in train_config.h, model_spec.h and hardware_spec.h.
+#include "core/names.h"
+
+#include <algorithm>
+
+namespace dsplan {
+namespace {
+
+template <class E>
+std::optional<E> lookup(const std::vector<std::string>& names, std::string_view s) {
+  auto it = std::find(names.begin(), names.end(), s);
+  if (it == names.end()) return std::nullopt;
+  return static_cast<E>(it - names.begin());
+}
+
+}  // namespace
+
+#define DSPLAN_NAMES(Enum, fn, ...)                                   \
+  const std::vector<std::string>& fn() {                              \
+    static const std::vector<std::string> v{__VA_ARGS__};             \
+    return v;                                                         \
+  }                                                                   \
+  const char* name(Enum e) { return fn()[static_cast<size_t>(e)].c_str(); }
+
+DSPLAN_NAMES(Framework, framework_names, "deepspeed", "megatron", "fsdp", "ddp")
+DSPLAN_NAMES(Precision, precision_names, "fp32", "fp16", "bf16")
+DSPLAN_NAMES(Optimizer, optimizer_names, "adam", "sgd", "adafactor", "adam-8bit")
+DSPLAN_NAMES(Checkpointing, checkpointing_names, "none", "selective", "full")
+DSPLAN_NAMES(Offload, offload_names, "none", "optimizer", "all")
+DSPLAN_NAMES(Activation, activation_names, "gelu", "relu", "silu")
+DSPLAN_NAMES(NormKind, norm_names, "layernorm", "rmsnorm")
+DSPLAN_NAMES(PositionKind, position_names, "learned", "rotary", "alibi")
+DSPLAN_NAMES(GpuArch, arch_names, "volta", "ampere", "hopper")
+DSPLAN_NAMES(IntraTopology, topology_names, "nvswitch", "nvlink-mesh", "pcie")
+#undef DSPLAN_NAMES
+
+std::optional<Framework> parse_framework(std::string_view s) { return lookup<Framework>(framework_names(), s); }
+std::optional<Precision> parse_precision(std::string_view s) { return lookup<Precision>(precision_names(), s); }
+std::optional<Optimizer> parse_optimizer(std::string_view s) { return lookup<Optimizer>(optimizer_names(), s); }
+std::optional<Checkpointing> parse_checkpointing(std::string_view s) { return lookup<Checkpointing>(checkpointing_names(), s); }
+std::optional<Offload> parse_offload(std::string_view s) { return lookup<Offload>(offload_names(), s); }
+
+}  // namespace dsplan

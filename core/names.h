@@ -1,0 +1,44 @@
+// Canonical names of the enums, for flags, JSON and output. parse_* return nullopt for an
+// unknown name; callers build the diagnostic with the allowed list from *_names().
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/hardware_spec.h"
+#include "core/model_spec.h"
+#include "core/train_config.h"
+
+namespace dsplan {
+
+const char* name(Framework);
+const char* name(Precision);
+const char* name(Optimizer);
+const char* name(Checkpointing);
+const char* name(Offload);
+const char* name(Activation);
+const char* name(NormKind);
+const char* name(PositionKind);
+const char* name(GpuArch);
+const char* name(IntraTopology);
+
+const std::vector<std::string>& framework_names();
+const std::vector<std::string>& precision_names();
+const std::vector<std::string>& optimizer_names();
+const std::vector<std::string>& checkpointing_names();
+const std::vector<std::string>& offload_names();
+const std::vector<std::string>& activation_names();
+const std::vector<std::string>& norm_names();
+const std::vector<std::string>& position_names();
+const std::vector<std::string>& arch_names();
+const std::vector<std::string>& topology_names();
+
+std::optional<Framework> parse_framework(std::string_view);
+std::optional<Precision> parse_precision(std::string_view);
+std::optional<Optimizer> parse_optimizer(std::string_view);
+std::optional<Checkpointing> parse_checkpointing(std::string_view);
+std::optional<Offload> parse_offload(std::string_view);
+
+}  // namespace dsplan

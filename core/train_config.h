@@ -1,0 +1,53 @@
+// One point of the training-configuration space: framework, precision, optimizer, ZeRO
+// stage and offload, parallel degrees, batch shape and memory-saving options. Enums have
+// canonical lower-case names (names.h) used on the command line and in JSON.
+#pragma once
+
+#include <cstdint>
+
+namespace dsplan {
+
+enum class Framework : std::uint8_t { deepspeed, megatron, fsdp, ddp };
+enum class Precision : std::uint8_t { fp32, fp16, bf16 };
+enum class Optimizer : std::uint8_t { adam, sgd, adafactor, adam_8bit };
+enum class Checkpointing : std::uint8_t { none, selective, full };
+enum class Offload : std::uint8_t { none, optimizer, all };
+
+// DeepSpeed ZeRO knobs (deepspeed/runtime/zero/config.py defaults), in elements.
+struct ZeroKnobs {
+  double reduce_bucket_elems = 5e8;
+  double allgather_bucket_elems = 5e8;
+  double prefetch_bucket_elems = 5e7;
+  double max_live_params = 1e9;
+  double param_persistence_threshold = 1e5;
+  // DeepSpeed turns overlap_comm on by default only for stage 3; -1 = that default.
+  int overlap_comm = -1;
+  bool contiguous_gradients = true;
+  bool overlap(int stage) const { return overlap_comm < 0 ? stage == 3 : overlap_comm == 1; }
+};
+
+struct TrainConfig {
+  Framework framework = Framework::deepspeed;
+  Precision precision = Precision::bf16;
+  Optimizer optimizer = Optimizer::adam;
+  int zero_stage = 0;
+  Offload offload = Offload::none;
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int vpp = 1;  // virtual pipeline stages per rank (interleaved 1F1B); 1 = plain 1F1B
+  int micro_batch = 1;
+  int grad_accum = 1;
+  int seq_len = 1024;
+  Checkpointing checkpointing = Checkpointing::none;
+  bool flash_attention = false;
+  bool sequence_parallel = false;
+  ZeroKnobs zero;
+
+  std::int64_t global_batch() const {
+    return static_cast<std::int64_t>(micro_batch) * grad_accum * dp;
+  }
+  int gpus() const { return tp * pp * dp; }
+};
+
+}  // namespace dsplan

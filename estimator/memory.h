@@ -1,0 +1,46 @@
+// Per-GPU memory of one training configuration on the most loaded rank, as a breakdown.
+// Three totals because published measurements use all three:
+//   allocated = params + grads + optimizer + activations + buffers
+//               (what torch.cuda.max_memory_allocated reports at its peak),
+//   reserved  = allocated + caching-allocator fragmentation (the allocator's peak),
+//   device    = reserved + CUDA context + NCCL buffers (what nvidia-smi shows).
+// `overhead` is device - allocated, so the six breakdown fields sum to `device`.
+// Formulas and sources: docs/model.md, "Memory".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/hardware_spec.h"
+#include "core/model_spec.h"
+#include "core/train_config.h"
+#include "core/units.h"
+
+namespace dsplan {
+
+struct MemoryBreakdown {
+  Bytes params;
+  Bytes grads;
+  Bytes optimizer;
+  Bytes activations;
+  Bytes buffers;   // DeepSpeed/FSDP/DDP communication buckets, ZeRO-3 live/prefetched params
+  Bytes overhead;  // fragmentation + CUDA context + NCCL buffers
+  Bytes allocated;
+  Bytes reserved;
+  Bytes device;
+  Bytes host;      // host (CPU) memory the configuration needs per node (offload)
+};
+
+// Memory model with per-model precomputation. estimate() is a pure function of its
+// argument; the object is cheap to copy and holds no references to its inputs.
+class MemoryModel {
+ public:
+  MemoryModel(const ModelSpec& model, const Cluster& cluster);
+  MemoryBreakdown estimate(const TrainConfig& cfg) const;
+
+ private:
+  ModelSpec model_;
+  Cluster cluster_;
+};
+
+}  // namespace dsplan

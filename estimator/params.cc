@@ -1,0 +1,46 @@
+// Parameter counting. Layouts follow the reference implementations:
+//  - attention: Q has heads*head_dim outputs, K and V kv_heads*head_dim each (GQA/MQA);
+//    output projection heads*head_dim -> hidden; biases when linear_bias.
+//  - MLP: gated (SwiGLU) has gate, up and down matrices, otherwise up and down.
+//  - LayerNorm has weight and bias, RMSNorm only a weight; two norms per layer.
+#include "estimator/params.h"
+
+#include <algorithm>
+
+namespace dsplan {
+
+ParamCounts count_params(const ModelSpec& m) {
+  const std::int64_t h = m.hidden;
+  const std::int64_t d = m.head_dim > 0 ? m.head_dim : m.hidden / std::max(1, m.heads);
+  const std::int64_t q = static_cast<std::int64_t>(m.heads) * d;
+  const std::int64_t kv = static_cast<std::int64_t>(m.kv_heads > 0 ? m.kv_heads : m.heads) * d;
+  const std::int64_t f = m.ffn_hidden;
+  const std::int64_t norm = m.norm == NormKind::layernorm ? 2 * h : h;
+  const bool b = m.linear_bias;
+
+  ParamCounts c;
+  c.word_embedding = m.vocab * h;
+  if (m.position == PositionKind::learned) c.other_embedding += static_cast<std::int64_t>(m.max_positions) * h;
+  c.other_embedding += static_cast<std::int64_t>(m.type_vocab) * h;
+  if (m.embedding_norm) c.other_embedding += norm;
+
+  const std::int64_t qkv = h * (q + 2 * kv) + (b ? q + 2 * kv : 0);
+  const std::int64_t proj = q * h + (b ? h : 0);
+  c.attention = qkv + proj;
+  c.mlp = m.gated_mlp ? 3 * h * f + (b ? 2 * f + h : 0) : 2 * h * f + (b ? f + h : 0);
+  c.layer_norms = 2 * norm;
+  c.final_norm = m.final_norm ? norm : 0;
+  c.lm_head = m.tied_embeddings ? 0 : m.vocab * h;
+  c.pooler = m.pooler ? h * h + h : 0;
+
+  c.largest_module = std::max({c.word_embedding, qkv, proj, m.gated_mlp ? h * f : h * f + (b ? f : 0),
+                               c.lm_head});
+  return c;
+}
+
+std::int64_t padded_vocab(const ModelSpec& m, int tp) {
+  const std::int64_t mult = static_cast<std::int64_t>(std::max(1, m.vocab_pad_multiple)) * std::max(1, tp);
+  return (m.vocab + mult - 1) / mult * mult;
+}
+
+}  // namespace dsplan
