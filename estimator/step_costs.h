@@ -1,0 +1,46 @@
+// Per-operator costs of one training step, the hand-off between the analytic cost model
+// (estimator/time, which fills it) and the step simulator (simulator/, which schedules
+// it as a task graph). Durations are for ONE micro-batch on ONE rank of the most loaded
+// pipeline stage unless stated otherwise. Communication durations are the time the
+// collective would take on its own link (not yet overlapped).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/units.h"
+
+namespace dsplan {
+
+struct LayerCosts {
+  Seconds fwd;              // forward compute of one transformer layer
+  Seconds bwd;              // backward compute (data + weight gradients)
+  Seconds recompute;        // extra forward work redone in backward (0 without checkpointing)
+  Seconds tp_comm_fwd;      // TP all-reduce (or RS+AG with SP) in forward; blocking
+  Seconds tp_comm_bwd;      // same in backward; blocking
+  Seconds param_gather;     // ZeRO-3 all-gather of this layer's parameters (0 otherwise)
+  Seconds grad_reduce;      // DP reduction (all-reduce / reduce-scatter) of this layer's grads
+  Bytes grad_bytes;         // this layer's gradient bytes on this rank (for bucketing)
+};
+
+struct StepCosts {
+  int pp = 1;
+  int vpp = 1;                 // virtual stages per rank (interleaved 1F1B when > 1)
+  int micro_batches = 1;       // gradient-accumulation steps per optimizer step
+  int layers_per_rank = 1;     // transformer layers held by one pipeline rank (all chunks)
+  LayerCosts layer;
+  Seconds embed_fwd, embed_bwd;  // first stage, per micro-batch
+  Seconds head_fwd, head_bwd;    // last stage: final norm, logits, loss; per micro-batch
+  Seconds p2p;                   // activation (or gradient) send between adjacent stages
+  Seconds embed_grad_sync;       // tied-embedding all-reduce between first and last stage
+  Bytes bucket_bytes;            // DP gradient bucket size (DeepSpeed reduce_bucket_size)
+  bool overlap_grad_reduce = true;  // reduce buckets during the last micro-batch's backward
+  bool zero3_prefetch = false;      // ZeRO-3 gathers overlap the previous layer's compute
+  Seconds grad_reduce_tail;      // reduction that cannot overlap (last bucket, embeddings)
+  Seconds param_allgather;       // ZeRO-1/2 parameter all-gather after the optimizer step
+  Seconds optimizer;             // optimizer step on GPU, or CPU Adam when offloaded
+  Seconds offload_d2h;           // gradients to host (offload)
+  Seconds offload_h2d;           // updated parameters back to the device (offload)
+};
+
+}  // namespace dsplan
