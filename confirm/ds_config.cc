@@ -1,0 +1,194 @@
+// ds_config / Megatron flags / launcher command for one TrainConfig (see ds_config.h).
+// Key names follow DeepSpeed's documented configuration (deepspeed.ai/docs/config-json)
+// and Megatron-LM's arguments.py; the values are dsplan's, the defaults DeepSpeed's.
+#include "confirm/ds_config.h"
+
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+
+#include "confirm/command.h"
+
+namespace dsplan {
+namespace {
+
+// Bucket sizes are element counts; DeepSpeed wants integers.
+std::int64_t elems(double v) { return static_cast<std::int64_t>(std::llround(v)); }
+
+Json precision_blocks(Precision p) {
+  Json out = Json::object();
+  if (p == Precision::fp16) {
+    // loss_scale 0 = dynamic loss scaling, DeepSpeed's defaults for the rest.
+    out["fp16"] = {{"enabled", true},       {"loss_scale", 0}, {"loss_scale_window", 1000},
+                   {"initial_scale_power", 16}, {"hysteresis", 2}, {"min_loss_scale", 1}};
+  } else if (p == Precision::bf16) {
+    out["bf16"] = {{"enabled", true}};
+  }
+  return out;
+}
+
+Json zero_block(const TrainConfig& c) {
+  const int s = c.zero_stage;
+  Json z = {{"stage", s},
+            {"overlap_comm", c.zero.overlap(s)},
+            {"contiguous_gradients", c.zero.contiguous_gradients},
+            {"reduce_bucket_size", elems(c.zero.reduce_bucket_elems)}};
+  if (s >= 1 && s <= 2) {
+    z["allgather_partitions"] = true;
+    z["allgather_bucket_size"] = elems(c.zero.allgather_bucket_elems);
+    z["reduce_scatter"] = true;
+  }
+  if (s == 3) {
+    z["stage3_prefetch_bucket_size"] = elems(c.zero.prefetch_bucket_elems);
+    z["stage3_max_live_parameters"] = elems(c.zero.max_live_params);
+    z["stage3_max_reuse_distance"] = elems(c.zero.max_live_params);
+    z["stage3_param_persistence_threshold"] = elems(c.zero.param_persistence_threshold);
+  }
+  const Json cpu = {{"device", "cpu"}, {"pin_memory", true}};
+  if (c.offload != Offload::none && s >= 1) z["offload_optimizer"] = cpu;
+  if (c.offload == Offload::all && s == 3) z["offload_param"] = cpu;
+  return z;
+}
+
+Json checkpoint_block(const TrainConfig& c, const ModelSpec& m) {
+  const int pp = c.pp > 0 ? c.pp : 1;
+  return {{"partition_activations", c.tp > 1},
+          {"contiguous_memory_optimization", true},
+          {"number_checkpoints", (m.layers + pp - 1) / pp},
+          {"cpu_checkpointing", false},
+          {"synchronize_checkpoint_boundary", false},
+          {"profile", false}};
+}
+
+// Adam(W) hyper-parameters are the usual GPT pre-training ones (betas 0.9/0.95).
+Json optimizer_block(Optimizer o) {
+  switch (o) {
+    case Optimizer::adam:
+      return {{"type", "AdamW"},
+              {"params", {{"lr", 1e-4}, {"betas", {0.9, 0.95}}, {"eps", 1e-8},
+                          {"weight_decay", 0.01}}}};
+    case Optimizer::sgd:  // not a DeepSpeed optimizer: the engine falls back to torch.optim.SGD
+      return {{"type", "SGD"}, {"params", {{"lr", 1e-3}, {"momentum", 0.9}}}};
+    case Optimizer::adafactor:  // torch.optim.Adafactor (PyTorch >= 2.5), same fallback
+      return {{"type", "Adafactor"}, {"params", {{"lr", 1e-2}}}};
+    case Optimizer::adam_8bit:
+      return nullptr;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Json make_ds_config(const TrainConfig& c, const ModelSpec& m) {
+  Json ds = {{"train_batch_size", c.global_batch()},
+             {"train_micro_batch_size_per_gpu", c.micro_batch},
+             {"gradient_accumulation_steps", c.grad_accum}};
+  ds.update(precision_blocks(c.precision));
+  ds["zero_optimization"] = zero_block(c);
+  if (c.checkpointing != Checkpointing::none) ds["activation_checkpointing"] = checkpoint_block(c, m);
+  if (Json opt = optimizer_block(c.optimizer); !opt.is_null()) ds["optimizer"] = opt;
+  ds["gradient_clipping"] = 1.0;
+  ds["steps_per_print"] = 100;
+  ds["wall_clock_breakdown"] = false;
+  return ds;
+}
+
+std::vector<std::string> ds_config_notes(const TrainConfig& c) {
+  std::vector<std::string> notes;
+  if (c.optimizer == Optimizer::adam_8bit)
+    notes.push_back("adam-8bit is bitsandbytes' Adam8bit: no \"optimizer\" block is written; "
+                    "the script must create it and pass it to deepspeed.initialize");
+  if (c.optimizer == Optimizer::adafactor)
+    notes.push_back("\"Adafactor\" is built from torch.optim (PyTorch >= 2.5)");
+  if (c.offload != Offload::none && c.zero_stage == 0)
+    notes.push_back("ZeRO stage 0 cannot offload: no offload block is written");
+  if (c.offload == Offload::all && c.zero_stage != 3)
+    notes.push_back("parameter offload needs ZeRO stage 3: only the optimizer is offloaded");
+  return notes;
+}
+
+std::string experiment_name(const TrainConfig& c) {
+  std::ostringstream s;
+  s << 'z' << c.zero_stage << "_tp" << c.tp << "_pp" << c.pp << "_gas" << c.grad_accum
+    << "_tmbspg" << c.micro_batch;
+  if (c.vpp > 1) s << "_vpp" << c.vpp;
+  if (c.checkpointing == Checkpointing::selective) s << "_cksel";
+  if (c.checkpointing == Checkpointing::full) s << "_ckfull";
+  if (c.flash_attention) s << "_flash";
+  if (c.sequence_parallel) s << "_sp";
+  if (c.offload == Offload::optimizer) s << "_offopt";
+  if (c.offload == Offload::all) s << "_offall";
+  if (c.precision == Precision::fp16) s << "_fp16";
+  if (c.precision == Precision::fp32) s << "_fp32";
+  if (c.optimizer == Optimizer::sgd) s << "_sgd";
+  if (c.optimizer == Optimizer::adafactor) s << "_adafactor";
+  if (c.optimizer == Optimizer::adam_8bit) s << "_adam8bit";
+  if (c.framework == Framework::megatron) s << "_megatron";
+  if (c.framework == Framework::fsdp) s << "_fsdp";
+  if (c.framework == Framework::ddp) s << "_ddp";
+  return s.str();
+}
+
+std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m) {
+  auto str = [](auto v) { return std::to_string(v); };
+  std::vector<std::string> a = {
+      "--tensor-model-parallel-size", str(c.tp), "--pipeline-model-parallel-size", str(c.pp),
+      "--micro-batch-size", str(c.micro_batch), "--global-batch-size", str(c.global_batch()),
+      "--num-layers", str(m.layers), "--hidden-size", str(m.hidden),
+      "--num-attention-heads", str(m.heads), "--seq-length", str(c.seq_len),
+      "--max-position-embeddings", str(m.max_positions > 0 ? m.max_positions : c.seq_len)};
+  if (m.ffn_hidden > 0) a.insert(a.end(), {"--ffn-hidden-size", str(m.ffn_hidden)});
+  if (m.vocab > 0) a.insert(a.end(), {"--vocab-size", str(m.vocab)});
+  if (m.kv_heads > 0 && m.kv_heads < m.heads)
+    a.insert(a.end(), {"--group-query-attention", "--num-query-groups", str(m.kv_heads)});
+  if (m.gated_mlp && m.activation == Activation::silu) a.push_back("--swiglu");
+  if (m.norm == NormKind::rmsnorm) a.insert(a.end(), {"--normalization", "RMSNorm"});
+  if (m.position == PositionKind::rotary) a.insert(a.end(), {"--position-embedding-type", "rope"});
+  if (!m.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
+  if (!m.linear_bias) a.push_back("--disable-bias-linear");
+  if (c.vpp > 1 && c.pp > 1)
+    a.insert(a.end(), {"--num-layers-per-virtual-pipeline-stage", str(m.layers / (c.pp * c.vpp))});
+  if (c.checkpointing == Checkpointing::selective) a.push_back("--recompute-activations");
+  if (c.checkpointing == Checkpointing::full)
+    a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "uniform",
+                       "--recompute-num-layers", "1"});
+  if (c.sequence_parallel) a.push_back("--sequence-parallel");
+  if (c.flash_attention) a.push_back("--use-flash-attn");
+  if (c.precision == Precision::fp16) a.push_back("--fp16");
+  if (c.precision == Precision::bf16) a.push_back("--bf16");
+  if (c.framework == Framework::deepspeed) a.insert(a.end(), {"--zero-stage", str(c.zero_stage)});
+  if (c.framework == Framework::megatron && c.zero_stage >= 1) a.push_back("--use-distributed-optimizer");
+  return a;
+}
+
+std::string deepspeed_launch_command(const TrainConfig& c, const Cluster& cluster,
+                                     const std::string& script,
+                                     const std::vector<std::string>& script_args,
+                                     const std::string& ds_config_path) {
+  const int per_node = cluster.node.gpus_per_node > 0 ? cluster.node.gpus_per_node : 1;
+  const int gpus = c.gpus();
+  const int nodes = (gpus + per_node - 1) / per_node;
+  const int gpus_here = gpus < per_node ? gpus : per_node;
+  std::vector<std::string> argv = {"deepspeed", "--num_nodes", std::to_string(nodes),
+                                   "--num_gpus", std::to_string(gpus_here), script};
+  std::vector<std::string> args = script_args;
+  if (replace_ds_config_path(args, ds_config_path) == 0) {
+    bool has_flag = false;
+    for (const auto& w : args) has_flag = has_flag || w == "--deepspeed";
+    if (!has_flag) args.push_back("--deepspeed");
+    args.insert(args.end(), {"--deepspeed_config", ds_config_path});
+  }
+  argv.insert(argv.end(), args.begin(), args.end());
+  return shell_join(argv);
+}
+
+std::string shell_quote(const std::string& w) {
+  static const std::string safe =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-";
+  if (!w.empty() && w.find_first_not_of(safe) == std::string::npos) return w;
+  std::string out = "'";
+  for (char ch : w) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+}  // namespace dsplan

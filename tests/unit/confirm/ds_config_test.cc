@@ -1,0 +1,213 @@
+// ds_config generation, experiment names, Megatron flags and command rewriting.
+#include "confirm/ds_config.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "confirm/command.h"
+
+namespace dsplan {
+namespace {
+
+ModelSpec small_gpt() {
+  ModelSpec m;
+  m.name = "gpt-small";
+  m.layers = 12;
+  m.hidden = 768;
+  m.heads = 12;
+  m.kv_heads = 12;
+  m.head_dim = 64;
+  m.ffn_hidden = 3072;
+  m.vocab = 50257;
+  m.max_positions = 1024;
+  return m;
+}
+
+TrainConfig config(int stage, int mbs, int gas, int dp) {
+  TrainConfig c;
+  c.zero_stage = stage;
+  c.micro_batch = mbs;
+  c.grad_accum = gas;
+  c.dp = dp;
+  return c;
+}
+
+TEST(DsConfig, BatchArithmetic) {
+  // train_batch = mbs x gas x dp = 4 x 3 x 8 = 96.
+  Json ds = make_ds_config(config(1, 4, 3, 8), small_gpt());
+  EXPECT_EQ(ds["train_batch_size"], 96);
+  EXPECT_EQ(ds["train_micro_batch_size_per_gpu"], 4);
+  EXPECT_EQ(ds["gradient_accumulation_steps"], 3);
+  // TP and PP do not enter the data-parallel batch: 2 x 1 x 2 = 4 with tp=4, pp=2.
+  TrainConfig c = config(0, 2, 1, 2);
+  c.tp = 4;
+  c.pp = 2;
+  EXPECT_EQ(make_ds_config(c, small_gpt())["train_batch_size"], 4);
+}
+
+TEST(DsConfig, PrecisionBlocks) {
+  TrainConfig c = config(0, 1, 1, 1);
+  c.precision = Precision::bf16;
+  Json ds = make_ds_config(c, small_gpt());
+  EXPECT_TRUE(ds["bf16"]["enabled"].get<bool>());
+  EXPECT_FALSE(ds.contains("fp16"));
+  c.precision = Precision::fp16;
+  ds = make_ds_config(c, small_gpt());
+  EXPECT_TRUE(ds["fp16"]["enabled"].get<bool>());
+  EXPECT_EQ(ds["fp16"]["loss_scale"], 0);  // dynamic
+  EXPECT_FALSE(ds.contains("bf16"));
+  c.precision = Precision::fp32;
+  ds = make_ds_config(c, small_gpt());
+  EXPECT_FALSE(ds.contains("fp16"));
+  EXPECT_FALSE(ds.contains("bf16"));
+}
+
+TEST(DsConfig, ZeroStagesHaveTheirKeys) {
+  for (int stage = 0; stage <= 3; ++stage) {
+    Json z = make_ds_config(config(stage, 1, 1, 4), small_gpt())["zero_optimization"];
+    EXPECT_EQ(z["stage"], stage);
+    EXPECT_EQ(z["reduce_bucket_size"], 500000000);
+    // DeepSpeed's default: overlap_comm only at stage 3.
+    EXPECT_EQ(z["overlap_comm"].get<bool>(), stage == 3) << stage;
+    EXPECT_EQ(z.contains("allgather_bucket_size"), stage == 1 || stage == 2) << stage;
+    EXPECT_EQ(z.contains("stage3_prefetch_bucket_size"), stage == 3) << stage;
+    EXPECT_EQ(z.contains("stage3_max_live_parameters"), stage == 3) << stage;
+    EXPECT_FALSE(z.contains("offload_optimizer"));
+  }
+  TrainConfig c = config(2, 1, 1, 4);
+  c.zero.overlap_comm = 1;
+  c.zero.reduce_bucket_elems = 5e7;
+  Json z = make_ds_config(c, small_gpt())["zero_optimization"];
+  EXPECT_TRUE(z["overlap_comm"].get<bool>());
+  EXPECT_EQ(z["reduce_bucket_size"], 50000000);
+}
+
+TEST(DsConfig, OffloadBlocksPerStage) {
+  TrainConfig c = config(2, 1, 1, 4);
+  c.offload = Offload::optimizer;
+  Json z = make_ds_config(c, small_gpt())["zero_optimization"];
+  EXPECT_EQ(z["offload_optimizer"]["device"].get<std::string>(), "cpu");
+  EXPECT_TRUE(z["offload_optimizer"]["pin_memory"].get<bool>());
+  EXPECT_FALSE(z.contains("offload_param"));
+
+  c.zero_stage = 3;
+  c.offload = Offload::all;
+  z = make_ds_config(c, small_gpt())["zero_optimization"];
+  EXPECT_EQ(z["offload_optimizer"]["device"].get<std::string>(), "cpu");
+  EXPECT_EQ(z["offload_param"]["device"].get<std::string>(), "cpu");
+
+  // Stage 2 cannot offload parameters; stage 0 cannot offload at all; both are noted.
+  c.zero_stage = 2;
+  z = make_ds_config(c, small_gpt())["zero_optimization"];
+  EXPECT_TRUE(z.contains("offload_optimizer"));
+  EXPECT_FALSE(z.contains("offload_param"));
+  EXPECT_EQ(ds_config_notes(c).size(), 1u);
+  c.zero_stage = 0;
+  z = make_ds_config(c, small_gpt())["zero_optimization"];
+  EXPECT_FALSE(z.contains("offload_optimizer"));
+  EXPECT_EQ(ds_config_notes(c).size(), 2u);
+}
+
+TEST(DsConfig, ActivationCheckpointing) {
+  TrainConfig c = config(1, 1, 1, 2);
+  EXPECT_FALSE(make_ds_config(c, small_gpt()).contains("activation_checkpointing"));
+  c.checkpointing = Checkpointing::full;
+  c.tp = 2;
+  c.pp = 4;
+  Json ac = make_ds_config(c, small_gpt())["activation_checkpointing"];
+  EXPECT_TRUE(ac["partition_activations"].get<bool>());  // TP > 1
+  EXPECT_EQ(ac["number_checkpoints"], 3);                 // 12 layers / 4 stages
+  EXPECT_TRUE(ac["contiguous_memory_optimization"].get<bool>());
+}
+
+TEST(DsConfig, Optimizers) {
+  TrainConfig c = config(1, 1, 1, 1);
+  Json ds = make_ds_config(c, small_gpt());
+  EXPECT_EQ(ds["optimizer"]["type"].get<std::string>(), "AdamW");
+  EXPECT_DOUBLE_EQ(ds["optimizer"]["params"]["betas"][1].get<double>(), 0.95);
+  c.optimizer = Optimizer::sgd;
+  EXPECT_EQ(make_ds_config(c, small_gpt())["optimizer"]["type"], "SGD");
+  c.optimizer = Optimizer::adam_8bit;
+  EXPECT_FALSE(make_ds_config(c, small_gpt()).contains("optimizer"));
+  EXPECT_FALSE(ds_config_notes(c).empty());
+  EXPECT_EQ(ds["gradient_clipping"], 1.0);
+  EXPECT_FALSE(ds["wall_clock_breakdown"].get<bool>());
+}
+
+TEST(ExperimentName, AutotunerStyleWithExtensions) {
+  TrainConfig c = config(1, 4, 1, 8);
+  EXPECT_EQ(experiment_name(c), "z1_tp1_pp1_gas1_tmbspg4");
+  c.vpp = 2;
+  c.pp = 2;
+  c.checkpointing = Checkpointing::full;
+  c.flash_attention = true;
+  c.sequence_parallel = true;
+  c.offload = Offload::optimizer;
+  c.precision = Precision::fp16;
+  EXPECT_EQ(experiment_name(c), "z1_tp1_pp2_gas1_tmbspg4_vpp2_ckfull_flash_sp_offopt_fp16");
+}
+
+TEST(MegatronArgs, LayoutAndRecompute) {
+  TrainConfig c = config(1, 2, 4, 2);
+  c.tp = 2;
+  c.pp = 2;
+  c.vpp = 3;
+  c.checkpointing = Checkpointing::selective;
+  c.sequence_parallel = true;
+  c.flash_attention = true;
+  auto a = megatron_args(c, small_gpt());
+  auto value = [&](const std::string& flag) {
+    for (size_t i = 0; i + 1 < a.size(); ++i)
+      if (a[i] == flag) return a[i + 1];
+    return std::string("<absent>");
+  };
+  auto has = [&](const std::string& flag) { return std::find(a.begin(), a.end(), flag) != a.end(); };
+  EXPECT_EQ(value("--tensor-model-parallel-size"), "2");
+  EXPECT_EQ(value("--pipeline-model-parallel-size"), "2");
+  EXPECT_EQ(value("--global-batch-size"), "16");  // 2 x 4 x 2
+  // 12 layers / (pp 2 x vpp 3) = 2 layers per virtual stage.
+  EXPECT_EQ(value("--num-layers-per-virtual-pipeline-stage"), "2");
+  EXPECT_TRUE(has("--recompute-activations"));
+  EXPECT_TRUE(has("--sequence-parallel"));
+  EXPECT_TRUE(has("--use-flash-attn"));
+  EXPECT_TRUE(has("--bf16"));
+  EXPECT_EQ(value("--zero-stage"), "1");
+}
+
+TEST(LaunchCommand, DeepspeedLauncher) {
+  TrainConfig c = config(2, 1, 1, 16);
+  Cluster cl;
+  cl.node.gpus_per_node = 8;
+  cl.num_gpus = 16;
+  std::string cmd = deepspeed_launch_command(c, cl, "train.py", {"--lr", "1e-4"}, "/tmp/a b.json");
+  EXPECT_EQ(cmd,
+            "deepspeed --num_nodes 2 --num_gpus 8 train.py --lr 1e-4 --deepspeed "
+            "--deepspeed_config '/tmp/a b.json'");
+  // An existing --deepspeed PATH is replaced rather than duplicated.
+  cmd = deepspeed_launch_command(c, cl, "run_clm.py", {"--deepspeed", "old.json"}, "new.json");
+  EXPECT_EQ(cmd, "deepspeed --num_nodes 2 --num_gpus 8 run_clm.py --deepspeed new.json");
+}
+
+TEST(CommandRewrite, DsConfigPathAndArgMappings) {
+  std::vector<std::string> argv = {"python3", "t.py", "--deepspeed", "--deepspeed_config=a.json",
+                                   "--per_device_train_batch_size", "8", "--x"};
+  EXPECT_EQ(replace_ds_config_path(argv, "b.json"), 1);  // bare --deepspeed is a flag
+  EXPECT_EQ(argv[3].get<std::string>(), "--deepspeed_config=b.json");
+  std::map<std::string, std::string> maps = {
+      {"train_micro_batch_size_per_gpu", "--per_device_train_batch_size"},
+      {"gradient_accumulation_steps", "--gradient_accumulation_steps"},
+      {"checkpointing", "--checkpoint-activations"}};
+  apply_arg_mappings(argv, maps,
+                     {{"train_micro_batch_size_per_gpu", "3"},
+                      {"gradient_accumulation_steps", "2"},
+                      {"checkpointing", "true"}});
+  EXPECT_EQ(shell_join(argv),
+            "python3 t.py --deepspeed --deepspeed_config=b.json --per_device_train_batch_size 3 "
+            "--x --checkpoint-activations --gradient_accumulation_steps 2");
+  apply_arg_mappings(argv, maps, {{"checkpointing", "false"}});
+  EXPECT_EQ(std::count(argv.begin(), argv.end(), "--checkpoint-activations"), 0);
+}
+
+}  // namespace
+}  // namespace dsplan
