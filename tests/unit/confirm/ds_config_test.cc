@@ -193,7 +193,7 @@ TEST(CommandRewrite, DsConfigPathAndArgMappings) {
   std::vector<std::string> argv = {"python3", "t.py", "--deepspeed", "--deepspeed_config=a.json",
                                    "--per_device_train_batch_size", "8", "--x"};
   EXPECT_EQ(replace_ds_config_path(argv, "b.json"), 1);  // bare --deepspeed is a flag
-  EXPECT_EQ(argv[3].get<std::string>(), "--deepspeed_config=b.json");
+  EXPECT_EQ(argv[3], "--deepspeed_config=b.json");
   std::map<std::string, std::string> maps = {
       {"train_micro_batch_size_per_gpu", "--per_device_train_batch_size"},
       {"gradient_accumulation_steps", "--gradient_accumulation_steps"},
