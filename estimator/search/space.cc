@@ -1,0 +1,139 @@
+// Default ranges and structural validity of configurations. Support rules and sources:
+//  - TP must divide attention heads and KV heads (Megatron splits heads across ranks).
+//  - PP must divide layers; interleaving needs layers % (pp*vpp) == 0, pp >= 2 and the
+//    number of micro-batches a multiple of pp (Megatron's interleaved 1F1B schedule).
+//  - DeepSpeed's pipeline engine supports ZeRO stage <= 1 only; Megatron's distributed
+//    optimizer is its ZeRO-1; DDP has no sharding; FSDP shards as ZeRO-2 (SHARD_GRAD_OP)
+//    or ZeRO-3 (FULL_SHARD) and has no pipeline engine.
+//  - Optimizer offload needs ZeRO >= 1, parameter offload ZeRO-3 (DeepSpeed docs).
+//  - FlashAttention needs Ampere or newer and 16-bit inputs; sequence parallelism needs
+//    TP > 1 (it shards the TP-replicated activations).
+#include "estimator/search/space.h"
+
+#include <algorithm>
+
+#include "core/names.h"
+
+namespace dsplan {
+
+bool SearchSpace::pinned() const {
+  return zero.size() == 1 && tp.size() == 1 && pp.size() == 1 && vpp.size() == 1 &&
+         micro_batch.size() == 1 && (global_batch || grad_accum.size() == 1) &&
+         checkpointing.size() == 1 && flash.size() == 1 && sequence_parallel.size() == 1 &&
+         offload.size() == 1;
+}
+
+std::string tp_problem(int tp, const ModelSpec& m, const Cluster& c, bool within_node) {
+  if (tp < 1) return "must be at least 1";
+  if (m.heads % tp != 0) return "does not divide the " + std::to_string(m.heads) + " attention heads";
+  int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  if (kv % tp != 0) return "does not divide the " + std::to_string(kv) + " key/value heads";
+  if (tp > c.num_gpus) return "exceeds the " + std::to_string(c.num_gpus) + " GPUs";
+  if (c.num_gpus % tp != 0) return "does not divide the " + std::to_string(c.num_gpus) + " GPUs";
+  if (within_node && tp > c.node.gpus_per_node)
+    return "exceeds the " + std::to_string(c.node.gpus_per_node) + " GPUs of a node";
+  return "";
+}
+
+std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c) {
+  if (pp < 1) return "must be at least 1";
+  if (m.layers % pp != 0) return "does not divide the " + std::to_string(m.layers) + " layers";
+  if (c.num_gpus % pp != 0) return "does not divide the " + std::to_string(c.num_gpus) + " GPUs";
+  return "";
+}
+
+SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
+  if (s.zero.empty()) s.zero = {0, 1, 2, 3};
+  if (s.tp.empty())
+    for (int t = 1; t <= 64; t *= 2)
+      if (tp_problem(t, m, c, s.tp_within_node).empty()) s.tp.push_back(t);
+  if (s.pp.empty())
+    for (int p = 1; p <= std::min(64, m.layers); ++p)
+      if (pp_problem(p, m, c).empty()) s.pp.push_back(p);
+  if (s.vpp.empty()) s.vpp = {1, 2};
+  if (s.micro_batch.empty()) {
+    int top = s.seq_len <= 512 ? 512 : 64;
+    for (int b = 1; b <= top; b *= 2) s.micro_batch.push_back(b);
+  }
+  if (s.grad_accum.empty()) s.grad_accum = {1};
+  if (s.checkpointing.empty())
+    s.checkpointing = {Checkpointing::none, Checkpointing::selective, Checkpointing::full};
+  if (s.flash.empty()) {
+    s.flash = {false};
+    if (c.node.gpu.arch != GpuArch::volta && s.precision != Precision::fp32) s.flash.push_back(true);
+  }
+  if (s.sequence_parallel.empty()) s.sequence_parallel = {false, true};
+  if (s.offload.empty()) s.offload = {Offload::none, Offload::optimizer, Offload::all};
+  return s;
+}
+
+std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, const Cluster& c,
+                                     int zero, int tp, int pp, int vpp, int mbs, int gas,
+                                     Checkpointing ck, bool flash, bool sp, Offload off,
+                                     TrainConfig& cfg) {
+  std::vector<std::string> why;
+  cfg.framework = s.framework;
+  cfg.precision = s.precision;
+  cfg.optimizer = s.optimizer;
+  cfg.seq_len = s.seq_len;
+  cfg.zero = s.zero_knobs;
+  cfg.zero_stage = zero;
+  cfg.tp = tp;
+  cfg.pp = pp;
+  cfg.vpp = vpp;
+  cfg.micro_batch = mbs;
+  cfg.checkpointing = ck;
+  cfg.flash_attention = flash;
+  cfg.sequence_parallel = sp;
+  cfg.offload = off;
+  cfg.dp = std::max(1, c.num_gpus / std::max(1, tp * pp));
+  if (tp * pp * cfg.dp != c.num_gpus)
+    why.push_back("tp*pp = " + std::to_string(tp * pp) + " does not divide " +
+                  std::to_string(c.num_gpus) + " GPUs");
+  if (s.global_batch) {
+    std::int64_t per_step = static_cast<std::int64_t>(mbs) * cfg.dp;
+    if (*s.global_batch % per_step != 0) {
+      why.push_back("global batch " + std::to_string(*s.global_batch) +
+                    " is not a multiple of micro-batch x dp = " + std::to_string(per_step));
+      cfg.grad_accum = 1;
+    } else {
+      cfg.grad_accum = static_cast<int>(*s.global_batch / per_step);
+    }
+  } else {
+    cfg.grad_accum = gas;
+  }
+  if (vpp > 1) {
+    if (pp < 2) why.push_back("interleaved stages (vpp > 1) need pp >= 2");
+    else if (m.layers % (pp * vpp) != 0) why.push_back("layers not divisible by pp*vpp");
+    else if (cfg.grad_accum % pp != 0)
+      why.push_back("interleaved 1F1B needs the micro-batch count to be a multiple of pp");
+  }
+  switch (s.framework) {
+    case Framework::deepspeed:
+      if (pp > 1 && zero >= 2) why.push_back("DeepSpeed's pipeline engine supports ZeRO stage 0-1 only");
+      break;
+    case Framework::megatron:
+      if (zero >= 2) why.push_back("Megatron shards only optimizer state (distributed optimizer = stage 1)");
+      break;
+    case Framework::fsdp:
+      if (pp > 1) why.push_back("FSDP has no pipeline engine");
+      if (zero == 1) why.push_back("FSDP shards gradients too: stage 2 (SHARD_GRAD_OP) or 3 (FULL_SHARD)");
+      break;
+    case Framework::ddp:
+      if (zero != 0) why.push_back("DDP does not shard (ZeRO stage 0 only)");
+      if (tp > 1 || pp > 1) why.push_back("DDP has no tensor or pipeline parallelism");
+      break;
+  }
+  if (off == Offload::optimizer && zero < 1) why.push_back("optimizer offload needs ZeRO stage >= 1");
+  if (off == Offload::all && zero != 3) why.push_back("parameter offload needs ZeRO stage 3");
+  if (off != Offload::none && s.framework != Framework::deepspeed && s.framework != Framework::fsdp)
+    why.push_back(std::string("offload is not supported by ") + name(s.framework));
+  if (flash && c.node.gpu.arch == GpuArch::volta) why.push_back("FlashAttention needs Ampere or newer");
+  if (flash && s.precision == Precision::fp32) why.push_back("FlashAttention needs fp16 or bf16");
+  if (sp && tp < 2) why.push_back("sequence parallelism needs tp > 1");
+  if (s.precision == Precision::bf16 && c.node.gpu.bf16_tc_flop_per_clk_sm <= 0)
+    why.push_back(c.node.gpu.name + " has no bf16 tensor cores");
+  return why;
+}
+
+}  // namespace dsplan

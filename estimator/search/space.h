@@ -1,0 +1,61 @@
+// The training-configuration space: the values each dimension may take, and the
+// structural rules that make a point valid (divisibility, framework support, hardware
+// support). A structurally invalid point is never evaluated; a valid point that does not
+// fit in memory is still a result, with reasons.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/hardware_spec.h"
+#include "core/model_spec.h"
+#include "core/train_config.h"
+
+namespace dsplan {
+
+struct SearchSpace {
+  Framework framework = Framework::deepspeed;
+  Precision precision = Precision::bf16;
+  Optimizer optimizer = Optimizer::adam;
+  int seq_len = 2048;
+  std::optional<std::int64_t> global_batch;  // fixed global batch; gas is derived
+  ZeroKnobs zero_knobs;
+  bool tp_within_node = true;  // TP groups never cross a node (default)
+
+  std::vector<int> zero;
+  std::vector<int> tp;
+  std::vector<int> pp;
+  std::vector<int> vpp;
+  std::vector<int> micro_batch;
+  std::vector<int> grad_accum;  // used only without a fixed global batch
+  std::vector<Checkpointing> checkpointing;
+  std::vector<bool> flash;
+  std::vector<bool> sequence_parallel;
+  std::vector<Offload> offload;
+
+  // True when every dimension holds exactly one value.
+  bool pinned() const;
+};
+
+// Fills every empty dimension with its default range for this model and cluster:
+// zero 0-3; tp powers of two up to a node that divide heads and kv heads; pp divisors
+// of the layer count up to 64; vpp {1, 2}; micro-batch powers of two 1-64 (1-512 for
+// seq <= 512); gas {1}; checkpointing none/selective/full; flash off/on where the GPU
+// and precision support it; sp off/on; offload none/optimizer/all.
+SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c);
+
+// Rules that depend only on the model and cluster, for checking user-given values:
+// returns "" when `tp` may be used, else why not.
+std::string tp_problem(int tp, const ModelSpec& m, const Cluster& c, bool within_node);
+std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c);
+
+// Builds the TrainConfig of one point; returns the reasons it is structurally invalid
+// (empty when valid). `cfg.dp` and `cfg.grad_accum` are derived here.
+std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, const Cluster& c,
+                                     int zero, int tp, int pp, int vpp, int mbs, int gas,
+                                     Checkpointing ck, bool flash, bool sp, Offload off,
+                                     TrainConfig& cfg);
+
+}  // namespace dsplan
