@@ -1,0 +1,144 @@
+// Lookup of the presets compiled into the binary (hwdb/data, embedded by cmake/Embed.cmake)
+// and the small parsing helpers shared by the GPU and system parsers.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+#include "hwdb/hwdb.h"
+#include "hwdb/internal.h"
+
+namespace dsplan {
+namespace hwdb_detail {
+namespace {
+
+// "gpus/a100-80gb.json" lies in "gpus".
+bool in_dir(const EmbeddedFile& f, std::string_view dir) {
+  return f.path.size() > dir.size() && f.path.substr(0, dir.size()) == dir &&
+         f.path[dir.size()] == '/';
+}
+
+std::string num(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+}  // namespace
+
+const EmbeddedFile* find_preset(std::string_view dir, std::string_view name) {
+  for (const auto& f : hardware_preset_files())
+    if (in_dir(f, dir) && f.name == name) return &f;
+  return nullptr;
+}
+
+std::vector<std::string> preset_names(std::string_view dir) {
+  std::vector<std::string> names;
+  for (const auto& f : hardware_preset_files())
+    if (in_dir(f, dir)) names.emplace_back(f.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string preset_label(const EmbeddedFile& f) {
+  return "<preset " + std::string(f.path) + ">";
+}
+
+Diagnostic unknown_name(std::string file, std::string path, std::string_view what,
+                        std::string_view name, const std::vector<std::string>& known) {
+  std::optional<std::string> near = closest_match(name, known);
+  if (!near && !name.empty()) {  // "h100" -> "h100-80gb": a name that contains the word
+    for (const auto& k : known)
+      if (k.find(name) != std::string::npos) { near = k; break; }
+  }
+  std::string hint = near ? "did you mean \"" + *near + "\"? " : std::string();
+  hint += "known: " + join(known);
+  return {std::move(file), std::move(path),
+          "unknown " + std::string(what) + " \"" + std::string(name) + "\"", hint};
+}
+
+std::optional<Json> apply_base(const Json& j, std::string_view dir, const std::string& file,
+                               const std::string& path, Diagnostics& errs) {
+  if (!j.is_object() || !j.contains("base")) return std::nullopt;
+  const Json& b = j["base"];
+  std::string what = dir == kGpuDir ? "GPU preset" : "system preset";
+  if (!b.is_string()) {
+    errs.push_back({file, path + "/base", "expected a string naming a " + what, ""});
+    return std::nullopt;
+  }
+  const EmbeddedFile* f = find_preset(dir, b.get<std::string>());
+  if (!f) {
+    errs.push_back(unknown_name(file, path + "/base", what, b.get<std::string>(),
+                                preset_names(dir)));
+    return std::nullopt;
+  }
+  Json merged = Json::parse(f->text, nullptr, /*allow_exceptions=*/false);
+  if (!merged.is_object()) {  // cannot happen for a shipped preset; the tests load them all
+    errs.push_back({preset_label(*f), "", "malformed preset", ""});
+    return std::nullopt;
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) merged[it.key()] = it.value();
+  return merged;
+}
+
+bool get_number(JsonObjectReader& r, std::string_view key, double& out, double hi,
+                std::string_view what, bool zero_ok, bool required) {
+  constexpr double kAny = std::numeric_limits<double>::max();
+  double x = 0;
+  if (!r.get(key, x, required, -kAny, kAny)) return false;
+  if (x < 0 || (x == 0 && !zero_ok)) {
+    r.error(key, std::string(zero_ok ? "must not be negative" : "must be greater than 0") +
+                     ", found " + num(x),
+            std::string(what));
+    return false;
+  }
+  if (x > hi) {
+    r.error(key, "value " + num(x) + " is implausibly large (at most " + num(hi) + ")",
+            "check the unit: " + std::string(what));
+    return false;
+  }
+  out = x;
+  return true;
+}
+
+double tidy(double x) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.12g", x);
+  return std::strtod(buf, nullptr);
+}
+
+}  // namespace hwdb_detail
+
+namespace {
+
+template <class T, class Parse>
+Expected<T> load_preset(std::string_view dir, std::string_view name, std::string_view what,
+                        Parse parse) {
+  const EmbeddedFile* f = hwdb_detail::find_preset(dir, name);
+  if (!f)
+    return hwdb_detail::unknown_name("", "", what, name, hwdb_detail::preset_names(dir));
+  std::string label = hwdb_detail::preset_label(*f);
+  Expected<Json> j = parse_json_text(f->text, label);
+  if (!j) return j.errors();
+  return parse(*j, label);
+}
+
+}  // namespace
+
+Expected<GpuSpec> gpu_preset(std::string_view name) {
+  return load_preset<GpuSpec>(hwdb_detail::kGpuDir, name, "GPU preset",
+                              [](const Json& j, const std::string& f) { return parse_gpu_json(j, f); });
+}
+
+Expected<SystemSpec> system_preset(std::string_view name) {
+  return load_preset<SystemSpec>(hwdb_detail::kSystemDir, name, "system preset",
+                                 [](const Json& j, const std::string& f) { return parse_system_json(j, f); });
+}
+
+std::vector<std::string> gpu_preset_names() { return hwdb_detail::preset_names(hwdb_detail::kGpuDir); }
+std::vector<std::string> system_preset_names() {
+  return hwdb_detail::preset_names(hwdb_detail::kSystemDir);
+}
+
+}  // namespace dsplan
