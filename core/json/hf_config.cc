@@ -1,0 +1,285 @@
+// Hugging Face config.json import. Each supported model_type maps the config's keys (and,
+// where a key is absent, the defaults of the corresponding transformers config class) onto
+// a ModelSpec laid out as the transformers module of that family holds its parameters:
+// the base model plus the LM head (BERT-family: BertModel/RobertaModel with pooler,
+// DistilBertModel without). Keys dsplan does not read are ignored, as HF configs carry many
+// irrelevant ones; a key that is read but has the wrong type is an error. Features that
+// would change the parameter layout in ways ModelSpec cannot express are rejected.
+#include <algorithm>
+#include <initializer_list>
+#include <map>
+
+#include "core/json/model_json.h"
+
+namespace dsplan {
+namespace {
+
+constexpr int kMaxDim = 1 << 20;
+
+// A JsonObjectReader that tries alternative key spellings and remembers, for each ModelSpec
+// field, which config key it came from so validation errors point at the user's key.
+struct Hf {
+  Hf(const Json& j, const std::string& f, Diagnostics& e)
+      : json(j), r(j, f, "", e), file(f), errs(e) {}
+  const Json& json;
+  JsonObjectReader r;
+  std::string file;
+  Diagnostics& errs;
+  std::map<std::string, std::string> from;  // dsplan field -> config key
+
+  // The first of `keys` present with a non-null value ("n_inner": null means the default).
+  std::string first_present(std::initializer_list<const char*> keys) const {
+    for (const char* k : keys)
+      if (json.contains(k) && !json[k].is_null()) return k;
+    return "";
+  }
+  // Reads the first present key into `out`; a missing one is an error if `required`.
+  bool get(const char* field, std::initializer_list<const char*> keys, int& out, bool required) {
+    std::string k = first_present(keys);
+    if (k.empty()) {
+      if (required) {
+        std::vector<std::string> names(keys.begin(), keys.end());
+        r.error(names.front(), "missing required key",
+                names.size() > 1 ? "any of: " + join(names) : "");
+      }
+      return false;
+    }
+    from[field] = k;
+    return r.get(k, out, true, 1, kMaxDim);
+  }
+  bool flag(const char* key, bool fallback) {
+    bool v = fallback;
+    r.get(key, v, false);
+    return v;
+  }
+  // A key whose only supported value is `want`; anything else is rejected with `why`.
+  void require_flag(const char* key, bool want, const std::string& why) {
+    bool v = want;
+    if (r.get(key, v, false) && v != want) r.error(key, why, "dsplan cannot model this variant");
+  }
+};
+
+std::optional<Activation> hf_activation(const std::string& s) {
+  static const std::map<std::string, Activation> table{
+      {"gelu", Activation::gelu},          {"gelu_new", Activation::gelu},
+      {"gelu_fast", Activation::gelu},     {"gelu_pytorch_tanh", Activation::gelu},
+      {"gelu_python", Activation::gelu},   {"gelu_accurate", Activation::gelu},
+      {"quick_gelu", Activation::gelu},    {"bloom_gelu", Activation::gelu},
+      {"relu", Activation::relu},          {"silu", Activation::silu},
+      {"swish", Activation::silu}};
+  auto it = table.find(s);
+  if (it == table.end()) return std::nullopt;
+  return it->second;
+}
+
+void read_activation(Hf& hf, const char* key, ModelSpec& m) {
+  std::string s;
+  if (!hf.r.get(key, s, false)) return;
+  if (auto a = hf_activation(s)) {
+    m.activation = *a;
+    return;
+  }
+  hf.r.error(key, "unsupported activation \"" + s + "\"",
+             "one of: gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, quick_gelu, relu, silu, swish");
+}
+
+// gpt2 and gpt_bigcode: Conv1D linears with biases, learned positions, pre-LN, tied head.
+void gpt2(Hf& hf, ModelSpec& m, bool bigcode) {
+  hf.get("layers", {"n_layer", "num_hidden_layers"}, m.layers, true);
+  hf.get("hidden", {"n_embd", "hidden_size"}, m.hidden, true);
+  hf.get("heads", {"n_head", "num_attention_heads"}, m.heads, true);
+  m.ffn_hidden = 4 * m.hidden;
+  hf.get("ffn_hidden", {"n_inner", "intermediate_size"}, m.ffn_hidden, false);  // null: 4h
+  m.max_positions = 1024;
+  hf.get("max_positions", {"n_positions", "max_position_embeddings"}, m.max_positions, false);
+  m.activation = Activation::gelu;
+  read_activation(hf, "activation_function", m);
+  m.tied_embeddings = hf.flag("tie_word_embeddings", true);
+  m.kv_heads = bigcode && hf.flag("multi_query", true) ? 1 : m.heads;
+}
+
+// bert and roberta: post-LN encoder; embedding LayerNorm, token types, pooler, no final norm.
+void bert(Hf& hf, ModelSpec& m, bool roberta) {
+  hf.get("layers", {"num_hidden_layers"}, m.layers, true);
+  hf.get("hidden", {"hidden_size"}, m.hidden, true);
+  hf.get("heads", {"num_attention_heads"}, m.heads, true);
+  hf.get("ffn_hidden", {"intermediate_size"}, m.ffn_hidden, true);
+  m.max_positions = roberta ? 514 : 512;
+  hf.get("max_positions", {"max_position_embeddings"}, m.max_positions, false);
+  m.type_vocab = 2;
+  hf.r.get("type_vocab_size", m.type_vocab, false, 0, kMaxDim);
+  read_activation(hf, "hidden_act", m);
+  std::string pos = "absolute";
+  if (hf.r.get("position_embedding_type", pos, false) && pos != "absolute")
+    hf.r.error("position_embedding_type", "unsupported value \"" + pos + "\"", "only \"absolute\"");
+  m.tied_embeddings = hf.flag("tie_word_embeddings", true);
+  m.causal = hf.flag("is_decoder", false);
+  m.embedding_norm = true;
+  m.final_norm = false;
+  m.pooler = true;
+}
+
+// distilbert: BERT without token types or pooler.
+void distilbert(Hf& hf, ModelSpec& m) {
+  hf.get("layers", {"n_layers"}, m.layers, true);
+  hf.get("hidden", {"dim"}, m.hidden, true);
+  hf.get("heads", {"n_heads"}, m.heads, true);
+  hf.get("ffn_hidden", {"hidden_dim"}, m.ffn_hidden, true);
+  m.max_positions = 512;
+  hf.get("max_positions", {"max_position_embeddings"}, m.max_positions, false);
+  read_activation(hf, "activation", m);
+  bool sinusoidal = false;  // a fixed table, but still an nn.Embedding parameter in HF
+  hf.r.get("sinusoidal_pos_embds", sinusoidal, false);
+  m.tied_embeddings = hf.flag("tie_word_embeddings", true);
+  m.causal = false;
+  m.embedding_norm = true;
+  m.final_norm = false;
+}
+
+// llama and mistral: RMSNorm, SwiGLU, rotary, no biases, untied head, optional GQA.
+void llama(Hf& hf, ModelSpec& m, bool mistral) {
+  hf.get("layers", {"num_hidden_layers"}, m.layers, true);
+  hf.get("hidden", {"hidden_size"}, m.hidden, true);
+  hf.get("heads", {"num_attention_heads"}, m.heads, true);
+  m.kv_heads = m.heads;
+  hf.get("kv_heads", {"num_key_value_heads"}, m.kv_heads, false);
+  hf.get("head_dim", {"head_dim"}, m.head_dim, false);
+  hf.get("ffn_hidden", {"intermediate_size"}, m.ffn_hidden, true);
+  m.max_positions = mistral ? 131072 : 2048;
+  hf.get("max_positions", {"max_position_embeddings"}, m.max_positions, false);
+  m.activation = Activation::silu;
+  read_activation(hf, "hidden_act", m);
+  m.tied_embeddings = hf.flag("tie_word_embeddings", false);
+  hf.require_flag("attention_bias", false, "biases on the attention projections only");
+  hf.require_flag("mlp_bias", false, "biases on the MLP projections only");
+  m.gated_mlp = true;
+  m.norm = NormKind::rmsnorm;
+  m.position = PositionKind::rotary;
+  m.linear_bias = false;
+}
+
+// gpt_neox: LayerNorm with biases, rotary, parallel residual by default, untied head.
+void gpt_neox(Hf& hf, ModelSpec& m) {
+  hf.get("layers", {"num_hidden_layers"}, m.layers, true);
+  hf.get("hidden", {"hidden_size"}, m.hidden, true);
+  hf.get("heads", {"num_attention_heads"}, m.heads, true);
+  hf.get("ffn_hidden", {"intermediate_size"}, m.ffn_hidden, true);
+  m.max_positions = 2048;
+  hf.get("max_positions", {"max_position_embeddings"}, m.max_positions, false);
+  read_activation(hf, "hidden_act", m);
+  m.tied_embeddings = hf.flag("tie_word_embeddings", false);
+  m.parallel_residual = hf.flag("use_parallel_residual", true);
+  hf.require_flag("attention_bias", true, "attention without biases next to an MLP with them");
+  m.position = PositionKind::rotary;
+}
+
+// opt: learned positions with 2 extra rows (OPTLearnedPositionalEmbedding's offset), ReLU.
+void opt(Hf& hf, ModelSpec& m) {
+  hf.get("layers", {"num_hidden_layers"}, m.layers, true);
+  hf.get("hidden", {"hidden_size"}, m.hidden, true);
+  hf.get("heads", {"num_attention_heads"}, m.heads, true);
+  hf.get("ffn_hidden", {"ffn_dim"}, m.ffn_hidden, true);
+  int positions = 2048;
+  hf.get("max_positions", {"max_position_embeddings"}, positions, false);
+  m.max_positions = positions + 2;
+  m.activation = Activation::relu;
+  read_activation(hf, "activation_function", m);
+  m.tied_embeddings = hf.flag("tie_word_embeddings", true);
+  m.linear_bias = hf.flag("enable_bias", true);
+  m.final_norm = hf.flag("do_layer_norm_before", true) && !hf.flag("_remove_final_layer_norm", false);
+  hf.require_flag("layer_norm_elementwise_affine", true, "LayerNorms without weights");
+  int proj = m.hidden;
+  if (hf.r.get("word_embed_proj_dim", proj, false, 1, kMaxDim) && proj != m.hidden)
+    hf.r.error("word_embed_proj_dim", "embedding width " + std::to_string(proj) +
+                                          " differs from hidden_size " + std::to_string(m.hidden),
+               "the project_in/project_out layers (e.g. opt-350m) are not modelled");
+}
+
+// bloom: ALiBi, LayerNorm after the word embeddings, 4h MLP, tied head.
+void bloom(Hf& hf, ModelSpec& m) {
+  hf.get("layers", {"n_layer", "num_hidden_layers"}, m.layers, true);
+  hf.get("hidden", {"hidden_size", "n_embed"}, m.hidden, true);
+  hf.get("heads", {"n_head", "num_attention_heads"}, m.heads, true);
+  m.ffn_hidden = 4 * m.hidden;
+  m.max_positions = 2048;
+  hf.get("max_positions", {"seq_length"}, m.max_positions, false);
+  m.tied_embeddings = hf.flag("tie_word_embeddings", true);
+  m.position = PositionKind::alibi;
+  m.embedding_norm = true;
+}
+
+using Family = void (*)(Hf&, ModelSpec&);
+const std::vector<std::pair<std::string, Family>>& families() {
+  static const std::vector<std::pair<std::string, Family>> f{
+      {"bert", [](Hf& h, ModelSpec& m) { bert(h, m, false); }},
+      {"bloom", bloom},
+      {"distilbert", distilbert},
+      {"gpt2", [](Hf& h, ModelSpec& m) { gpt2(h, m, false); }},
+      {"gpt_bigcode", [](Hf& h, ModelSpec& m) { gpt2(h, m, true); }},
+      {"gpt_neox", gpt_neox},
+      {"llama", [](Hf& h, ModelSpec& m) { llama(h, m, false); }},
+      {"mistral", [](Hf& h, ModelSpec& m) { llama(h, m, true); }},
+      {"opt", opt},
+      {"roberta", [](Hf& h, ModelSpec& m) { bert(h, m, true); }},
+  };
+  return f;
+}
+
+// Validation errors name ModelSpec fields; point them at the config key that set the field.
+Diagnostics remap_paths(Diagnostics v, const std::map<std::string, std::string>& from) {
+  for (auto& d : v) {
+    auto it = from.find(d.json_path.substr(1));
+    if (it != from.end()) d.json_path = "/" + it->second;
+  }
+  return v;
+}
+
+}  // namespace
+
+const std::vector<std::string>& hf_model_types() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& f : families()) n.push_back(f.first);
+    return n;
+  }();
+  return names;
+}
+
+namespace detail {
+
+Expected<ModelSpec> parse_hf_config(const Json& j, const std::string& file) {
+  const std::string type = j["model_type"].get<std::string>();
+  auto fam = std::find_if(families().begin(), families().end(),
+                          [&](const auto& f) { return f.first == type; });
+  if (fam == families().end()) {
+    auto near = closest_match(type, hf_model_types());
+    return Diagnostic{file, "/model_type", "unsupported Hugging Face model_type \"" + type + "\"",
+                      (near ? "did you mean \"" + *near + "\"? " : std::string()) +
+                          "supported: " + join(hf_model_types())};
+  }
+  Diagnostics errs;
+  Hf hf(j, file, errs);
+  ModelSpec m;
+  m.name = model_name_from_file(file);
+  hf.r.get("_name_or_path", m.name, false);
+  if (m.name.empty()) m.name = model_name_from_file(file);
+  hf.from["vocab"] = "vocab_size";
+  hf.r.get("vocab_size", m.vocab, true, 1, 1'000'000'000);
+  fam->second(hf, m);
+  if (!errs.empty()) return errs;
+  if (m.kv_heads == 0) m.kv_heads = m.heads;
+  if (m.head_dim == 0) {
+    if (m.hidden % m.heads != 0)
+      return Diagnostic{file, "/" + hf.from["heads"],
+                        "hidden size " + std::to_string(m.hidden) + " is not divisible by " +
+                            std::to_string(m.heads) + " heads",
+                        ""};
+    m.head_dim = m.hidden / m.heads;
+  }
+  Diagnostics v = validate_model(m, file);
+  if (!v.empty()) return remap_paths(std::move(v), hf.from);
+  return m;
+}
+
+}  // namespace detail
+}  // namespace dsplan

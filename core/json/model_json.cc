@@ -1,0 +1,176 @@
+// dsplan's model schema: reading (with defaults and cross-field checks), writing, and the
+// name-or-path resolution used by every command that takes a model. Hugging Face configs
+// are handed to hf_config.cc; presets live in preset.cc.
+#include "core/json/model_json.h"
+
+#include <filesystem>
+
+#include "core/names.h"
+
+namespace dsplan {
+namespace {
+
+constexpr int kMaxDim = 1 << 20;
+constexpr std::int64_t kMaxVocab = 1'000'000'000;
+
+template <class E>
+void read_enum(JsonObjectReader& r, std::string_view key, const std::vector<std::string>& names,
+               E& out) {
+  int idx = 0;
+  if (r.get_choice(key, idx, false, names)) out = static_cast<E>(idx);
+}
+
+// Fills the size keys; returns which optional sizes were given explicitly.
+struct Given {
+  bool kv_heads = false, head_dim = false, ffn = false, max_positions = false;
+};
+
+Given read_sizes(JsonObjectReader& r, ModelSpec& m) {
+  Given g;
+  r.get("layers", m.layers, true, 1, kMaxDim);
+  r.get("hidden", m.hidden, true, 1, kMaxDim);
+  r.get("heads", m.heads, true, 1, kMaxDim);
+  g.kv_heads = r.get("kv_heads", m.kv_heads, false, 1, kMaxDim);
+  g.head_dim = r.get("head_dim", m.head_dim, false, 1, kMaxDim);
+  g.ffn = r.get("ffn_hidden", m.ffn_hidden, false, 1, kMaxDim);
+  r.get("vocab", m.vocab, true, 1, kMaxVocab);
+  g.max_positions = r.get("max_positions", m.max_positions, false, 1, 1 << 26);
+  r.get("type_vocab", m.type_vocab, false, 0, kMaxDim);
+  r.get("vocab_pad_multiple", m.vocab_pad_multiple, false, 1, 1 << 16);
+  return g;
+}
+
+void read_flags(JsonObjectReader& r, ModelSpec& m) {
+  r.get("gated_mlp", m.gated_mlp, false);
+  read_enum(r, "activation", activation_names(), m.activation);
+  r.get("tied_embeddings", m.tied_embeddings, false);
+  read_enum(r, "position", position_names(), m.position);
+  read_enum(r, "norm", norm_names(), m.norm);
+  r.get("linear_bias", m.linear_bias, false);
+  r.get("causal", m.causal, false);
+  r.get("parallel_residual", m.parallel_residual, false);
+  r.get("embedding_norm", m.embedding_norm, false);
+  r.get("final_norm", m.final_norm, false);
+  r.get("pooler", m.pooler, false);
+}
+
+// Defaults that depend on other keys: kv_heads = heads, head_dim = hidden / heads,
+// ffn_hidden = 4 * hidden, max_positions = 2048 unless the positions are a learned table.
+void apply_defaults(const Given& g, JsonObjectReader& r, ModelSpec& m) {
+  if (!g.kv_heads) m.kv_heads = m.heads;
+  if (!g.ffn) m.ffn_hidden = 4 * m.hidden;
+  if (!g.head_dim && m.heads > 0 && m.hidden > 0) {
+    if (m.hidden % m.heads != 0)
+      r.error("heads", "hidden " + std::to_string(m.hidden) + " is not divisible by heads " +
+                           std::to_string(m.heads),
+              "give \"head_dim\" explicitly if the attention width differs from hidden");
+    else
+      m.head_dim = m.hidden / m.heads;
+  }
+  if (!g.max_positions) {
+    if (m.position == PositionKind::learned)
+      r.error("max_positions", "missing required key",
+              "learned position embeddings need the table size (rows)");
+    else
+      m.max_positions = 2048;
+  }
+}
+
+Expected<ModelSpec> parse_dsplan(const Json& j, const std::string& file) {
+  Diagnostics errs;
+  JsonObjectReader r(j, file, "", errs);
+  if (!r.is_object()) return errs;
+  ModelSpec m;
+  m.name = detail::model_name_from_file(file);
+  r.get("name", m.name, false);
+  const Given g = read_sizes(r, m);
+  read_flags(r, m);
+  r.allow("source");
+  r.finish();
+  if (!errs.empty()) return errs;
+  apply_defaults(g, r, m);
+  if (!errs.empty()) return errs;
+  Diagnostics v = validate_model(m, file);
+  if (!v.empty()) return v;
+  return m;
+}
+
+void check_positive(Diagnostics& out, const std::string& file, const char* key, std::int64_t v) {
+  if (v < 1)
+    out.push_back({file, std::string("/") + key, "must be positive, got " + std::to_string(v), ""});
+}
+
+}  // namespace
+
+Diagnostics validate_model(const ModelSpec& m, const std::string& file) {
+  Diagnostics out;
+  check_positive(out, file, "layers", m.layers);
+  check_positive(out, file, "hidden", m.hidden);
+  check_positive(out, file, "heads", m.heads);
+  check_positive(out, file, "kv_heads", m.kv_heads);
+  check_positive(out, file, "head_dim", m.head_dim);
+  check_positive(out, file, "ffn_hidden", m.ffn_hidden);
+  check_positive(out, file, "vocab", m.vocab);
+  check_positive(out, file, "max_positions", m.max_positions);
+  check_positive(out, file, "vocab_pad_multiple", m.vocab_pad_multiple);
+  if (m.type_vocab < 0)
+    out.push_back({file, "/type_vocab", "must not be negative, got " + std::to_string(m.type_vocab), ""});
+  if (m.heads > 0 && m.kv_heads > 0 && (m.kv_heads > m.heads || m.heads % m.kv_heads != 0))
+    out.push_back({file, "/kv_heads",
+                   "heads " + std::to_string(m.heads) + " is not a multiple of kv_heads " +
+                       std::to_string(m.kv_heads),
+                   "kv_heads must divide heads (MHA: kv_heads = heads, MQA: 1, GQA: a divisor)"});
+  return out;
+}
+
+Expected<ModelSpec> parse_model_json(const Json& j, const std::string& file) {
+  if (j.is_object() && j.contains("model_type")) {
+    if (!j["model_type"].is_string())
+      return Diagnostic{file, "/model_type", "expected a string",
+                        "one of: " + join(hf_model_types())};
+    return detail::parse_hf_config(j, file);
+  }
+  return parse_dsplan(j, file);
+}
+
+Json model_to_json(const ModelSpec& m) {
+  Json j;
+  j["name"] = m.name;
+  j["layers"] = m.layers;
+  j["hidden"] = m.hidden;
+  j["heads"] = m.heads;
+  j["kv_heads"] = m.kv_heads;
+  j["head_dim"] = m.head_dim;
+  j["ffn_hidden"] = m.ffn_hidden;
+  j["gated_mlp"] = m.gated_mlp;
+  j["activation"] = std::string(name(m.activation));
+  j["vocab"] = m.vocab;
+  j["tied_embeddings"] = m.tied_embeddings;
+  j["position"] = std::string(name(m.position));
+  j["max_positions"] = m.max_positions;
+  j["norm"] = std::string(name(m.norm));
+  j["linear_bias"] = m.linear_bias;
+  j["causal"] = m.causal;
+  j["parallel_residual"] = m.parallel_residual;
+  j["type_vocab"] = m.type_vocab;
+  j["embedding_norm"] = m.embedding_norm;
+  j["final_norm"] = m.final_norm;
+  j["pooler"] = m.pooler;
+  j["vocab_pad_multiple"] = m.vocab_pad_multiple;
+  return j;
+}
+
+namespace detail {
+
+std::string model_name_from_file(const std::string& file) {
+  std::filesystem::path p(file);
+  std::string stem = p.stem().string();
+  if (stem == "config" && p.has_parent_path()) {
+    std::string parent = p.parent_path().filename().string();
+    if (!parent.empty() && parent != "." && parent != "..") return parent;
+  }
+  return stem;
+}
+
+}  // namespace detail
+}  // namespace dsplan

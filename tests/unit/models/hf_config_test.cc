@@ -1,0 +1,161 @@
+// Hugging Face config.json import: the fixtures under tests/data/models/hf are the real
+// models' config files (irrelevant keys kept), and their counts must equal the models'
+// published parameter counts (arithmetic in preset_test.cc). Each must also describe the
+// same shape as the matching preset. Then the error texts.
+#include <gtest/gtest.h>
+
+#include "estimator/params.h"
+#include "test_util.h"
+
+namespace dsplan {
+namespace {
+
+using test::all_errors;
+using test::load;
+
+struct HfCase {
+  const char* dir;     // tests/data/models/hf/<dir>/config.json
+  const char* preset;  // the preset with the same shape, or nullptr
+  std::int64_t params;
+};
+
+const HfCase kCases[] = {
+    {"gpt2", "gpt2", 124'439'808},
+    {"gpt2-medium", "gpt2-medium", 354'823'168},
+    {"gpt2-large", "gpt2-large", 774'030'080},
+    {"gpt2-xl", "gpt2-xl", 1'557'611'200},
+    {"bert-base-uncased", "bert-base", 109'482'240},
+    {"bert-large-uncased", "bert-large", 335'141'888},
+    {"distilbert-base-uncased", "distilbert", 66'362'880},
+    {"Llama-2-7b-hf", "llama2-7b", 6'738'415'616},
+    {"Llama-2-13b-hf", "llama2-13b", 13'015'864'320},
+    {"Llama-2-70b-hf", "llama2-70b", 68'976'648'192},
+    {"Meta-Llama-3-8B", "llama3-8b", 8'030'261'248},
+    {"Meta-Llama-3-70B", "llama3-70b", 70'553'706'496},
+    {"Mistral-7B-v0.1", "mistral-7b", 7'241'732'096},
+    {"gpt-neox-20b", "gpt-neox-20b", 20'554'567'680},
+    {"bloom", "bloom-176b", 176'247'271'424},
+    {"opt-1.3b", "opt-1.3b", 1'315'758'080},
+    // roberta-base: embeddings 50265*768 + 514*768 + 1*768 + LN 1,536 = 39,000,576;
+    // 12*7,087,872 = 85,054,464; pooler 590,592. Total 124,645,632.
+    {"roberta-base", nullptr, 124'645'632},
+};
+
+Json without_name(const ModelSpec& m) {
+  Json j = model_to_json(m);
+  j.erase("name");
+  return j;
+}
+
+TEST(HfConfig, ParameterCountsMatchPublishedModels) {
+  for (const auto& c : kCases) {
+    auto m = load(std::string("hf/") + c.dir + "/config.json");
+    ASSERT_TRUE(m.ok()) << c.dir << ": " << all_errors(m.errors());
+    EXPECT_EQ(total_params(*m), c.params) << c.dir;
+  }
+}
+
+TEST(HfConfig, SameShapeAsThePreset) {
+  for (const auto& c : kCases) {
+    if (!c.preset) continue;
+    auto m = load(std::string("hf/") + c.dir + "/config.json");
+    auto p = model_preset(c.preset);
+    ASSERT_TRUE(m.ok() && p.ok()) << c.dir;
+    EXPECT_EQ(without_name(*m), without_name(*p)) << c.dir << " vs preset " << c.preset;
+  }
+}
+
+TEST(HfConfig, NameComesFromNameOrPathElseTheFolder) {
+  auto opt = load("hf/opt-1.3b/config.json");
+  ASSERT_TRUE(opt.ok());
+  EXPECT_EQ(opt->name, "facebook/opt-1.3b");
+  auto llama = load("hf/Llama-2-7b-hf/config.json");
+  ASSERT_TRUE(llama.ok());
+  EXPECT_EQ(llama->name, "Llama-2-7b-hf");
+}
+
+TEST(HfConfig, FamilyDefaults) {
+  auto bloom = load("hf/bloom/config.json");
+  ASSERT_TRUE(bloom.ok());
+  EXPECT_EQ(bloom->position, PositionKind::alibi);
+  EXPECT_TRUE(bloom->embedding_norm);
+  EXPECT_EQ(bloom->ffn_hidden, 4 * 14336);
+  auto neox = load("hf/gpt-neox-20b/config.json");
+  ASSERT_TRUE(neox.ok());
+  EXPECT_TRUE(neox->parallel_residual);
+  EXPECT_FALSE(neox->tied_embeddings);
+  auto opt = load("hf/opt-1.3b/config.json");
+  ASSERT_TRUE(opt.ok());
+  EXPECT_EQ(opt->max_positions, 2050);  // 2048 + OPT's 2 offset rows
+  EXPECT_EQ(opt->activation, Activation::relu);
+  auto bert = load("hf/bert-base-uncased/config.json");
+  ASSERT_TRUE(bert.ok());
+  EXPECT_FALSE(bert->causal);
+  EXPECT_TRUE(bert->pooler);
+  auto distil = load("hf/distilbert-base-uncased/config.json");
+  ASSERT_TRUE(distil.ok());
+  EXPECT_FALSE(distil->pooler);
+  EXPECT_EQ(distil->type_vocab, 0);
+}
+
+TEST(HfConfig, GptBigcodeIsMultiQuery) {
+  Json j{{"model_type", "gpt_bigcode"}, {"n_layer", 2}, {"n_embd", 64}, {"n_head", 4},
+         {"n_positions", 128}, {"vocab_size", 100}, {"n_inner", nullptr}};
+  auto m = parse_model_json(j, "starcoder-tiny/config.json");
+  ASSERT_TRUE(m.ok()) << all_errors(m.errors());
+  EXPECT_EQ(m->kv_heads, 1);
+  EXPECT_EQ(m->ffn_hidden, 256);  // n_inner null -> 4h
+  // embeddings 100*64 + 128*64 = 14,592; layer: c_attn 64*(64+2*16) + 96 = 6,240,
+  // proj 4,096 + 64 = 4,160, MLP 2*64*256 + 256 + 64 = 33,088, 2 LN 256 -> 43,744;
+  // 2 layers 87,488; final LN 128. Total 102,208.
+  EXPECT_EQ(total_params(*m), 102208);
+}
+
+struct BadCase {
+  const char* file;
+  const char* must_contain[3];
+};
+
+class HfErrors : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(HfErrors, ExplainsTheProblem) {
+  const BadCase& c = GetParam();
+  auto m = load(std::string("bad/") + c.file);
+  ASSERT_FALSE(m.ok()) << c.file;
+  const std::string text = all_errors(m.errors());
+  EXPECT_NE(text.find(c.file), std::string::npos) << text;
+  for (const char* s : c.must_contain)
+    if (s) EXPECT_NE(text.find(s), std::string::npos) << "missing \"" << s << "\" in:\n" << text;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Bad, HfErrors,
+    ::testing::Values(
+        BadCase{"hf_unsupported.json",
+                {"/model_type", "unsupported Hugging Face model_type \"t5\"",
+                 "supported: bert, bloom, distilbert, gpt2, gpt_bigcode, gpt_neox, llama, mistral, opt, roberta"}},
+        BadCase{"hf_typo_type.json", {"did you mean \"llama\"?", nullptr, nullptr}},
+        BadCase{"hf_wrong_type.json",
+                {"/num_hidden_layers: expected an integer, found a string",
+                 "/tie_word_embeddings: expected a boolean, found a string", nullptr}},
+        BadCase{"hf_kv_heads.json", {"/num_key_value_heads", "heads 32 is not a multiple of kv_heads 5", nullptr}},
+        BadCase{"hf_opt_350m.json", {"/word_embed_proj_dim", "project_in/project_out", nullptr}}));
+
+TEST(HfConfig, UnknownKeysAreIgnoredButMissingSizesAreNot) {
+  Json j{{"model_type", "llama"}, {"hidden_size", 64}, {"some_future_key", {1, 2}}};
+  auto m = parse_model_json(j, "c.json");
+  ASSERT_FALSE(m.ok());
+  const std::string text = all_errors(m.errors());
+  EXPECT_EQ(text.find("some_future_key"), std::string::npos) << text;
+  EXPECT_NE(text.find("/num_hidden_layers: missing required key"), std::string::npos) << text;
+  EXPECT_NE(text.find("/vocab_size: missing required key"), std::string::npos) << text;
+}
+
+TEST(HfConfig, ModelTypeMustBeAString) {
+  auto m = parse_model_json(Json{{"model_type", 3}}, "c.json");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(all_errors(m.errors()).find("/model_type: expected a string"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dsplan

@@ -1,0 +1,123 @@
+// The dsplan model schema: defaults, explicit shapes, round-trips and error texts.
+#include <gtest/gtest.h>
+
+#include "estimator/params.h"
+#include "test_util.h"
+
+namespace dsplan {
+namespace {
+
+using test::all_errors;
+using test::load;
+
+TEST(ModelJson, MinimalFileTakesDefaults) {
+  auto m = load("minimal.json");
+  ASSERT_TRUE(m.ok()) << all_errors(m.errors());
+  EXPECT_EQ(m->name, "minimal");  // from the file name
+  EXPECT_EQ(m->kv_heads, 8);
+  EXPECT_EQ(m->head_dim, 32);       // 256 / 8
+  EXPECT_EQ(m->ffn_hidden, 1024);   // 4 * 256
+  EXPECT_TRUE(m->tied_embeddings);
+  EXPECT_EQ(m->position, PositionKind::learned);
+  EXPECT_EQ(m->norm, NormKind::layernorm);
+  EXPECT_TRUE(m->linear_bias);
+  EXPECT_TRUE(m->final_norm);
+  EXPECT_EQ(m->vocab_pad_multiple, 1);
+  // embeddings 1000*256 + 512*256 = 256,000 + 131,072 = 387,072;
+  // layer 12*256^2 + 13*256 = 786,432 + 3,328 = 789,760, x4 = 3,159,040; final LN 512.
+  EXPECT_EQ(total_params(*m), 387072 + 3159040 + 512);
+}
+
+TEST(ModelJson, ExplicitHeadDimAndGqa) {
+  auto m = load("tiny-llama.json");
+  ASSERT_TRUE(m.ok()) << all_errors(m.errors());
+  EXPECT_EQ(m->name, "tiny-llama");
+  EXPECT_EQ(m->head_dim, 32);  // given; 8 * 32 = 256 != hidden 128 is allowed
+  EXPECT_EQ(m->max_positions, 2048);  // rotary default
+  // embed 1000*128 = 128,000, untied head 128,000; layer: q 8*32 = 256, kv 2*32 = 64 each:
+  // qkv 128*(256+128) = 49,152, proj 256*128 = 32,768, SwiGLU 3*128*344 = 132,096,
+  // 2 RMSNorms 256 -> 214,272, x2 = 428,544; final 128. Total 684,672.
+  EXPECT_EQ(total_params(*m), 684672);
+}
+
+TEST(ModelJson, EveryPresetRoundTrips) {
+  for (const auto& n : model_preset_names()) {
+    auto m = model_preset(n);
+    ASSERT_TRUE(m.ok()) << n << ": " << all_errors(m.errors());
+    auto back = parse_model_json(model_to_json(*m), "roundtrip.json");
+    ASSERT_TRUE(back.ok()) << n << ": " << all_errors(back.errors());
+    EXPECT_EQ(model_to_json(*back), model_to_json(*m)) << n;
+    EXPECT_EQ(total_params(*back), total_params(*m)) << n;
+  }
+}
+
+struct BadCase {
+  const char* file;
+  const char* must_contain[3];
+};
+
+class ModelJsonErrors : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(ModelJsonErrors, ExplainsTheProblem) {
+  const BadCase& c = GetParam();
+  auto m = load(std::string("bad/") + c.file);
+  ASSERT_FALSE(m.ok()) << c.file;
+  const std::string text = all_errors(m.errors());
+  EXPECT_NE(text.find(c.file), std::string::npos) << text;  // names the file
+  for (const char* s : c.must_contain)
+    if (s) EXPECT_NE(text.find(s), std::string::npos) << "missing \"" << s << "\" in:\n" << text;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Bad, ModelJsonErrors,
+    ::testing::Values(
+        BadCase{"malformed.json", {"malformed JSON", "parse error", nullptr}},
+        BadCase{"unknown_key.json", {"/ffn_hiden", "unknown key \"ffn_hiden\"", "did you mean \"ffn_hidden\"?"}},
+        BadCase{"wrong_type.json", {"/layers: expected an integer, found a string",
+                                    "/tied_embeddings: expected a boolean, found a string", nullptr}},
+        BadCase{"kv_heads.json", {"/kv_heads", "heads 32 is not a multiple of kv_heads 6", nullptr}},
+        BadCase{"hidden_not_divisible.json", {"/heads", "hidden 5140 is not divisible by heads 40", "head_dim"}},
+        BadCase{"bad_enum.json", {"/position", "unknown value \"rotery\"", "did you mean \"rotary\"?"}},
+        BadCase{"learned_no_positions.json", {"/max_positions", "missing required key", "learned"}}));
+
+TEST(ModelJson, ReportsEveryErrorNotJustTheFirst) {
+  auto m = load("bad/wrong_type.json");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.errors().size(), 2u) << all_errors(m.errors());
+}
+
+TEST(ModelJson, MissingRequiredKeysAreNamed) {
+  auto m = parse_model_json(Json{{"hidden", 64}}, "x.json");
+  ASSERT_FALSE(m.ok());
+  const std::string text = all_errors(m.errors());
+  for (const char* key : {"/layers", "/heads", "/vocab"})
+    EXPECT_NE(text.find(std::string(key) + ": missing required key"), std::string::npos) << text;
+}
+
+TEST(ModelJson, NonPositiveSizesAreRejected) {
+  auto m = parse_model_json(Json{{"layers", 0}, {"hidden", 64}, {"heads", 4}, {"vocab", 10}, {"max_positions", 8}},
+                            "x.json");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(all_errors(m.errors()).find("/layers: value 0 is out of range"), std::string::npos)
+      << all_errors(m.errors());
+}
+
+TEST(ModelJson, NotAnObject) {
+  auto m = parse_model_json(Json::array({1, 2}), "x.json");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(all_errors(m.errors()).find("expected a JSON object"), std::string::npos);
+}
+
+TEST(ModelJson, ValidateModelChecksKvHeads) {
+  ModelSpec m;
+  m.layers = 1; m.hidden = 64; m.heads = 4; m.kv_heads = 8; m.head_dim = 16; m.ffn_hidden = 256;
+  m.vocab = 10; m.max_positions = 8;
+  auto errs = validate_model(m, "f");
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].json_path, "/kv_heads");
+  m.kv_heads = 2;
+  EXPECT_TRUE(validate_model(m, "f").empty());
+}
+
+}  // namespace
+}  // namespace dsplan

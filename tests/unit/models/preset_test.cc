@@ -1,0 +1,157 @@
+// The embedded presets: every preset loads, cites a source, and its parameter count equals
+// the published (Hugging Face) count of the real model, or for the GPT-3 shapes the count
+// derived by hand from Brown et al. 2020 Table 2.1. Also preset lookup and resolve_model().
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "estimator/params.h"
+#include "test_util.h"
+
+namespace dsplan {
+namespace {
+
+using test::all_errors;
+
+struct Count {
+  const char* preset;
+  std::int64_t params;
+};
+
+// Arithmetic (h = hidden, f = ffn, V = vocab, P = position rows, L = layers):
+//  GPT-2/GPT-3 layer = 12h^2 + 13h (qkv 3h^2+3h, proj h^2+h, MLP 8h^2+5h, 2 LN 4h);
+//   total = V*h + P*h + L*layer + 2h (final LN).
+//   gpt2 h768 L12: 38,597,376 + 786,432 + 12*7,087,872 + 1,536 = 124,439,808.
+//   gpt2-medium h1024 L24: 51,463,168 + 1,048,576 + 24*12,596,224 + 2,048 = 354,823,168.
+//   gpt2-large h1280 L36: 64,328,960 + 1,310,720 + 36*19,677,440 + 2,560 = 774,030,080.
+//   gpt2-xl h1600 L48: 80,411,200 + 1,638,400 + 48*30,740,800 + 3,200 = 1,557,611,200.
+//   GPT-3 shapes, V 50257, P 2048 (unpadded vocabulary, as the paper counts):
+//   1.3b h2048 L24: 102,926,336 + 4,194,304 + 24*50,358,272 + 4,096 = 1,315,723,264.
+//   2.7b h2560 L32: 128,657,920 + 5,242,880 + 32*78,676,480 + 5,120 = 2,651,553,280.
+//   6.7b h4096 L32: 205,852,672 + 8,388,608 + 32*201,379,840 + 8,192 = 6,658,404,352.
+//   13b h5120 L40: 257,315,840 + 10,485,760 + 40*314,639,360 + 10,240 = 12,853,386,240.
+//   175b h12288 L96: 617,558,016 + 25,165,824 + 96*1,812,099,072 + 24,576 = 174,604,259,328.
+//  BERT (post-LN, pooler h^2+h, embeddings V*h + 512h + 2h + LN 2h, no final norm):
+//   bert-base h768 L12 V30522: 23,440,896 + 393,216 + 1,536 + 1,536 + 12*7,087,872
+//     + 590,592 = 109,482,240.   bert-base-cased V28996: 109,482,240 - 1,526*768 = 108,310,272.
+//   bert-large h1024 L24: 31,254,528 + 524,288 + 2,048 + 2,048 + 24*12,596,224
+//     + 1,049,600 = 335,141,888.
+//   distilbert h768 L6, no token types/pooler: 23,440,896 + 393,216 + 1,536
+//     + 6*7,087,872 = 66,362,880.
+//  Llama (SwiGLU 3hf, RMSNorm h, no biases, untied head, kv = kv_heads*head_dim):
+//   llama2-7b: 2*32000*4096 + 32*(4*4096^2 + 3*4096*11008 + 2*4096) + 4096
+//     = 262,144,000 + 32*202,383,360 + 4,096 = 6,738,415,616.
+//   llama2-13b: 2*32000*5120 + 40*(4*5120^2 + 3*5120*13824 + 10240) + 5120
+//     = 327,680,000 + 40*317,204,480 + 5,120 = 13,015,864,320.
+//   llama2-70b (GQA 8): layer = 8192*(8192+2*1024) + 8192^2 + 3*8192*28672 + 16384
+//     = 83,886,080 + 67,108,864 + 704,643,072 + 16,384 = 855,654,400;
+//     2*32000*8192 + 80*855,654,400 + 8192 = 68,976,648,192.
+//   llama3-8b: layer = 4096*(4096+2048) + 4096^2 + 3*4096*14336 + 8192 = 218,112,000;
+//     2*128256*4096 + 32*218,112,000 + 4096 = 8,030,261,248.
+//   llama3-70b: 2*128256*8192 + 80*855,654,400 + 8192 = 70,553,706,496.
+//   mistral-7b: 2*32000*4096 + 32*218,112,000 + 4096 = 7,241,732,096.
+//  gpt-neox-20b h6144 f24576 V50432 untied: layer = (6144*18432 + 18432) + (6144^2 + 6144)
+//     + (2*6144*24576 + 24576 + 6144) + 4*6144 = 453,064,704;
+//     2*309,854,208 + 44*453,064,704 + 12,288 = 20,554,567,680.
+//  bloom-176b h14336 V250880 tied, embedding LN: layer = 12h^2 + 13h = 2,466,437,120;
+//     3,596,615,680 + 28,672 + 70*2,466,437,120 + 28,672 = 176,247,271,424.
+//  opt-1.3b h2048 f8192 V50272, 2050 position rows: 102,957,056 + 4,198,400
+//     + 24*(4*(2048^2+2048) + 2*2048*8192 + 8192 + 2048 + 4*2048) + 4096
+//     = 107,155,456 + 24*50,358,272 + 4,096 = 1,315,758,080.
+const Count kCounts[] = {
+    {"gpt2", 124'439'808},          {"gpt2-medium", 354'823'168},
+    {"gpt2-large", 774'030'080},    {"gpt2-xl", 1'557'611'200},
+    {"gpt-1.3b", 1'315'723'264},    {"gpt-2.7b", 2'651'553'280},
+    {"gpt-6.7b", 6'658'404'352},    {"gpt-13b", 12'853'386'240},
+    {"gpt-175b", 174'604'259'328},  {"bert-base", 109'482'240},
+    {"bert-base-cased", 108'310'272}, {"bert-large", 335'141'888},
+    {"distilbert", 66'362'880},     {"llama2-7b", 6'738'415'616},
+    {"llama2-13b", 13'015'864'320}, {"llama2-70b", 68'976'648'192},
+    {"llama3-8b", 8'030'261'248},   {"llama3-70b", 70'553'706'496},
+    {"mistral-7b", 7'241'732'096},  {"gpt-neox-20b", 20'554'567'680},
+    {"bloom-176b", 176'247'271'424}, {"opt-1.3b", 1'315'758'080},
+};
+
+TEST(Presets, ParameterCountsMatchPublishedModels) {
+  for (const auto& c : kCounts) {
+    auto m = model_preset(c.preset);
+    ASSERT_TRUE(m.ok()) << c.preset << ": " << all_errors(m.errors());
+    EXPECT_EQ(total_params(*m), c.params) << c.preset;
+  }
+}
+
+TEST(Presets, EveryPresetIsCountedAboveAndCitesASource) {
+  const auto names = model_preset_names();
+  EXPECT_EQ(names.size(), std::size(kCounts));
+  for (const auto& n : names) {
+    EXPECT_TRUE(std::any_of(std::begin(kCounts), std::end(kCounts),
+                            [&](const Count& c) { return n == c.preset; }))
+        << n << " has no count test";
+    EXPECT_FALSE(model_preset_source(n).empty()) << n;
+    auto m = model_preset(n);
+    ASSERT_TRUE(m.ok()) << n;
+    EXPECT_EQ(m->name, n) << "the preset's name key must match its file name";
+  }
+}
+
+TEST(Presets, Gpt3ShapesUseMegatronVocabPadding) {
+  auto m = model_preset("gpt-2.7b");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->layers, 32);
+  EXPECT_EQ(m->hidden, 2560);
+  EXPECT_EQ(m->heads, 32);
+  EXPECT_EQ(m->head_dim, 80);
+  EXPECT_EQ(m->max_positions, 2048);
+  EXPECT_EQ(padded_vocab(*m, 1), 50304);  // ceil(50257 / 128) * 128 = 393 * 128
+}
+
+TEST(Presets, UnknownNameSuggestsTheClosest) {
+  auto m = model_preset("gpt2-mediun");
+  ASSERT_FALSE(m.ok());
+  const std::string text = all_errors(m.errors());
+  EXPECT_NE(text.find("unknown model \"gpt2-mediun\""), std::string::npos) << text;
+  EXPECT_NE(text.find("did you mean \"gpt2-medium\"?"), std::string::npos) << text;
+  EXPECT_NE(text.find("llama2-70b"), std::string::npos) << "lists the presets: " << text;
+}
+
+TEST(ResolveModel, PresetNameNeverReadsAFile) {
+  int reads = 0;
+  auto m = resolve_model("llama3-8b", [&](const std::string&) -> Expected<std::string> {
+    ++reads;
+    return std::string("{}");
+  });
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(reads, 0);
+  EXPECT_EQ(m->kv_heads, 8);
+}
+
+TEST(ResolveModel, UnknownBareNameIsOneClearMessage) {
+  auto m = resolve_model("lama2-7b", read_text_file);
+  ASSERT_FALSE(m.ok());
+  ASSERT_EQ(m.errors().size(), 1u);
+  const std::string text = all_errors(m.errors());
+  EXPECT_NE(text.find("not a preset name or a readable file"), std::string::npos) << text;
+  EXPECT_NE(text.find("did you mean \"llama2-7b\"?"), std::string::npos) << text;
+}
+
+TEST(ResolveModel, MissingFileIsOneClearMessage) {
+  const std::string path = test::fixture("no/such/model.json");
+  auto m = resolve_model(path, read_text_file);
+  ASSERT_FALSE(m.ok());
+  ASSERT_EQ(m.errors().size(), 1u);
+  EXPECT_EQ(m.errors()[0].file, path);
+  EXPECT_NE(m.errors()[0].message.find("cannot read model file"), std::string::npos);
+}
+
+TEST(ResolveModel, FileContentsGoThroughTheCallback) {
+  auto m = resolve_model("mem.json", [](const std::string& p) -> Expected<std::string> {
+    EXPECT_EQ(p, "mem.json");
+    return std::string(R"({"layers": 1, "hidden": 8, "heads": 2, "vocab": 4, "position": "alibi"})");
+  });
+  ASSERT_TRUE(m.ok()) << all_errors(m.errors());
+  EXPECT_EQ(m->name, "mem");
+  EXPECT_EQ(m->position, PositionKind::alibi);
+}
+
+}  // namespace
+}  // namespace dsplan
