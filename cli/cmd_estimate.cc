@@ -1,11 +1,127 @@
-// Placeholder for 'dsplan estimate' until its owner lands it.
+// `dsplan estimate`: rank the configuration space for a model on a cluster and print a
+// table (default), the JSON contract (--json), the best config's breakdown (--explain),
+// and write ready-to-run configs for the top K (--out DIR).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
 #include "cli/commands.h"
+#include "cli/estimate_options.h"
+#include "cli/out_writer.h"
+#include "core/names.h"
+#include "estimator/params.h"
 
 namespace dsplan::cli {
+namespace {
+
+struct EstimateCli {
+  EstimateOptions opts;
+  bool json = false;
+  bool explain = false;
+  std::string out_dir;
+};
+
+std::string fmt(double v, int prec) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(prec) << v;
+  return s.str();
+}
+
+std::string describe_config(const Evaluation& e) {
+  const TrainConfig& c = e.cfg;
+  std::string s = "z" + std::to_string(c.zero_stage) + " tp" + std::to_string(c.tp) + " pp" +
+                  std::to_string(c.pp) + " dp" + std::to_string(c.dp);
+  if (c.vpp > 1) s += " vpp" + std::to_string(c.vpp);
+  s += " mbs" + std::to_string(c.micro_batch) + " gas" + std::to_string(c.grad_accum);
+  if (c.checkpointing != Checkpointing::none) s += std::string(" ckpt=") + name(c.checkpointing);
+  if (c.flash_attention) s += " flash";
+  if (c.sequence_parallel) s += " sp";
+  if (c.offload != Offload::none) s += std::string(" offload=") + name(c.offload);
+  return s;
+}
+
+void print_table(const EstimatePlan& p) {
+  const auto& r = p.request;
+  std::cout << "model    " << r.model.name << " (" << fmt(total_params(r.model) / 1e9, 3) << " B params), seq "
+            << r.space.seq_len << ", " << name(r.space.precision) << ", " << name(r.space.framework) << ", "
+            << name(r.space.optimizer) << "\n";
+  for (const auto& a : p.assumptions) std::cout << "assumed  " << a << "\n";
+  std::cout << "searched " << p.result.evaluated << " configurations in " << fmt(p.seconds, 3) << " s: "
+            << p.result.feasible << " fit in " << fmt(in_GiB(r.cluster.node.gpu.memory), 1) << " GiB; "
+            << p.result.invalid << " structurally invalid points skipped\n";
+  std::cout << "ranked by " << p.json["search"]["ranked_by"].get<std::string>() << ", metric "
+            << p.json["search"]["metric"].get<std::string>() << "; efficiencies: " << r.efficiency.source << "\n";
+  std::cout << "largest fitting micro-batch:";
+  for (const auto& [stage, b] : p.result.max_micro_batch) std::cout << "  z" << stage << "=" << b;
+  std::cout << "\n\n";
+  std::cout << std::left << std::setw(4) << "#" << std::setw(58) << "configuration" << std::right
+            << std::setw(9) << "device" << std::setw(9) << "host" << std::setw(10) << "step" << std::setw(11)
+            << "samples/s" << std::setw(8) << "TFLOP/s" << std::setw(6) << "MFU" << "  fits\n";
+  int i = 0;
+  for (const auto& e : p.result.configs) {
+    std::cout << std::left << std::setw(4) << ++i << std::setw(58) << describe_config(e) << std::right
+              << std::setw(6) << fmt(in_GiB(e.memory.device), 1) << "GiB" << std::setw(6)
+              << fmt(in_GiB(e.memory.host), 0) << "GiB" << std::setw(9) << fmt(e.time.step.v, 3) << "s"
+              << std::setw(11) << fmt(e.samples_per_s, 1) << std::setw(8) << fmt(e.tflops_per_gpu, 0)
+              << std::setw(6) << fmt(100 * e.mfu, 0) << "%  " << (e.fits && e.reasons.empty() ? "yes" : "no");
+    if (!e.reasons.empty()) std::cout << " (" << join(e.reasons, "; ") << ")";
+    std::cout << "\n";
+  }
+  if (p.result.configs.empty()) {
+    std::cout << "No configuration fits. Most common reasons:\n";
+    for (const auto& [why, n] : p.result.rejections) std::cout << "  " << n << " x " << why << "\n";
+  }
+}
+
+void print_explain(const EstimatePlan& p) {
+  if (p.result.configs.empty()) return;
+  const Evaluation& e = p.result.configs.front();
+  const auto& m = e.memory;
+  const auto& t = e.time;
+  std::cout << "\nbest: " << describe_config(e) << "\n";
+  std::cout << "memory per GPU (GiB): params " << fmt(in_GiB(m.params), 2) << ", grads " << fmt(in_GiB(m.grads), 2)
+            << ", optimizer " << fmt(in_GiB(m.optimizer), 2) << ", activations " << fmt(in_GiB(m.activations), 2)
+            << ", buffers " << fmt(in_GiB(m.buffers), 2) << ", overhead " << fmt(in_GiB(m.overhead), 2)
+            << "\n  allocated " << fmt(in_GiB(m.allocated), 2) << ", reserved " << fmt(in_GiB(m.reserved), 2)
+            << ", device " << fmt(in_GiB(m.device), 2) << ", host " << fmt(in_GiB(m.host), 2) << "\n";
+  std::cout << "step " << fmt(in_ms(t.step), 1) << " ms (" << (e.simulated ? "simulator" : "closed form")
+            << "): compute " << fmt(in_ms(t.compute), 1) << ", exposed comm " << fmt(in_ms(t.comm_exposed), 1)
+            << ", bubble " << fmt(in_ms(t.bubble), 1) << ", optimizer " << fmt(in_ms(t.optimizer), 1)
+            << ", offload " << fmt(in_ms(t.offload), 1) << " ms\n";
+  std::cout << "critical path:\n";
+  for (const auto& s : t.critical_path) std::cout << "  " << s << "\n";
+}
+
+int run(const EstimateCli& c) {
+  auto p = run_estimate(c.opts);
+  if (!p) return report(p.errors());
+  if (!c.out_dir.empty()) {
+    auto written = write_out_dir(c.out_dir, p.value());
+    if (!written) return report(written.errors());
+  }
+  if (c.json) {
+    std::cout << p->json.dump(2) << "\n";
+  } else {
+    print_table(*p);
+    if (c.explain) print_explain(*p);
+    if (!c.out_dir.empty()) std::cout << "\nwrote configurations to " << c.out_dir << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
 
 void add_estimate(CLI::App& app, int& exit_code) {
-  auto* sub = app.add_subcommand("estimate", "(not yet available)");
-  sub->callback([&exit_code] { exit_code = report({Diagnostic{"", "", "'estimate' is not available in this build", ""}}); });
+  auto cli = std::make_shared<EstimateCli>();
+  auto* sub = app.add_subcommand("estimate", "Predict memory and step time of every configuration and rank them");
+  add_estimate_options(sub, cli->opts);
+  sub->add_flag("--json", cli->json, "Print the plan as one JSON object");
+  sub->add_flag("--explain", cli->explain, "Show the best configuration's breakdown and critical path");
+  sub->add_option("--out", cli->out_dir, "Write ds_config.json, launch command and Megatron args for the top K");
+  sub->callback([cli, &exit_code] { exit_code = run(*cli); });
 }
 
 }  // namespace dsplan::cli

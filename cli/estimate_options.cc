@@ -1,0 +1,292 @@
+// Flag parsing and validation for `dsplan estimate` (and `confirm`), and the JSON view of
+// a plan. Every bad flag is reported, each naming the flag and the allowed values.
+#include "cli/estimate_options.h"
+
+#include <algorithm>
+#include <chrono>
+#include <sstream>
+
+#include "core/json/model_json.h"
+#include "core/names.h"
+#include "estimator/params.h"
+#include "estimator/time/efficiency_defaults.h"
+#include "hwdb/hwdb.h"
+
+namespace dsplan::cli {
+namespace {
+
+Diagnostic flag_error(const std::string& flag, const std::string& msg, const std::string& hint) {
+  return Diagnostic{"", "--" + flag, msg, hint};
+}
+
+// "1,2,4" or (when ranges are allowed) "1-64" or a mix "1-4,8".
+std::vector<int> parse_ints(const std::string& flag, const std::string& text, bool ranges,
+                            int lo, int hi, Diagnostics& errs) {
+  std::vector<int> out;
+  std::stringstream ss(text);
+  std::string item;
+  const std::string allowed = "integers in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                              "], comma-separated" + (ranges ? " or a range like 1-64" : "");
+  while (std::getline(ss, item, ',')) {
+    size_t dash = ranges ? item.find('-', 1) : std::string::npos;
+    try {
+      size_t used = 0;
+      if (dash != std::string::npos) {
+        int a = std::stoi(item.substr(0, dash), &used);
+        size_t used_b = 0;
+        std::string tail = item.substr(dash + 1);
+        int b = std::stoi(tail, &used_b);
+        if (used != dash || used_b != tail.size() || a > b || a < lo || b > hi) throw std::invalid_argument("range");
+        for (int v = a; v <= b; ++v) out.push_back(v);
+      } else {
+        int v = std::stoi(item, &used);
+        if (used != item.size() || v < lo || v > hi) throw std::invalid_argument("value");
+        out.push_back(v);
+      }
+    } catch (const std::exception&) {
+      errs.push_back(flag_error(flag, "invalid value \"" + item + "\"", allowed));
+      return {};
+    }
+  }
+  if (out.empty()) errs.push_back(flag_error(flag, "no value given", allowed));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+template <class E>
+std::vector<E> parse_names(const std::string& flag, const std::string& text,
+                           const std::vector<std::string>& names, Diagnostics& errs) {
+  std::vector<E> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    auto it = std::find(names.begin(), names.end(), item);
+    if (it == names.end()) {
+      auto near = closest_match(item, names);
+      errs.push_back(flag_error(flag, "unknown value \"" + item + "\"",
+                                (near ? "did you mean \"" + *near + "\"? " : std::string()) +
+                                    "allowed: " + join(names) + " (comma-separated)"));
+      return {};
+    }
+    E e = static_cast<E>(it - names.begin());
+    if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+  }
+  return out;
+}
+
+std::vector<bool> parse_on_off(const std::string& flag, const std::string& text, Diagnostics& errs) {
+  std::vector<bool> out;
+  for (int v : parse_names<int>(flag, text, {"off", "on"}, errs))
+    if (std::find(out.begin(), out.end(), v == 1) == out.end()) out.push_back(v == 1);
+  return out;
+}
+
+template <class E>
+E parse_one(const std::string& flag, const std::string& text, const std::vector<std::string>& names,
+            E fallback, Diagnostics& errs) {
+  auto v = parse_names<E>(flag, text, names, errs);
+  if (v.size() > 1) errs.push_back(flag_error(flag, "takes one value", "allowed: " + join(names)));
+  return v.empty() ? fallback : v[0];
+}
+
+// Checks user-given TP/PP values against the model and cluster; lists the allowed ones.
+void check_degrees(const std::vector<int>& tps, const std::vector<int>& pps, const ModelSpec& m,
+                   const Cluster& c, Diagnostics& errs) {
+  for (int t : tps) {
+    std::string why = tp_problem(t, m, c, true);
+    if (why.empty()) continue;
+    std::vector<std::string> ok;
+    for (int v = 1; v <= c.num_gpus; ++v)
+      if (tp_problem(v, m, c, true).empty()) ok.push_back(std::to_string(v));
+    errs.push_back(flag_error("tp", "tensor-parallel degree " + std::to_string(t) + " " + why,
+                              "allowed for " + m.name + " on this cluster: " + join(ok)));
+  }
+  for (int p : pps) {
+    std::string why = pp_problem(p, m, c);
+    if (why.empty()) continue;
+    std::vector<std::string> ok;
+    for (int v = 1; v <= std::min(c.num_gpus, m.layers); ++v)
+      if (pp_problem(v, m, c).empty()) ok.push_back(std::to_string(v));
+    errs.push_back(flag_error("pp", "pipeline-parallel degree " + std::to_string(p) + " " + why,
+                              "allowed: " + join(ok)));
+  }
+}
+
+}  // namespace
+
+void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
+  sub->add_option("--model", o.model, "Model preset name, dsplan model JSON or Hugging Face config.json")->required();
+  sub->add_option("--gpus", o.gpus, "Total number of GPUs")->required();
+  sub->add_option("--hw", o.hw, "GPU or system preset, or cluster JSON (default dgx-a100)");
+  sub->add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node (overrides the preset)");
+  sub->add_option("--inter-node-gbps", o.inter_node_gbps, "Network bandwidth per node, Gbit/s");
+  sub->add_option("--framework", o.framework, "deepspeed (default), megatron, fsdp or ddp");
+  sub->add_option("--precision", o.precision, "fp32, fp16 or bf16 (default bf16 where supported, else fp16)");
+  sub->add_option("--optimizer", o.optimizer, "adam (default), sgd, adafactor or adam-8bit");
+  sub->add_option("--seq", o.seq, "Sequence length (default: the model's maximum context)");
+  sub->add_option("--global-batch", o.global_batch, "Fixed global batch (samples); gas is derived");
+  sub->add_option("--zero", o.zero, "ZeRO stages to search, e.g. 0,1,2,3");
+  sub->add_option("--tp", o.tp, "Tensor-parallel degrees, e.g. 1,2,4,8");
+  sub->add_option("--pp", o.pp, "Pipeline-parallel degrees");
+  sub->add_option("--vpp", o.vpp, "Virtual pipeline stages per rank (interleaving)");
+  sub->add_option("--mbs", o.mbs, "Micro-batch sizes, a list or a range like 1-64");
+  sub->add_option("--gas", o.gas, "Gradient-accumulation steps (without --global-batch)");
+  sub->add_option("--ckpt", o.ckpt, "Activation checkpointing: none, selective, full");
+  sub->add_option("--flash", o.flash, "FlashAttention: on, off");
+  sub->add_option("--sp", o.sp, "Sequence parallelism: on, off");
+  sub->add_option("--offload", o.offload, "CPU offload: none, optimizer, all");
+  sub->add_option("--metric", o.metric, "Ranking metric: throughput (default), latency, flops");
+  sub->add_option("--top", o.top, "How many configurations to show (default 10)");
+  sub->add_flag("--all", o.all, "Also show configurations that do not fit, with reasons");
+  sub->add_option("--simulate-top", o.simulate_top, "Finalists re-ranked by the step simulator (default 100)");
+  sub->add_option("--profile", o.profile, "Calibration profile from 'dsplan calibrate'");
+  sub->add_option("--residual", o.residual, "Residual model learned by 'dsplan confirm'");
+}
+
+Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
+  Diagnostics errs;
+  EstimatePlan plan;
+  PlanRequest& req = plan.request;
+
+  auto model = resolve_model(o.model, read_text_file);
+  if (!model) for (const auto& e : model.errors()) errs.push_back(e);
+  if (o.gpus < 1 || o.gpus > 1000000)
+    errs.push_back(flag_error("gpus", "must be a positive number of GPUs", "an integer in [1, 1000000]"));
+  if (o.gpus_per_node && (*o.gpus_per_node < 1 || *o.gpus_per_node > 64))
+    errs.push_back(flag_error("gpus-per-node", "out of range", "an integer in [1, 64]"));
+  if (o.inter_node_gbps && !(*o.inter_node_gbps > 0))
+    errs.push_back(flag_error("inter-node-gbps", "must be positive", "Gbit/s per node, e.g. 1600"));
+  auto system = resolve_hardware(o.hw, o.gpus_per_node, o.inter_node_gbps, read_text_file);
+  if (!system) for (const auto& e : system.errors()) errs.push_back(e);
+  if (o.top < 1) errs.push_back(flag_error("top", "must be at least 1", "a positive integer"));
+  if (o.simulate_top < 0) errs.push_back(flag_error("simulate-top", "must be >= 0", "a non-negative integer"));
+  if (o.global_batch && *o.global_batch < 1)
+    errs.push_back(flag_error("global-batch", "must be positive", "a positive integer"));
+
+  SearchSpace& s = req.space;
+  s.framework = parse_one<Framework>("framework", o.framework, framework_names(), Framework::deepspeed, errs);
+  s.optimizer = parse_one<Optimizer>("optimizer", o.optimizer, optimizer_names(), Optimizer::adam, errs);
+  req.metric = parse_one<Metric>("metric", o.metric, {"throughput", "latency", "flops"}, Metric::throughput, errs);
+  if (!o.zero.empty()) s.zero = parse_ints("zero", o.zero, false, 0, 3, errs);
+  if (!o.tp.empty()) s.tp = parse_ints("tp", o.tp, false, 1, 1024, errs);
+  if (!o.pp.empty()) s.pp = parse_ints("pp", o.pp, false, 1, 1024, errs);
+  if (!o.vpp.empty()) s.vpp = parse_ints("vpp", o.vpp, false, 1, 64, errs);
+  if (!o.mbs.empty()) s.micro_batch = parse_ints("mbs", o.mbs, true, 1, 65536, errs);
+  if (!o.gas.empty()) s.grad_accum = parse_ints("gas", o.gas, true, 1, 65536, errs);
+  if (!o.ckpt.empty()) s.checkpointing = parse_names<Checkpointing>("ckpt", o.ckpt, checkpointing_names(), errs);
+  if (!o.flash.empty()) s.flash = parse_on_off("flash", o.flash, errs);
+  if (!o.sp.empty()) s.sequence_parallel = parse_on_off("sp", o.sp, errs);
+  if (!o.offload.empty()) s.offload = parse_names<Offload>("offload", o.offload, offload_names(), errs);
+  if (o.global_batch && !o.gas.empty())
+    errs.push_back(flag_error("gas", "cannot be combined with --global-batch",
+                              "give one: gas is derived from the global batch"));
+  if (!model || !system || !errs.empty()) return errs;
+
+  req.model = *model;
+  req.cluster = Cluster{*system, o.gpus};
+  const GpuSpec& gpu = req.cluster.node.gpu;
+  if (o.precision.empty()) {
+    s.precision = gpu.bf16_tc_flop_per_clk_sm > 0 ? Precision::bf16 : Precision::fp16;
+    plan.assumptions.push_back(std::string("precision ") + name(s.precision) + " (mixed) for " + gpu.name);
+  } else {
+    s.precision = parse_one<Precision>("precision", o.precision, precision_names(), Precision::bf16, errs);
+  }
+  s.seq_len = o.seq > 0 ? o.seq : req.model.max_positions;
+  if (o.seq <= 0) plan.assumptions.push_back("sequence length " + std::to_string(s.seq_len) + " (model maximum)");
+  if (o.seq < 0 || s.seq_len < 1)
+    errs.push_back(flag_error("seq", "must be a positive sequence length", "e.g. 2048"));
+  if (o.seq > 0 && req.model.position == PositionKind::learned && o.seq > req.model.max_positions)
+    errs.push_back(flag_error("seq", "longer than the model's " + std::to_string(req.model.max_positions) +
+                                         " learned positions", "at most " + std::to_string(req.model.max_positions)));
+  s.global_batch = o.global_batch ? std::optional<std::int64_t>(*o.global_batch) : std::nullopt;
+  check_degrees(s.tp, s.pp, req.model, req.cluster, errs);
+  if (!errs.empty()) return errs;
+
+  plan.assumptions.insert(plan.assumptions.begin(), "hardware: " + describe(req.cluster.node) + ", " +
+                                                        std::to_string(req.cluster.nodes()) + " node(s)");
+  req.efficiency = default_efficiency(gpu);
+  req.top = o.top;
+  req.include_infeasible = o.all;
+  req.refine_top = o.simulate_top;
+  return plan;
+}
+
+Json plan_to_json(const EstimatePlan& p) {
+  const PlanRequest& r = p.request;
+  Json j;
+  j["model"] = model_to_json(r.model);
+  j["model"]["params"] = total_params(r.model);
+  j["hardware"] = system_to_json(r.cluster.node);
+  j["hardware"]["num_gpus"] = r.cluster.num_gpus;
+  j["hardware"]["nodes"] = r.cluster.nodes();
+  j["assumptions"] = p.assumptions;
+  j["efficiency_source"] = r.efficiency.source;
+  Json rej = Json::object();
+  for (const auto& [why, n] : p.result.rejections) rej[why] = n;
+  Json maxmbs = Json::object();
+  for (const auto& [stage, b] : p.result.max_micro_batch) maxmbs["zero" + std::to_string(stage)] = b;
+  j["search"] = {{"evaluated", p.result.evaluated}, {"feasible", p.result.feasible},
+                 {"invalid", p.result.invalid}, {"seconds", p.seconds},
+                 {"metric", r.metric == Metric::throughput ? "throughput"
+                            : r.metric == Metric::latency ? "latency" : "flops"},
+                 {"ranked_by", p.result.time_ranked ? "predicted step time (closed form; simulator for the top "
+                                   + std::to_string(r.refine_top) + ")" : "memory headroom"},
+                 {"rejections", rej}, {"max_micro_batch", maxmbs}};
+  j["configs"] = Json::array();
+  for (const auto& e : p.result.configs) j["configs"].push_back(config_to_json(e));
+  return j;
+}
+
+Expected<EstimatePlan> run_estimate(const EstimateOptions& o) {
+  auto prepared = prepare_estimate(o);
+  if (!prepared) return prepared.errors();
+  EstimatePlan p = std::move(prepared).value();
+  p.request.refine = make_refiner(p.request);
+  auto t0 = std::chrono::steady_clock::now();
+  p.result = plan(p.request);
+  p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  p.json = plan_to_json(p);
+  return p;
+}
+
+Json config_to_json(const Evaluation& e) {
+  const TrainConfig& c = e.cfg;
+  auto gib = [](Bytes b) { return in_GiB(b); };
+  Json j;
+  j["zero_stage"] = c.zero_stage;
+  j["tp"] = c.tp;
+  j["pp"] = c.pp;
+  j["dp"] = c.dp;
+  j["vpp"] = c.vpp;
+  j["micro_batch"] = c.micro_batch;
+  j["grad_accum"] = c.grad_accum;
+  j["global_batch"] = c.global_batch();
+  j["seq_len"] = c.seq_len;
+  j["checkpointing"] = name(c.checkpointing);
+  j["flash_attention"] = c.flash_attention;
+  j["sequence_parallel"] = c.sequence_parallel;
+  j["offload"] = name(c.offload);
+  j["precision"] = name(c.precision);
+  j["framework"] = name(c.framework);
+  j["optimizer"] = name(c.optimizer);
+  j["fits"] = e.fits && e.reasons.empty();
+  j["reasons"] = e.reasons;
+  const MemoryBreakdown& m = e.memory;
+  j["memory"] = {{"allocated_gib", gib(m.allocated)}, {"reserved_gib", gib(m.reserved)},
+                 {"device_gib", gib(m.device)}, {"host_gib", gib(m.host)},
+                 {"headroom_gib", gib(e.headroom)},
+                 {"breakdown", {{"params_gib", gib(m.params)}, {"grads_gib", gib(m.grads)},
+                                {"optimizer_gib", gib(m.optimizer)}, {"activations_gib", gib(m.activations)},
+                                {"buffers_gib", gib(m.buffers)}, {"overhead_gib", gib(m.overhead)}}}};
+  const StepTimeBreakdown& t = e.time;
+  j["time"] = {{"step_s", t.step.v}, {"compute_s", t.compute.v}, {"comm_exposed_s", t.comm_exposed.v},
+               {"bubble_s", t.bubble.v}, {"optimizer_s", t.optimizer.v}, {"offload_s", t.offload.v},
+               {"source", e.simulated ? "simulator" : "closed-form"}};
+  j["throughput"] = {{"samples_per_s", e.samples_per_s}, {"tokens_per_s", e.tokens_per_s},
+                     {"tflops_per_gpu", e.tflops_per_gpu}, {"hw_tflops_per_gpu", e.hw_tflops_per_gpu},
+                     {"mfu", e.mfu}};
+  return j;
+}
+
+}  // namespace dsplan::cli

@@ -1,0 +1,59 @@
+// The estimate options shared by `dsplan estimate` and `dsplan confirm`: flag
+// registration, parsing of lists and ranges into a PlanRequest (all problems reported
+// together, each naming the flag and the allowed values), running the plan, and the
+// JSON contract that other tools read (docs/manual.md, "estimate --json").
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "core/diagnostic.h"
+#include "core/json_reader.h"
+#include "estimator/search/planner.h"
+
+namespace dsplan::cli {
+
+struct EstimateOptions {
+  std::string model;
+  int gpus = 0;
+  std::string hw = "dgx-a100";
+  std::optional<int> gpus_per_node;
+  std::optional<double> inter_node_gbps;
+  std::string framework = "deepspeed";
+  std::string precision;  // empty: bf16 where supported, else fp16
+  std::string optimizer = "adam";
+  int seq = 0;            // 0: the model's maximum context (capped at 2048)
+  std::optional<long long> global_batch;
+  std::string zero, tp, pp, vpp, mbs, gas, ckpt, flash, sp, offload;  // search dimensions
+  std::string metric = "throughput";
+  int top = 10;
+  bool all = false;
+  int simulate_top = 100;
+  std::string profile;    // calibration profile JSON
+  std::string residual;   // residual model learned by confirm
+};
+
+void add_estimate_options(CLI::App* sub, EstimateOptions& o);
+
+struct EstimatePlan {
+  PlanRequest request;
+  PlanResult result;
+  std::vector<std::string> assumptions;  // what was assumed (hardware, precision, seq...)
+  double seconds = 0;                    // wall time of the search
+  Json json;                             // the --json document
+};
+
+// Resolves model/hardware/profile, validates every flag, runs the search.
+Expected<EstimatePlan> run_estimate(const EstimateOptions& o);
+
+// The exact evaluator for finalists: the step simulator over the cost model's StepCosts.
+std::function<StepTimeBreakdown(const TrainConfig&)> make_refiner(const PlanRequest& req);
+
+// JSON of one evaluated configuration (the element of "configs").
+Json config_to_json(const Evaluation& e);
+
+}  // namespace dsplan::cli

@@ -1,0 +1,202 @@
+// Exhaustive ask/tell search over the configuration space, two-tier ranking (closed form
+// for every point, an exact evaluator for the finalists) and the per-stage largest
+// fitting micro-batch. Throughput metrics follow the usual conventions: samples/s =
+// global batch / step time; model TFLOP/s exclude recompute, hardware TFLOP/s include it;
+// MFU = model FLOP/s over the GPU's dense matmul peak in the training precision.
+#include "estimator/search/planner.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "estimator/params.h"
+
+namespace dsplan {
+namespace {
+
+class ExhaustiveStrategy final : public SearchStrategy {
+ public:
+  ExhaustiveStrategy(const SearchSpace& s, const ModelSpec& m, const Cluster& c)
+      : s_(with_defaults(s, m, c)), m_(m), c_(c) {
+    sizes_ = {s_.zero.size(), s_.tp.size(), s_.pp.size(), s_.vpp.size(), s_.micro_batch.size(),
+              s_.global_batch ? size_t{1} : s_.grad_accum.size(), s_.checkpointing.size(),
+              s_.flash.size(), s_.sequence_parallel.size(), s_.offload.size()};
+    total_ = 1;
+    for (size_t n : sizes_) total_ *= n;
+  }
+
+  std::optional<TrainConfig> next(std::vector<std::string>& invalid) override {
+    if (i_ >= total_) return std::nullopt;
+    std::array<size_t, 10> ix{};
+    size_t rest = i_++;
+    for (int d = 9; d >= 0; --d) {
+      ix[d] = rest % sizes_[d];
+      rest /= sizes_[d];
+    }
+    TrainConfig cfg;
+    int gas = s_.global_batch ? 1 : s_.grad_accum[ix[5]];
+    invalid = make_config(s_, m_, c_, s_.zero[ix[0]], s_.tp[ix[1]], s_.pp[ix[2]], s_.vpp[ix[3]],
+                          s_.micro_batch[ix[4]], gas, s_.checkpointing[ix[6]], s_.flash[ix[7]],
+                          s_.sequence_parallel[ix[8]], s_.offload[ix[9]], cfg);
+    return cfg;
+  }
+  void report(const Evaluation&) override {}
+
+ private:
+  SearchSpace s_;
+  ModelSpec m_;
+  Cluster c_;
+  std::array<size_t, 10> sizes_{};
+  size_t total_ = 0, i_ = 0;
+};
+
+// Higher is better.
+double score(const Evaluation& e, Metric metric) {
+  switch (metric) {
+    case Metric::throughput: return e.samples_per_s;
+    case Metric::latency: return e.time.step.v > 0 ? -e.time.step.v : 0;
+    case Metric::flops: return e.tflops_per_gpu;
+  }
+  return 0;
+}
+
+bool better(const Evaluation& a, const Evaluation& b, Metric metric) {
+  if (a.fits != b.fits) return a.fits;
+  double sa = score(a, metric), sb = score(b, metric);
+  if (sa != sb) return sa > sb;
+  return a.headroom > b.headroom;
+}
+
+void fill_throughput(Evaluation& e, const Cluster& c) {
+  const double step = e.time.step.v;
+  if (step <= 0) return;
+  e.samples_per_s = static_cast<double>(e.cfg.global_batch()) / step;
+  e.tokens_per_s = e.samples_per_s * e.cfg.seq_len;
+  e.tflops_per_gpu = e.time.model_flops.v / step / 1e12;
+  e.hw_tflops_per_gpu = e.time.hw_flops.v / step / 1e12;
+  const double peak = c.node.gpu.matmul_peak(e.cfg.precision).v;
+  e.mfu = peak > 0 ? e.time.model_flops.v / step / peak : 0;
+}
+
+void check_fit(Evaluation& e, const Cluster& c) {
+  e.headroom = c.node.gpu.memory - e.memory.device;
+  e.fits = e.memory.device <= c.node.gpu.memory;
+  if (!e.fits) e.reasons.push_back("out of GPU memory");
+  if (e.memory.host.v > c.node.host_memory.v && c.node.host_memory.v > 0) {
+    e.fits = false;
+    e.reasons.push_back("out of host memory");
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<SearchStrategy> make_exhaustive_strategy(const SearchSpace& s, const ModelSpec& m,
+                                                         const Cluster& c) {
+  return std::make_unique<ExhaustiveStrategy>(s, m, c);
+}
+
+Evaluation evaluate(const TrainConfig& cfg, const MemoryModel& mem, const StepTimeModel& time,
+                    const Cluster& c, const ModelSpec&) {
+  Evaluation e;
+  e.cfg = cfg;
+  e.memory = mem.estimate(cfg);
+  e.time = time.estimate(cfg);
+  check_fit(e, c);
+  fill_throughput(e, c);
+  return e;
+}
+
+int largest_fitting_micro_batch(TrainConfig cfg, const MemoryModel& mem, const Cluster& c,
+                                int limit) {
+  auto fits = [&](int b) {
+    cfg.micro_batch = b;
+    return mem.estimate(cfg).device <= c.node.gpu.memory;
+  };
+  if (!fits(1)) return 0;
+  int lo = 1, hi = 2;
+  while (hi <= limit && fits(hi)) { lo = hi; hi *= 2; }
+  if (hi > limit) return fits(limit) ? limit : lo;  // lo fits; search (lo, limit]
+  while (hi - lo > 1) {
+    int mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+PlanResult plan(const PlanRequest& req) {
+  PlanResult out;
+  const MemoryModel mem(req.model, req.cluster);
+  const StepTimeModel time(req.model, req.cluster, req.efficiency);
+  auto strategy = make_exhaustive_strategy(req.space, req.model, req.cluster);
+  const size_t keep = static_cast<size_t>(std::max(req.top, req.refine_top));
+  const Metric metric = req.metric;
+  auto worse_first = [metric](const Evaluation& a, const Evaluation& b) { return better(a, b, metric); };
+
+  std::vector<Evaluation> best;     // heap whose front is the worst kept (feasible)
+  std::vector<Evaluation> rejected; // heap of infeasible ones when include_infeasible
+  std::map<int, Evaluation> deepest;  // per stage: the feasible config with the largest mbs
+  std::vector<std::string> invalid;
+  const bool pinned = with_defaults(req.space, req.model, req.cluster).pinned();
+
+  while (auto cfg = strategy->next(invalid)) {
+    if (!invalid.empty()) {
+      ++out.invalid;
+      for (const auto& r : invalid) ++out.rejections[r];
+      if (pinned) {  // the user asked for exactly this point: return it with its reasons
+        Evaluation e;
+        e.cfg = *cfg;
+        e.memory = mem.estimate(*cfg);
+        e.reasons = invalid;
+        e.headroom = req.cluster.node.gpu.memory - e.memory.device;
+        out.configs.push_back(std::move(e));
+      }
+      continue;
+    }
+    Evaluation e = evaluate(*cfg, mem, time, req.cluster, req.model);
+    ++out.evaluated;
+    strategy->report(e);
+    if (e.fits) {
+      ++out.feasible;
+      auto it = deepest.find(e.cfg.zero_stage);
+      if (it == deepest.end() || e.cfg.micro_batch > it->second.cfg.micro_batch)
+        deepest[e.cfg.zero_stage] = e;
+    } else {
+      for (const auto& r : e.reasons) ++out.rejections[r];
+    }
+    auto& heap = e.fits ? best : rejected;
+    if (!e.fits && !req.include_infeasible && !pinned) continue;
+    if (heap.size() < keep) {
+      heap.push_back(std::move(e));
+      std::push_heap(heap.begin(), heap.end(), worse_first);
+    } else if (better(e, heap.front(), metric)) {
+      std::pop_heap(heap.begin(), heap.end(), worse_first);
+      heap.back() = std::move(e);
+      std::push_heap(heap.begin(), heap.end(), worse_first);
+    }
+  }
+
+  for (int stage : with_defaults(req.space, req.model, req.cluster).zero) {
+    auto it = deepest.find(stage);
+    out.max_micro_batch[stage] =
+        it == deepest.end() ? 0 : largest_fitting_micro_batch(it->second.cfg, mem, req.cluster);
+  }
+
+  std::sort(best.begin(), best.end(), worse_first);
+  if (req.refine && req.refine_top > 0) {
+    const size_t n = std::min(best.size(), static_cast<size_t>(req.refine_top));
+    for (size_t i = 0; i < n; ++i) {
+      best[i].time = req.refine(best[i].cfg);
+      best[i].simulated = true;
+      fill_throughput(best[i], req.cluster);
+    }
+    std::sort(best.begin(), best.begin() + static_cast<long>(n), worse_first);
+  }
+  if (best.size() > static_cast<size_t>(req.top)) best.resize(static_cast<size_t>(req.top));
+  std::sort(rejected.begin(), rejected.end(), worse_first);
+  if (rejected.size() > static_cast<size_t>(req.top)) rejected.resize(static_cast<size_t>(req.top));
+  for (auto& e : best) out.configs.push_back(std::move(e));
+  for (auto& e : rejected) out.configs.push_back(std::move(e));
+  return out;
+}
+
+}  // namespace dsplan
