@@ -36,6 +36,9 @@ struct ModelSpec {
   bool embedding_norm = false;  // a norm right after the embeddings (BERT, BLOOM)
   bool final_norm = true;       // a norm after the last layer
   bool pooler = false;          // BERT pooler (hidden x hidden dense + bias)
+  // false for a task head without vocabulary-sized logits (sequence classification
+  // fine-tuning); the memory model then adds no b x s x vocab logits tensor.
+  bool vocab_logits = true;
   // Megatron pads the vocabulary to a multiple of this x TP; 1 = no padding.
   int vocab_pad_multiple = 1;
 };

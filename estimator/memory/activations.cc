@@ -1,0 +1,50 @@
+// Per-layer activation bytes, term by term (sb = s x b tokens on this micro-batch):
+//  replicated (split over t only with SP): 2 LayerNorm inputs, the QKV input and the FC1
+//    input (e x sb x h each) + two 1-byte dropout masks (attention output, MLP output).
+//  sharded over t: Q (e sb q), K and V (e sb kv each), the attention output feeding the
+//    projection (e sb q), and mlp_tensors x e sb f for the MLP (GeLU input and FC2 input).
+//  quadratic, sharded over heads: softmax output e b a s^2, dropout mask 1 b a s^2 and
+//    dropout output e b a s^2. Under torch.amp the softmax runs in fp32 (4 B) and the
+//    probabilities are cast to 16 bits (2 B) for the AV matmul, the fp32 dropout output
+//    being freed. Selective recomputation and FlashAttention drop these; FlashAttention
+//    saves a 4-byte logsumexp per row and head instead.
+// With e = 2, q = kv = h, f = 4h, dropout: 10 sbh + 24 sbh/t + 5 a s^2 b / t (Korthikanti).
+#include "estimator/memory/activations.h"
+
+#include <algorithm>
+
+namespace dsplan {
+
+LayerActivation layer_activation(const LayerShape& x) {
+  const double sb = x.s * x.b;
+  LayerActivation a;
+  const double masks = x.dropout ? 2 * sb * x.h : 0;
+  a.replicated = (4 * x.e * sb * x.h + masks) / (x.sp ? x.t : 1);
+  a.sharded = x.e * sb * (2 * x.q + 2 * x.kv + x.mlp_tensors * x.f) / x.t;
+  const double s2 = x.b * x.heads * x.s * x.s / x.t;
+  if (x.flash) {
+    a.flash_lse = 4 * x.b * x.heads * x.s / x.t;
+  } else if (!x.selective) {
+    double per = 0;
+    if (x.amp_softmax) {
+      per = 4 + 2 + (x.dropout ? 1 : 0);
+    } else {
+      per = x.e + (x.dropout ? 1 + x.e : 0);
+    }
+    a.quadratic = per * s2;
+  }
+  return a;
+}
+
+double layer_backward_transient(const LayerShape& x) {
+  const double sb = x.s * x.b;
+  const double attn = x.flash ? 0 : 2 * x.e * x.b * x.heads * x.s * x.s / x.t;
+  const double mlp = 2 * x.e * sb * x.f / x.t;
+  return std::max(attn, mlp) + 2 * x.e * sb * x.h / (x.sp ? x.t : 1);
+}
+
+double layer_checkpoint_bytes(const LayerShape& x) {
+  return x.e * x.s * x.b * x.h / (x.sp ? x.t : 1);
+}
+
+}  // namespace dsplan

@@ -1,0 +1,47 @@
+// Activation memory of one transformer layer for one micro-batch: the tensors autograd
+// saves for the backward pass, generalising Korthikanti et al. 2022 (arXiv 2205.05198,
+// sec. 4.1: sbh(34 + 5as/h) bytes for 16-bit activations with dropout) term by term to
+// any element size, GQA/MQA, FFN width, gated MLPs, models without dropout, tensor and
+// sequence parallelism, selective recomputation and FlashAttention. Derivation in
+// docs/model/memory.md, "Activations".
+#pragma once
+
+namespace dsplan {
+
+struct LayerShape {
+  double b = 1;        // micro-batch
+  double s = 1;        // sequence length
+  double h = 1;        // hidden
+  double heads = 1;    // attention heads (a)
+  double q = 1;        // heads x head_dim (Q and attention-output width)
+  double kv = 1;       // kv_heads x head_dim (K and V width)
+  double f = 4;        // FFN intermediate width
+  double mlp_tensors = 2;  // f-wide tensors the MLP saves: 2 plain, 3 fused SwiGLU, 4 eager
+  double t = 1;        // tensor-parallel degree
+  bool sp = false;     // sequence parallel: the replicated sbh tensors are split over t
+  double e = 2;        // bytes per activation element (2 for 16-bit, 4 for fp32)
+  bool dropout = true; // 1-byte masks after attention probs, attention and MLP outputs
+  bool flash = false;  // FlashAttention: no s^2 tensors, a 4 B/row logsumexp instead
+  bool selective = false;  // selective recomputation: drop the s^2 tensors
+  bool amp_softmax = false;  // torch.amp: softmax saved in fp32 plus a 16-bit cast
+};
+
+struct LayerActivation {
+  double replicated = 0;  // LayerNorm inputs, QKV and FC1 inputs, dropout masks
+  double sharded = 0;     // Q, K, V, attention output, MLP intermediates
+  double quadratic = 0;   // softmax output, its dropout mask and output (s^2 terms)
+  double flash_lse = 0;   // FlashAttention logsumexp
+  double total() const { return replicated + sharded + quadratic + flash_lse; }
+};
+
+// Bytes saved per layer per micro-batch on one tensor-parallel rank.
+LayerActivation layer_activation(const LayerShape& x);
+
+// Bytes alive only while one layer runs its backward: gradients of the attention
+// scores/probabilities (or of the MLP intermediate) and of the layer's input/output.
+double layer_backward_transient(const LayerShape& x);
+
+// Bytes of one layer's input kept per layer under full recomputation.
+double layer_checkpoint_bytes(const LayerShape& x);
+
+}  // namespace dsplan

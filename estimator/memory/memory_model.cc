@@ -1,0 +1,230 @@
+// MemoryModel::estimate: per-GPU memory of the most loaded pipeline stage.
+// Stage 0 holds the embedding and min(p, gas) micro-batches of activations in flight under
+// 1F1B (x(1 + (p-1)/(p v)) interleaved); the last stage holds the LM head (or the tied
+// embedding's copy) and the logits of one micro-batch. Both are evaluated and the larger
+// device total wins. The peak is
+//   allocated = model states + max(activations + in-backward buffers, post-backward buffers)
+// reserved = allocated x (1 + f), device = reserved + CUDA context + NCCL buffers.
+// Derivations and sources: docs/model/memory.md.
+#include <algorithm>
+#include <cmath>
+
+#include "estimator/memory.h"
+#include "estimator/memory/activations.h"
+#include "estimator/memory/model_states.h"
+#include "estimator/memory/overhead.h"
+#include "estimator/params.h"
+
+namespace dsplan {
+
+namespace {
+
+// Parameter elements of one rank, split by how TP shards them.
+struct RankParams {
+  double layer = 0;       // one layer on this TP rank
+  double embed = 0;       // vocab-parallel word embedding (or LM head) on this rank
+  double other_embed = 0; // positions, token types, embedding norm (replicated)
+  double tail = 0;        // final norm + pooler (replicated)
+  double largest = 0;     // largest single module on this rank
+  double persistent_layer = 0;  // ZeRO-3 unpartitioned elements per layer
+  double persistent_fixed = 0;
+  double adafactor_bpp = 4;
+  bool untied_head = false;
+};
+
+RankParams rank_params(const ModelSpec& m, const TrainConfig& cfg, double threshold) {
+  const ParamCounts c = count_params(m);
+  const double t = cfg.tp, h = m.hidden, f = m.ffn_hidden;
+  const double d = m.head_dim > 0 ? m.head_dim : m.hidden / std::max(1, m.heads);
+  const double qkv = d * (m.heads + 2.0 * (m.kv_heads > 0 ? m.kv_heads : m.heads));
+  const double bias_rep = m.linear_bias ? 2 * h : 0;  // row-parallel output biases
+  const double layer_rep = static_cast<double>(c.layer_norms) + bias_rep;
+  RankParams r;
+  r.layer = (static_cast<double>(c.per_layer()) - layer_rep) / t + layer_rep;
+  const double vp = static_cast<double>(padded_vocab(m, cfg.tp));
+  r.embed = vp * h / t;
+  r.other_embed = static_cast<double>(c.other_embedding);
+  r.tail = static_cast<double>(c.final_norm + c.pooler);
+  r.untied_head = c.lm_head > 0;
+  r.largest = std::max(r.embed, static_cast<double>(c.largest_module) / t);
+  if (h < threshold) r.persistent_layer = layer_rep;
+  if (m.linear_bias && qkv / t < threshold) r.persistent_layer += qkv / t;
+  const double fb = (m.gated_mlp ? 2 * f : f) / t;
+  if (m.linear_bias && fb < threshold) r.persistent_layer += fb;
+  if (h < threshold) r.persistent_fixed = static_cast<double>(c.final_norm);
+  // Adafactor: 4 B per row + column of each matrix, 4 B per element of vectors.
+  const double mats = (h + qkv) + (d * m.heads + h) + (m.gated_mlp ? 3 : 2) * (h + f);
+  const double vecs = static_cast<double>(c.layer_norms) + (m.linear_bias ? qkv + 2 * h + fb * t : 0);
+  const double total = static_cast<double>(c.total(m.layers));
+  const double fact = m.layers * (mats + vecs) + (vp + h) * (r.untied_head ? 2 : 1) +
+                      r.other_embed + r.tail;
+  r.adafactor_bpp = total > 0 ? 4 * fact / total : 4;
+  return r;
+}
+
+LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
+  LayerShape x;
+  const double d = m.head_dim > 0 ? m.head_dim : m.hidden / std::max(1, m.heads);
+  x.b = cfg.micro_batch;
+  x.s = cfg.seq_len;
+  x.h = m.hidden;
+  x.heads = m.heads;
+  x.q = d * m.heads;
+  x.kv = d * (m.kv_heads > 0 ? m.kv_heads : m.heads);
+  x.f = m.ffn_hidden;
+  x.mlp_tensors = !m.gated_mlp ? 2 : cfg.framework == Framework::megatron ? 3 : 4;
+  x.t = cfg.tp;
+  x.sp = cfg.sequence_parallel && cfg.tp > 1;
+  const bool mixed = cfg.precision != Precision::fp32;
+  x.e = mixed ? 2 : 4;
+  x.dropout = m.norm == NormKind::layernorm;  // GPT-2/BERT/OPT family; Llama-style: none
+  x.flash = cfg.flash_attention;
+  x.selective = cfg.checkpointing == Checkpointing::selective;
+  x.amp_softmax = cfg.framework == Framework::ddp && mixed;
+  return x;
+}
+
+struct StageLoad {
+  double params = 0;  // parameter elements on this rank
+  int layers = 0;
+  double in_flight = 1;
+  bool first = false;
+  bool last = false;
+};
+
+double stage_activations(const ModelSpec& m, const TrainConfig& cfg, const LayerShape& x,
+                         const StageLoad& st) {
+  double stored = 0;
+  if (cfg.checkpointing == Checkpointing::full) {
+    LayerShape live = x;
+    live.selective = false;
+    stored = layer_checkpoint_bytes(x) * st.layers * st.in_flight + layer_activation(live).total();
+  } else {
+    stored = layer_activation(x).total() * st.layers * st.in_flight;
+  }
+  const double sb = x.s * x.b;
+  double act = stored + layer_backward_transient(x);
+  if (st.first) {
+    // int64 token ids + the embedding dropout mask, per micro-batch in flight.
+    act += (8 * sb + (x.dropout ? sb * x.h / (x.sp ? x.t : 1) : 0)) * st.in_flight;
+  }
+  if (st.last) {
+    act += 2 * x.e * sb * x.h;  // final-norm input and LM-head input
+    if (m.vocab_logits) {
+      const double vp = static_cast<double>(padded_vocab(m, cfg.tp));
+      const double per = x.e == 2 ? 2 + 4 : 4 + 4;  // logits + fp32 copy/log-softmax
+      act += sb * vp / x.t * per;
+    }
+  }
+  return act;
+}
+
+struct Buffers {
+  double during = 0;  // alive with the activations (backward)
+  double after = 0;   // alive after backward (gradient all-reduce, optimizer step)
+};
+
+Buffers framework_buffers(const TrainConfig& cfg, double params, double w) {
+  Buffers b;
+  const ZeroKnobs& z = cfg.zero;
+  switch (cfg.framework) {
+    case Framework::deepspeed:
+      if (cfg.zero_stage == 0) {
+        const double flat = cfg.dp > 1 ? w * std::min(params, z.reduce_bucket_elems) : 0;
+        const double fp32_grads = cfg.precision == Precision::fp16 ? 4 * params : 0;
+        b.after = std::max(flat, fp32_grads);
+      } else if (cfg.zero_stage <= 2) {
+        if (z.overlap(cfg.zero_stage)) {
+          b.during = 4.5 * w * (z.reduce_bucket_elems + z.allgather_bucket_elems);
+        } else if (z.contiguous_gradients) {
+          b.during = w * z.reduce_bucket_elems;
+        } else {
+          b.after = w * std::min(params, z.reduce_bucket_elems);
+        }
+      } else {
+        b.during = w * z.reduce_bucket_elems +
+                   w * std::min(z.prefetch_bucket_elems, z.max_live_params);
+      }
+      break;
+    case Framework::ddp:
+      if (cfg.dp > 1 && cfg.zero_stage < 2) b.during = 4 * params;  // bucket copy of grads
+      break;
+    case Framework::megatron:
+    case Framework::fsdp:
+      break;
+  }
+  return b;
+}
+
+MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const TrainConfig& cfg,
+                             const RankParams& rp, const StageLoad& st) {
+  ModelStateInputs in;
+  in.framework = cfg.framework;
+  in.precision = cfg.precision;
+  in.optimizer = cfg.optimizer;
+  in.zero_stage = cfg.zero_stage;
+  in.offload = cfg.offload;
+  in.params = st.params;
+  in.largest_module = rp.largest;
+  in.persistent = cfg.zero_stage == 3 ? rp.persistent_layer * st.layers + rp.persistent_fixed : 0;
+  in.fsdp_unit = std::max(rp.layer, rp.embed + rp.other_embed + rp.tail);
+  in.adafactor_bytes_per_param = rp.adafactor_bpp;
+  in.dp = cfg.dp;
+  in.gpus_per_node = cl.gpus_per_node();
+  in.nodes = cl.nodes();
+  const ModelStateMemory ms = model_state_memory(in);
+
+  const LayerShape x = layer_shape(m, cfg);
+  const double act = stage_activations(m, cfg, x, st);
+  const Buffers buf = framework_buffers(cfg, st.params, x.e);
+  const double live_buffers = std::max(buf.during, buf.after - act);
+
+  MemoryBreakdown r;
+  r.params = Bytes(ms.params);
+  r.grads = Bytes(ms.grads);
+  r.optimizer = Bytes(ms.optimizer);
+  r.activations = Bytes(act);
+  r.buffers = Bytes(ms.gathered + std::max(0.0, live_buffers));
+  r.allocated = r.params + r.grads + r.optimizer + r.activations + r.buffers;
+  r.reserved = r.allocated * (1 + kAllocatorFragmentation);
+  const GpuArch arch = cl.node.gpu.arch;
+  r.device = r.reserved + Bytes(cuda_context_bytes(arch) + nccl_buffer_bytes(arch, cfg));
+  r.overhead = r.device - r.allocated;
+  r.host = Bytes(ms.host_per_node);
+  return r;
+}
+
+}  // namespace
+
+MemoryModel::MemoryModel(const ModelSpec& model, const Cluster& cluster)
+    : model_(model), cluster_(cluster) {}
+
+MemoryBreakdown MemoryModel::estimate(const TrainConfig& cfg) const {
+  const RankParams rp = rank_params(model_, cfg, cfg.zero.param_persistence_threshold);
+  const int p = std::max(1, cfg.pp);
+  const int layers = (model_.layers + p - 1) / p;
+  const double head = rp.embed;  // untied LM head, or the tied embedding's copy (p > 1)
+
+  StageLoad first;
+  first.layers = layers;
+  first.first = true;
+  first.last = p == 1;
+  first.params = layers * rp.layer + rp.embed + rp.other_embed;
+  if (p == 1) first.params += rp.tail + (rp.untied_head ? head : 0);
+  if (p > 1) {
+    first.in_flight = std::min(p, std::max(1, cfg.grad_accum));
+    if (cfg.vpp > 1) first.in_flight *= 1 + (p - 1.0) / (p * static_cast<double>(cfg.vpp));
+  }
+  MemoryBreakdown best = stage_memory(model_, cluster_, cfg, rp, first);
+  if (p > 1) {
+    StageLoad last;
+    last.layers = layers;
+    last.last = true;
+    last.params = layers * rp.layer + rp.tail + head;
+    const MemoryBreakdown other = stage_memory(model_, cluster_, cfg, rp, last);
+    if (other.device > best.device) best = other;
+  }
+  return best;
+}
+
+}  // namespace dsplan

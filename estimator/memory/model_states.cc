@@ -1,0 +1,145 @@
+// Model states per framework. Notation: P = params on this rank's replica, N = dp,
+// w = bytes of the working (16-bit or fp32) copy, s = optimizer state bytes per param.
+//  DeepSpeed   ZeRO-0: wP params, wP grads (+4P fp32 accumulation for bf16), (4+s)P.
+//              ZeRO-1: wP params, wP grads + 4P/N fp32 grad partition, (4+s)P/N.
+//              ZeRO-2: wP params, (w+4)P/N grads, (4+s)P/N.
+//              ZeRO-3: wP/N params, 4P/N fp32 grads, (4+s)P/N, + 2w x largest module.
+//              Offload moves the fp32 grads, master and states (and at 'all' the ZeRO-3
+//              params) to the host. fp32 runs still clone an fp32 master partition.
+//  Megatron    wP params, 4P fp32 main grads, (4+s)P master+states (/N with the
+//              distributed optimizer, zero_stage >= 1): 18 or 6 + 12/N for Adam.
+//  FSDP        fp32 sharded params/grads 4P/N each, sP/N; FULL_SHARD (stage 3) gathers
+//              one unit plus one prefetched and the unit's 16-bit grads; SHARD_GRAD_OP
+//              (stage 2) keeps every 16-bit param gathered from forward to backward.
+//  DDP (amp)   fp32 params + grads (4P each), sP, plus the 16-bit weight casts autocast
+//              saves for backward (2P). zero_stage 1/2 = optimizer-state / gradient
+//              sharding (ZeroRedundancyOptimizer, fairscale OSS/ShardedDDP).
+// Host per node = 1.5 x ranks per node x max(fp32 model built on the CPU at init,
+// offloaded states), following DeepSpeed's estimators (peers.md section 2).
+#include "estimator/memory/model_states.h"
+
+#include <algorithm>
+
+namespace dsplan {
+
+namespace {
+
+struct Ctx {
+  double P, N, w, s, master;
+  bool mixed;
+};
+
+ModelStateMemory deepspeed_states(const ModelStateInputs& in, const Ctx& c) {
+  ModelStateMemory m;
+  const bool off_opt = in.zero_stage >= 1 && in.offload != Offload::none;
+  const bool off_par = in.zero_stage == 3 && in.offload == Offload::all;
+  const double states_shard = (4 + c.s) * c.P / c.N;  // fp32 master + optimizer states
+  double host_rank = 0;
+  double init_rank = 4 * c.P;  // the fp32 model each rank builds on the CPU first
+  switch (in.zero_stage) {
+    case 0:
+      m.params = c.w * c.P;
+      m.grads = c.w * c.P + (in.precision == Precision::bf16 ? 4 * c.P : 0);
+      m.optimizer = (c.master + c.s) * c.P;
+      break;
+    case 1:
+      m.params = c.w * c.P;
+      m.grads = c.w * c.P + (off_opt ? 0 : 4 * c.P / c.N);
+      m.optimizer = off_opt ? 0 : states_shard;
+      break;
+    case 2:
+      m.params = c.w * c.P;
+      m.grads = off_opt ? 0 : (c.w + 4) * c.P / c.N;
+      m.optimizer = off_opt ? 0 : states_shard;
+      break;
+    default:
+      m.params = (off_par ? 0 : c.w * c.P / c.N) + c.w * in.persistent;
+      m.grads = off_opt ? 0 : 4 * c.P / c.N;
+      m.optimizer = off_opt ? 0 : states_shard;
+      m.gathered = 2 * c.w * in.largest_module;
+      init_rank = 4 * in.largest_module;  // zero.Init partitions while constructing
+      break;
+  }
+  if (off_opt) host_rank = 4 * c.P / c.N + states_shard;
+  if (off_par) host_rank += c.w * c.P / c.N;
+  m.host_per_node = kHostBufferFactor * in.gpus_per_node * std::max(init_rank, host_rank);
+  return m;
+}
+
+ModelStateMemory megatron_states(const ModelStateInputs& in, const Ctx& c) {
+  ModelStateMemory m;
+  m.params = c.w * c.P;
+  m.grads = 4 * c.P;  // fp32 main_grad buffer in every precision
+  const double opt = (c.master + c.s) * c.P / (in.zero_stage >= 1 ? c.N : 1);
+  if (in.offload == Offload::none) {
+    m.optimizer = opt;
+  } else {
+    m.host_per_node = kHostBufferFactor * in.gpus_per_node * opt;
+  }
+  return m;
+}
+
+ModelStateMemory fsdp_states(const ModelStateInputs& in, const Ctx& c) {
+  ModelStateMemory m;
+  const double shard = in.zero_stage >= 2 ? c.N : 1;
+  const double sharded = (4 + 4 + c.s) * c.P / shard;  // fp32 params, fp32 grads, states
+  const bool off = in.offload != Offload::none;
+  if (in.zero_stage >= 2) {
+    m.params = off ? 0 : 4 * c.P / shard;
+    m.grads = off ? 0 : 4 * c.P / shard;
+    m.optimizer = off ? 0 : c.s * c.P / shard;
+    if (in.zero_stage == 3) {
+      m.gathered = 3 * c.w * in.fsdp_unit;  // unit + prefetched unit + unit's grads
+    } else {
+      m.params += c.w * c.P;  // SHARD_GRAD_OP keeps params gathered fwd -> bwd
+      m.gathered = c.w * in.fsdp_unit;
+    }
+  } else {
+    m.params = 4 * c.P + (c.mixed ? 2 * c.P : 0);
+    m.grads = 4 * c.P;
+    m.optimizer = c.s * c.P;
+  }
+  const double host_rank = off ? sharded : 0;
+  m.host_per_node = kHostBufferFactor * in.gpus_per_node * std::max(4 * c.P, host_rank);
+  return m;
+}
+
+ModelStateMemory ddp_states(const ModelStateInputs& in, const Ctx& c) {
+  ModelStateMemory m;
+  m.params = 4 * c.P + (c.mixed ? 2 * c.P : 0);
+  m.grads = 4 * c.P / (in.zero_stage >= 2 ? c.N : 1);
+  m.optimizer = c.s * c.P / (in.zero_stage >= 1 ? c.N : 1);
+  m.host_per_node = kHostBufferFactor * in.gpus_per_node * 4 * c.P;
+  return m;
+}
+
+}  // namespace
+
+double optimizer_state_bytes(Optimizer opt, double adafactor_bytes_per_param) {
+  switch (opt) {
+    case Optimizer::adam: return 8;                  // exp_avg + exp_avg_sq in fp32
+    case Optimizer::sgd: return 4;                   // momentum buffer
+    case Optimizer::adafactor: return adafactor_bytes_per_param;
+    case Optimizer::adam_8bit: return 2 + 2 * 4.0 / 2048;  // 2 uint8 states + fp32 absmax/2048
+  }
+  return 8;
+}
+
+ModelStateMemory model_state_memory(const ModelStateInputs& in) {
+  Ctx c;
+  c.P = in.params;
+  c.N = std::max(1, in.dp);
+  c.mixed = in.precision != Precision::fp32;
+  c.w = c.mixed ? 2 : 4;
+  c.s = optimizer_state_bytes(in.optimizer, in.adafactor_bytes_per_param);
+  c.master = c.mixed ? 4 : 0;
+  switch (in.framework) {
+    case Framework::deepspeed: return deepspeed_states(in, c);
+    case Framework::megatron: return megatron_states(in, c);
+    case Framework::fsdp: return fsdp_states(in, c);
+    case Framework::ddp: return ddp_states(in, c);
+  }
+  return deepspeed_states(in, c);
+}
+
+}  // namespace dsplan
