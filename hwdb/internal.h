@@ -42,7 +42,7 @@ std::optional<Json> apply_base(const Json& j, std::string_view dir, const std::s
 bool get_number(JsonObjectReader& r, std::string_view key, double& out, double hi,
                 std::string_view what, bool zero_ok = false, bool required = true);
 
-// A double rounded to 12 significant digits, so that unit conversions print cleanly.
+// A double rounded to 15 significant digits, so that unit conversions print cleanly.
 double tidy(double x);
 
 }  // namespace hwdb_detail

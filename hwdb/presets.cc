@@ -48,9 +48,11 @@ std::string preset_label(const EmbeddedFile& f) {
 Diagnostic unknown_name(std::string file, std::string path, std::string_view what,
                         std::string_view name, const std::vector<std::string>& known) {
   std::optional<std::string> near = closest_match(name, known);
-  if (!near && !name.empty()) {  // "h100" -> "h100-80gb": a name that contains the word
+  // "h100" -> "h100-80gb": a name that starts with the word, else one that contains it.
+  for (auto* pos : {+[](std::size_t p) { return p == 0; },
+                    +[](std::size_t p) { return p != std::string::npos; }}) {
     for (const auto& k : known)
-      if (k.find(name) != std::string::npos) { near = k; break; }
+      if (!near && !name.empty() && pos(k.find(name))) near = k;
   }
   std::string hint = near ? "did you mean \"" + *near + "\"? " : std::string();
   hint += "known: " + join(known);
@@ -104,7 +106,7 @@ bool get_number(JsonObjectReader& r, std::string_view key, double& out, double h
 
 double tidy(double x) {
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%.12g", x);
+  std::snprintf(buf, sizeof buf, "%.15g", x);
   return std::strtod(buf, nullptr);
 }
 

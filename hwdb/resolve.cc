@@ -35,14 +35,23 @@ std::string fmt(const char* f, double x) {
   return buf;
 }
 
-// A file holds a system, or just a GPU (an object with "arch" and no "gpu").
+// A file holds a system, or just a GPU: an object without "gpu" that has "arch" or
+// starts from a GPU preset ("base").
+bool is_gpu_object(const Json& j) {
+  if (!j.is_object() || j.contains("gpu")) return false;
+  if (j.contains("arch")) return true;
+  auto b = j.find("base");
+  return b != j.end() && b->is_string() &&
+         hwdb_detail::find_preset(hwdb_detail::kGpuDir, b->get<std::string>()) != nullptr;
+}
+
 Expected<SystemSpec> load_file(const std::string& path, std::optional<int> gpus_per_node,
                                const FileReader& read_file, bool& generic) {
   Expected<std::string> text = read_file(path);
   if (!text) return text.errors();
   Expected<Json> j = parse_json_text(*text, path);
   if (!j) return j.errors();
-  if (j->is_object() && j->contains("arch") && !j->contains("gpu")) {
+  if (is_gpu_object(*j)) {
     Expected<GpuSpec> g = parse_gpu_json(*j, path);
     if (!g) return g.errors();
     generic = true;

@@ -1,0 +1,120 @@
+// Every shipped preset loads, is named after its file, cites a source, and gives the
+// datasheet peaks and capacities of shared/reference/hardware-and-comm.md §1.
+#include <gtest/gtest.h>
+
+#include "core/embedded.h"
+#include "hwdb/hwdb.h"
+#include "hwdb/internal.h"
+
+namespace dsplan {
+namespace {
+
+double peak_fp16(const std::string& gpu) { return in_TFLOPS(gpu_preset(gpu)->matmul_peak(Precision::fp16)); }
+
+TEST(HwdbPresets, DenseFp16PeaksMatchTheDatasheets) {
+  // 80 SMs x 1024 FLOP/clk x 1.53 GHz = 125.34 TFLOP/s
+  EXPECT_NEAR(peak_fp16("v100-16gb"), 125.3, 0.05);
+  EXPECT_NEAR(peak_fp16("v100-32gb"), 125.3, 0.05);
+  // 108 x 2048 x 1.41 GHz = 311.87
+  EXPECT_NEAR(peak_fp16("a100-40gb"), 311.9, 0.05);
+  EXPECT_NEAR(peak_fp16("a100-80gb"), 311.9, 0.05);
+  EXPECT_NEAR(peak_fp16("a100-pcie-80gb"), 311.9, 0.05);
+  // 132 x 4096 x 1.83 GHz = 989.40
+  EXPECT_NEAR(peak_fp16("h100-80gb"), 989.4, 0.05);
+  EXPECT_NEAR(peak_fp16("h200-141gb"), 989.4, 0.05);
+  // PCIe parts: 80 x 1024 x 1.38 = 113.0 (datasheet 112); 114 x 4096 x 1.62 = 756.4 (756)
+  EXPECT_NEAR(peak_fp16("v100-pcie-16gb"), 113.0, 0.1);
+  EXPECT_NEAR(peak_fp16("h100-pcie-80gb"), 756.4, 0.1);
+}
+
+TEST(HwdbPresets, OtherPrecisionsMatchTheDatasheets) {
+  GpuPeaks a = gpu_peaks_TFLOPS(*gpu_preset("a100-80gb"));
+  EXPECT_NEAR(a.bf16_tc, 311.9, 0.05);
+  EXPECT_NEAR(a.tf32_tc, 155.9, 0.05);  // 108 x 1024 x 1.41
+  EXPECT_NEAR(a.fp32, 19.5, 0.05);      // 108 x 128 x 1.41 = 19.49
+  GpuPeaks h = gpu_peaks_TFLOPS(*gpu_preset("h100-80gb"));
+  EXPECT_NEAR(h.tf32_tc, 494.7, 0.05);  // 132 x 2048 x 1.83
+  EXPECT_NEAR(h.fp32, 66.9, 0.05);      // 132 x 256 x 1.98 = 66.9 (datasheet 67)
+  GpuPeaks v = gpu_peaks_TFLOPS(*gpu_preset("v100-32gb"));
+  EXPECT_EQ(v.bf16_tc, 0.0);  // Volta has no bf16 or tf32 tensor cores
+  EXPECT_EQ(v.tf32_tc, 0.0);
+  EXPECT_NEAR(v.fp32, 15.7, 0.05);  // 80 x 128 x 1.53 = 15.67
+}
+
+TEST(HwdbPresets, MemoryIsTheNvidiaSmiTotal) {
+  // nvidia-smi totals in MiB; memory_GiB stores MiB / 1024.
+  EXPECT_DOUBLE_EQ(in_MiB(gpu_preset("v100-16gb")->memory), 16160);
+  EXPECT_DOUBLE_EQ(in_MiB(gpu_preset("v100-32gb")->memory), 32510);
+  EXPECT_DOUBLE_EQ(in_MiB(gpu_preset("a100-40gb")->memory), 40960);
+  EXPECT_DOUBLE_EQ(in_MiB(gpu_preset("a100-80gb")->memory), 81920);
+  EXPECT_DOUBLE_EQ(in_MiB(gpu_preset("h100-80gb")->memory), 81559);
+  EXPECT_DOUBLE_EQ(in_MiB(gpu_preset("h200-141gb")->memory), 143771);
+}
+
+TEST(HwdbPresets, EveryPresetLoadsAndIsNamedAfterItsFile) {
+  std::vector<std::string> gpus = gpu_preset_names(), systems = system_preset_names();
+  EXPECT_EQ(gpus.size(), 10u);
+  EXPECT_EQ(systems.size(), 7u);
+  for (const auto& n : gpus) {
+    auto g = gpu_preset(n);
+    ASSERT_TRUE(g.ok()) << n << ": " << g.errors()[0].to_string();
+    EXPECT_EQ(g->name, n);
+  }
+  for (const auto& n : systems) {
+    auto s = system_preset(n);
+    ASSERT_TRUE(s.ok()) << n << ": " << s.errors()[0].to_string();
+    EXPECT_EQ(s->name, n);
+  }
+}
+
+TEST(HwdbPresets, EveryPresetFileCitesASource) {
+  for (const auto& f : hardware_preset_files()) {
+    Json j = Json::parse(f.text);
+    ASSERT_TRUE(j.contains("source")) << f.path;
+    EXPECT_NE(j["source"].get<std::string>().find("hardware-and-comm.md"), std::string::npos) << f.path;
+  }
+}
+
+TEST(HwdbPresets, SystemsMatchTheNodeTable) {
+  auto a = system_preset("dgx-a100");
+  EXPECT_EQ(a->gpu.name, "a100-80gb");
+  EXPECT_EQ(a->gpus_per_node, 8);
+  EXPECT_DOUBLE_EQ(in_GBps(a->intra_bw_per_gpu), 300);  // 600 GB/s bidirectional / 2
+  EXPECT_DOUBLE_EQ(a->nic_bw.v * 8 / 1e9, 200);          // HDR
+  auto h = system_preset("dgx-h100");
+  EXPECT_TRUE(h->nvls);
+  EXPECT_DOUBLE_EQ(in_GBps(h->intra_bw_per_gpu), 450);
+  EXPECT_DOUBLE_EQ(h->nics_per_node * h->nic_bw.v * 8 / 1e9, 3200);  // 8 x NDR 400
+  auto d1 = system_preset("dgx1-v100");
+  EXPECT_EQ(d1->topology, IntraTopology::nvlink_mesh);
+  EXPECT_EQ(d1->nics_per_node, 4);
+  auto d2 = system_preset("dgx2");
+  EXPECT_EQ(d2->gpus_per_node, 16);
+  EXPECT_EQ(d2->gpu.name, "v100-32gb");
+  auto p = system_preset("polaris");
+  EXPECT_EQ(p->gpus_per_node, 4);
+  EXPECT_EQ(p->gpu.name, "a100-40gb");
+  EXPECT_EQ(p->nics_per_node, 2);
+  EXPECT_DOUBLE_EQ(in_GiB(p->host_memory), 512);
+  EXPECT_EQ(p->cpu_cores, 32);
+  EXPECT_FALSE(system_preset("dgx-h200")->gpu.name.empty());
+  EXPECT_EQ(system_preset("dgx-h200")->gpu.name, "h200-141gb");
+}
+
+TEST(HwdbPresets, PcieCardsHaveNoNvlink) {
+  for (const char* n : {"v100-pcie-16gb", "a100-pcie-40gb", "a100-pcie-80gb", "h100-pcie-80gb"})
+    EXPECT_EQ(gpu_preset(n)->nvlink_links, 0) << n;
+}
+
+TEST(HwdbPresets, UnknownPresetSuggestsTheNearestName) {
+  auto g = gpu_preset("a100-80g");
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.errors()[0].message, "unknown GPU preset \"a100-80g\"");
+  EXPECT_NE(g.errors()[0].hint.find("did you mean \"a100-80gb\""), std::string::npos);
+  auto s = system_preset("dgx-h10");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.errors()[0].hint.find("did you mean \"dgx-h100\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dsplan
