@@ -1,11 +1,114 @@
-// Placeholder for 'dsplan bench' until its owner lands it.
+// `dsplan bench`: speed of the model, measured rather than asserted in unit tests.
+//  - closed-form tier: memory + step-time evaluations per second on one core, over the
+//    structurally valid points of the gpt-2.7b / 16-GPU default space, cycled;
+//  - whole-space ranking: wall time of `estimate` (both tiers) for gpt-2.7b on 16 GPUs
+//    and gpt-175b on 1024 GPUs, median of repeats.
+// Results go to docs/benchmarks.md by hand; `--json` for machines.
+#include <algorithm>
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+
 #include "cli/commands.h"
+#include "cli/estimate_options.h"
 
 namespace dsplan::cli {
+namespace {
+
+struct BenchCli {
+  int repeats = 5;
+  double min_seconds = 2.0;
+  bool json = false;
+};
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+struct Scenario {
+  std::string model;
+  int gpus;
+  double median_s = 0, min_s = 0;
+  long long evaluated = 0;
+};
+
+int run(const BenchCli& b) {
+  std::vector<Scenario> scenarios{{"gpt-2.7b", 16}, {"gpt-175b", 1024}};
+  for (auto& s : scenarios) {
+    EstimateOptions o;
+    o.model = s.model;
+    o.gpus = s.gpus;
+    std::vector<double> times;
+    for (int i = 0; i < std::max(1, b.repeats); ++i) {
+      auto p = run_estimate(o);
+      if (!p) return report(p.errors());
+      times.push_back(p->seconds);
+      s.evaluated = p->result.evaluated;
+    }
+    std::sort(times.begin(), times.end());
+    s.median_s = times[times.size() / 2];
+    s.min_s = times.front();
+  }
+
+  // Closed-form tier alone.
+  EstimateOptions o;
+  o.model = "gpt-2.7b";
+  o.gpus = 16;
+  auto prepared = run_estimate(o);
+  if (!prepared) return report(prepared.errors());
+  const PlanRequest& req = prepared->request;
+  std::vector<TrainConfig> configs;
+  auto strategy = make_exhaustive_strategy(req.space, req.model, req.cluster);
+  std::vector<std::string> invalid;
+  while (auto c = strategy->next(invalid))
+    if (invalid.empty()) configs.push_back(*c);
+  const MemoryModel mem(req.model, req.cluster);
+  const StepTimeModel time(req.model, req.cluster, req.efficiency);
+  long long evals = 0;
+  double sink = 0;
+  auto t0 = Clock::now();
+  double elapsed = 0;
+  while (elapsed < b.min_seconds && !configs.empty()) {
+    for (const auto& c : configs) {
+      sink += mem.estimate(c).device.v + time.estimate(c).step.v;
+      ++evals;
+    }
+    elapsed = seconds_since(t0);
+  }
+  const double per_s = elapsed > 0 ? evals / elapsed : 0;
+
+  if (b.json) {
+    Json j;
+    j["closed_form"] = {{"configs_per_s_per_core", per_s}, {"evaluations", evals}, {"seconds", elapsed},
+                        {"distinct_configs", configs.size()}, {"checksum", sink}};
+    j["estimate"] = Json::array();
+    for (const auto& s : scenarios)
+      j["estimate"].push_back({{"model", s.model}, {"gpus", s.gpus}, {"evaluated", s.evaluated},
+                               {"median_s", s.median_s}, {"min_s", s.min_s}});
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << std::fixed << std::setprecision(0) << "closed-form tier: " << per_s
+            << " configurations/s on one core (" << evals << " evaluations of " << configs.size()
+            << " distinct gpt-2.7b/16-GPU configurations in " << std::setprecision(2) << elapsed << " s)\n";
+  for (const auto& s : scenarios)
+    std::cout << "estimate --model " << s.model << " --gpus " << s.gpus << ": " << s.evaluated
+              << " configurations ranked in " << std::setprecision(3) << s.median_s << " s (median of " << b.repeats
+              << ", min " << s.min_s << " s)\n";
+  return 0;
+}
+
+}  // namespace
 
 void add_bench(CLI::App& app, int& exit_code) {
-  auto* sub = app.add_subcommand("bench", "(not yet available)");
-  sub->callback([&exit_code] { exit_code = report({Diagnostic{"", "", "'bench' is not available in this build", ""}}); });
+  auto cli = std::make_shared<BenchCli>();
+  auto* sub = app.add_subcommand("bench", "Measure how fast the model evaluates and ranks configurations");
+  sub->add_option("--repeats", cli->repeats, "Repeats of each whole-space estimate (default 5)");
+  sub->add_option("--min-seconds", cli->min_seconds, "Minimum time for the closed-form loop (default 2)");
+  sub->add_flag("--json", cli->json, "Print results as JSON");
+  sub->callback([cli, &exit_code] { exit_code = run(*cli); });
 }
 
 }  // namespace dsplan::cli
