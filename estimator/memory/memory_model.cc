@@ -92,31 +92,36 @@ struct StageLoad {
   bool last = false;
 };
 
+// Peak activation bytes of one stage. Three phases never overlap: the loss (logits of
+// the last micro-batch on the last stage, at the end of its forward), and the backward of
+// one layer (its gradient temporaries, plus under full recomputation its re-run forward).
 double stage_activations(const ModelSpec& m, const TrainConfig& cfg, const LayerShape& x,
                          const StageLoad& st) {
   double stored = 0;
+  double layer_phase = layer_backward_transient(x);
   if (cfg.checkpointing == Checkpointing::full) {
     LayerShape live = x;
     live.selective = false;
-    stored = layer_checkpoint_bytes(x) * st.layers * st.in_flight + layer_activation(live).total();
+    stored = layer_checkpoint_bytes(x) * st.layers * st.in_flight;
+    layer_phase += layer_activation(live).total();
   } else {
     stored = layer_activation(x).total() * st.layers * st.in_flight;
   }
   const double sb = x.s * x.b;
-  double act = stored + layer_backward_transient(x);
   if (st.first) {
     // int64 token ids + the embedding dropout mask, per micro-batch in flight.
-    act += (8 * sb + (x.dropout ? sb * x.h / (x.sp ? x.t : 1) : 0)) * st.in_flight;
+    stored += (8 * sb + (x.dropout ? sb * x.h / (x.sp ? x.t : 1) : 0)) * st.in_flight;
   }
+  double loss_phase = 0;
   if (st.last) {
-    act += 2 * x.e * sb * x.h;  // final-norm input and LM-head input
+    stored += 2 * x.e * sb * x.h;  // final-norm input and LM-head input
     if (m.vocab_logits) {
       const double vp = static_cast<double>(padded_vocab(m, cfg.tp));
       const double per = x.e == 2 ? 2 + 4 : 4 + 4;  // logits + fp32 copy/log-softmax
-      act += sb * vp / x.t * per;
+      loss_phase = sb * vp / x.t * per;
     }
   }
-  return act;
+  return stored + std::max(loss_phase, layer_phase);
 }
 
 struct Buffers {

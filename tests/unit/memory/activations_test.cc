@@ -1,0 +1,83 @@
+// Per-layer activation bytes against Korthikanti et al. 2022 (arXiv 2205.05198, Table 2)
+// and Megatron's theoretical_memory_usage (peers.md sec. 3) where they model the same thing.
+#include "estimator/memory/activations.h"
+
+#include <gtest/gtest.h>
+
+namespace dsplan {
+namespace {
+
+// GPT-3 175B shape from the paper: s = 2048, h = 12288, a = 96, b = 1.
+LayerShape gpt3(double t = 1) {
+  LayerShape x;
+  x.b = 1; x.s = 2048; x.h = 12288; x.heads = 96; x.q = 12288; x.kv = 12288;
+  x.f = 4 * 12288; x.t = t;
+  return x;
+}
+
+double sbh(const LayerShape& x) { return x.s * x.b * x.h; }
+
+TEST(Activations, KorthikantiNoParallelism) {
+  const LayerShape x = gpt3();
+  // sbh (34 + 5 a s / h) with 5 a s / h = 5 * 96 * 2048 / 12288 = 80.
+  EXPECT_DOUBLE_EQ(layer_activation(x).total(), sbh(x) * (34 + 80));
+}
+
+TEST(Activations, KorthikantiTensorAndSequenceParallel) {
+  const LayerShape x = gpt3(8);
+  // TP only: sbh (10 + 24/t + 5as/(ht)) = sbh (10 + 3 + 10).
+  EXPECT_DOUBLE_EQ(layer_activation(x).total(), sbh(x) * (10 + 3 + 10));
+  LayerShape sp = x;
+  sp.sp = true;  // TP + SP: sbh/t (34 + 5as/h) = sbh (34 + 80) / 8.
+  EXPECT_DOUBLE_EQ(layer_activation(sp).total(), sbh(x) * (34 + 80) / 8);
+  sp.selective = true;  // + selective recompute: 34 sbh / t.
+  EXPECT_DOUBLE_EQ(layer_activation(sp).total(), sbh(x) * 34 / 8);
+}
+
+TEST(Activations, MegatronSelectiveFormulaForOtherFfnWidths) {
+  // Megatron: sbh (18 + 4 ffn/h) / t with SP + selective; ffn = 2.5h -> 28 sbh / t.
+  LayerShape x = gpt3(4);
+  x.f = 2.5 * x.h;
+  x.sp = true;
+  x.selective = true;
+  EXPECT_DOUBLE_EQ(layer_activation(x).total(), sbh(x) * 28 / 4);
+}
+
+TEST(Activations, FlashAttentionDropsQuadraticTermsAddsLogsumexp) {
+  LayerShape x = gpt3();
+  x.flash = true;
+  // 34 sbh + 4 b a s bytes of fp32 logsumexp.
+  EXPECT_DOUBLE_EQ(layer_activation(x).total(), sbh(x) * 34 + 4 * 96 * 2048);
+}
+
+TEST(Activations, GqaGatedNoDropoutFp32) {
+  // Llama-2-70B-like: h 8192, 64 heads, 8 KV heads, f 28672, SwiGLU (fused: 3 f-tensors),
+  // no dropout, flash. Replicated 4 x 2 sbh = 8; Q + O = 2 x 2 = 4; K + V = 2 x 2 x 1/8
+  // = 0.5; MLP 3 x 2 x 3.5 = 21 -> 33.5 sbh + 4 b a s.
+  LayerShape x;
+  x.b = 1; x.s = 4096; x.h = 8192; x.heads = 64; x.q = 8192; x.kv = 1024; x.f = 28672;
+  x.mlp_tensors = 3; x.dropout = false; x.flash = true;
+  EXPECT_DOUBLE_EQ(layer_activation(x).total(), sbh(x) * 33.5 + 4 * 64 * 4096);
+  // fp32 doubles every activation; dropout masks stay one byte: GPT-3 shape in fp32 is
+  // sbh (4 x 4 + 2 + 4 x 4 ... ) = (16 + 2) + 48 + (4 + 1 + 4) a s / h = 66 + 9 x 16.
+  LayerShape f = gpt3();
+  f.e = 4;
+  EXPECT_DOUBLE_EQ(layer_activation(f).total(), sbh(f) * (18 + 48 + 9 * 16));
+}
+
+TEST(Activations, FullCheckpointKeepsTwoSbhPerLayer) {
+  LayerShape x = gpt3(8);
+  EXPECT_DOUBLE_EQ(layer_checkpoint_bytes(x), 2 * sbh(x));
+  x.sp = true;  // with SP the stored input is split over t
+  EXPECT_DOUBLE_EQ(layer_checkpoint_bytes(x), 2 * sbh(x) / 8);
+}
+
+TEST(Activations, AmpSoftmaxIsSavedInFp32) {
+  LayerShape x = gpt3();
+  x.amp_softmax = true;
+  // quadratic: fp32 softmax 4 + mask 1 + fp16 cast 2 = 7 per a s^2 b (vs 5 fused fp16).
+  EXPECT_DOUBLE_EQ(layer_activation(x).quadratic, 7.0 * 96 * 2048 * 2048);
+}
+
+}  // namespace
+}  // namespace dsplan

@@ -1,0 +1,153 @@
+// MemoryModel::estimate end to end: totals add up, each knob moves memory the way the
+// mechanism says, pipeline stages and logits are accounted, and estimate() is fast.
+#include "estimator/memory.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "estimator/memory/activations.h"
+#include "estimator/memory/overhead.h"
+#include "estimator/params.h"
+
+namespace dsplan {
+namespace {
+
+ModelSpec llama8b() {
+  ModelSpec m;
+  m.name = "llama3-8b";
+  m.layers = 32; m.hidden = 4096; m.heads = 32; m.kv_heads = 8; m.head_dim = 128;
+  m.ffn_hidden = 14336; m.gated_mlp = true; m.activation = Activation::silu;
+  m.vocab = 128256; m.tied_embeddings = false; m.position = PositionKind::rotary;
+  m.max_positions = 8192; m.norm = NormKind::rmsnorm; m.linear_bias = false;
+  return m;
+}
+
+Cluster a100x8(int gpus = 8) {
+  Cluster c;
+  c.node.gpu.arch = GpuArch::ampere;
+  c.node.gpu.memory = GiB(80);
+  c.node.gpus_per_node = 8;
+  c.num_gpus = gpus;
+  return c;
+}
+
+double gib(Bytes b) { return in_GiB(b); }
+
+TEST(MemoryModel, BreakdownSumsToTotals) {
+  MemoryModel mm(llama8b(), a100x8());
+  TrainConfig cfg;
+  cfg.dp = 8; cfg.zero_stage = 2; cfg.seq_len = 4096; cfg.flash_attention = true;
+  const MemoryBreakdown r = mm.estimate(cfg);
+  const Bytes sum5 = r.params + r.grads + r.optimizer + r.activations + r.buffers;
+  EXPECT_NEAR(sum5.v, r.allocated.v, 1.0);
+  EXPECT_NEAR((r.allocated + r.overhead).v, r.device.v, 1.0);
+  EXPECT_NEAR(r.reserved.v, r.allocated.v * (1 + kAllocatorFragmentation), 1.0);
+  EXPECT_GT(r.device, r.reserved);
+  // bf16 ZeRO-2, N = 8: params 2P exactly.
+  EXPECT_NEAR(r.params.v, 2.0 * total_params(llama8b()), 1e3);
+}
+
+TEST(MemoryModel, KnobsMoveMemoryTheRightWay) {
+  MemoryModel mm(llama8b(), a100x8());
+  TrainConfig base;
+  base.dp = 8; base.zero_stage = 1; base.seq_len = 4096; base.micro_batch = 2;
+  const double m0 = gib(mm.estimate(base).device);
+  TrainConfig c = base;
+  c.micro_batch = 4;
+  EXPECT_GT(gib(mm.estimate(c).device), m0);
+  c = base; c.flash_attention = true;
+  EXPECT_LT(gib(mm.estimate(c).activations), gib(mm.estimate(base).activations));
+  c = base; c.checkpointing = Checkpointing::selective;
+  const double sel = gib(mm.estimate(c).activations);
+  c.checkpointing = Checkpointing::full;
+  const double full = gib(mm.estimate(c).activations);
+  EXPECT_LT(sel, gib(mm.estimate(base).activations));
+  EXPECT_LT(full, sel);
+  c = base; c.zero_stage = 3;
+  EXPECT_LT(gib(mm.estimate(c).params), gib(mm.estimate(base).params));
+  const double host_z3 = gib(mm.estimate(c).host);  // zero.Init: 1.5 x 8 x 4 x largest
+  c.offload = Offload::all;
+  const MemoryBreakdown off = mm.estimate(c);
+  EXPECT_LT(gib(off.optimizer), 1e-9);
+  EXPECT_GT(gib(off.host), host_z3);
+  // ZeRO-1 builds the fp32 model on every rank's CPU first: 1.5 x 8 x 4 B x 8.03e9.
+  EXPECT_NEAR(gib(mm.estimate(base).host), 1.5 * 8 * 4 * total_params(llama8b()) / kGiB, 1e-6);
+}
+
+TEST(MemoryModel, Llama3LogitsDominateAtLargeVocab) {
+  // b s V x (2 + 4) bytes: 1 x 8192 x 128256 x 6 = 6.30e9 B = 5.87 GiB of the activations.
+  MemoryModel mm(llama8b(), a100x8());
+  TrainConfig cfg;
+  cfg.dp = 8; cfg.zero_stage = 3; cfg.seq_len = 8192; cfg.flash_attention = true;
+  cfg.checkpointing = Checkpointing::full;
+  const double act = mm.estimate(cfg).activations.v;
+  EXPECT_GT(act, 8192.0 * 128256 * 6);
+  ModelSpec head = llama8b();
+  head.vocab_logits = false;
+  const double act_nohead = MemoryModel(head, a100x8()).estimate(cfg).activations.v;
+  // The loss phase and the recompute of one layer do not overlap: the logits replace the
+  // smaller of the two phases, so the difference is positive and below the logits.
+  EXPECT_GT(act - act_nohead, 0.5 * 8192.0 * 128256 * 6);
+  EXPECT_LE(act - act_nohead, 8192.0 * 128256 * 6);
+}
+
+TEST(MemoryModel, PipelineStageZeroHoldsInFlightMicrobatches) {
+  ModelSpec m = llama8b();
+  m.vocab_logits = false;  // so that stage 0, not the logits stage, is the most loaded
+  MemoryModel mm(m, a100x8());
+  TrainConfig cfg;
+  cfg.framework = Framework::megatron;
+  cfg.tp = 2; cfg.pp = 4; cfg.dp = 1; cfg.seq_len = 4096; cfg.flash_attention = true;
+  cfg.sequence_parallel = true; cfg.grad_accum = 1;
+  const double one = mm.estimate(cfg).activations.v;
+  cfg.grad_accum = 16;  // stage 0 now holds p = 4 micro-batches
+  const double four = mm.estimate(cfg).activations.v;
+  EXPECT_GT(four, 2.5 * one);
+  cfg.vpp = 2;  // x (1 + (p-1)/(p v)) = 1 + 3/8
+  const double inter = mm.estimate(cfg).activations.v;
+  EXPECT_GT(inter, four * 1.2);
+  EXPECT_LT(inter, four * 1.375 + 1);
+}
+
+TEST(MemoryModel, TensorParallelShardsLayersButNotNorms) {
+  MemoryModel mm(llama8b(), a100x8());
+  TrainConfig cfg;
+  cfg.framework = Framework::megatron;
+  cfg.dp = 1;
+  const double p1 = mm.estimate(cfg).params.v;
+  cfg.tp = 8;
+  const double p8 = mm.estimate(cfg).params.v;
+  EXPECT_GT(p8, p1 / 8);      // norms replicated
+  EXPECT_LT(p8, p1 / 8 * 1.01);
+}
+
+TEST(MemoryModel, OverheadIsContextNcclAndFragmentation) {
+  EXPECT_NEAR(cuda_context_bytes(GpuArch::ampere), GiB(0.5).v, 1);
+  TrainConfig single;
+  EXPECT_EQ(nccl_buffer_bytes(GpuArch::ampere, single), 0.0);
+  TrainConfig dp;
+  dp.dp = 8;
+  // 16 channels x 2 peers x 9.2 MiB = 294.4 MiB for one communicator.
+  EXPECT_NEAR(nccl_buffer_bytes(GpuArch::ampere, dp), MiB(294.4).v, 1);
+}
+
+TEST(MemoryModel, EstimateIsFast) {
+  MemoryModel mm(llama8b(), a100x8());
+  TrainConfig cfg;
+  cfg.dp = 8; cfg.zero_stage = 3; cfg.flash_attention = true;
+  const int n = 200000;
+  double sink = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) {
+    cfg.micro_batch = 1 + (i & 7);
+    sink += mm.estimate(cfg).device.v;
+  }
+  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / n;
+  EXPECT_GT(sink, 0);
+  std::printf("estimate(): %.0f ns per call\n", ns);
+  EXPECT_LT(ns, 2000.0);  // target < 1 us; 2x margin for a loaded CI machine
+}
+
+}  // namespace
+}  // namespace dsplan

@@ -1,0 +1,139 @@
+// Model-state memory against DeepSpeed's own estimators (peers.md sec. 2, DeepSpeed
+// @38327e0 stage_1_and_2.py / stage3.py) and Megatron's theoretical_memory_usage
+// (peers.md sec. 3). The DeepSpeed formulas are written out here as published and our
+// component-wise model must reproduce them when configured the same way (fp16, Adam).
+#include "estimator/memory/model_states.h"
+
+#include <gtest/gtest.h>
+
+namespace dsplan {
+namespace {
+
+struct DsEstimate {
+  double gpu, cpu;
+};
+
+// estimate_zero2_model_states_mem_needs(P, gpn, nodes, cpu_offload, 1.5)
+DsEstimate ds_zero2(double P, int gpn, int nodes, bool offload) {
+  const double n = gpn * nodes;
+  if (offload) return {2 * P, P * std::max(4 * n, 16.0) * 1.5};
+  return {2 * P + 18 * P / n, 4 * P * gpn * 1.5};
+}
+
+// estimate_zero3_model_states_mem_needs(P, largest, gpn, nodes, offload, offload_params,
+// zero_init=True, 1.5)
+DsEstimate ds_zero3(double P, double largest, int gpn, int nodes, bool off, bool off_params) {
+  const double n = gpn * nodes, g = 1.0 / nodes, ll = 4 * largest;
+  if (off && off_params) return {ll, 18 * P * g * 1.5};
+  if (off) return {ll + 2 * P / n, 16 * P * g * 1.5};
+  return {ll + 18 * P / n, 4 * largest * gpn * 1.5};
+}
+
+ModelStateInputs fp16_adam(double P, int gpn, int nodes, int stage, Offload off) {
+  ModelStateInputs in;
+  in.framework = Framework::deepspeed;
+  in.precision = Precision::fp16;
+  in.optimizer = Optimizer::adam;
+  in.zero_stage = stage;
+  in.offload = off;
+  in.params = P;
+  in.dp = gpn * nodes;
+  in.gpus_per_node = gpn;
+  in.nodes = nodes;
+  return in;
+}
+
+TEST(ModelStates, MatchesDeepSpeedZero2Estimator) {
+  // GPT-2 XL sized (1.56e9) and a 13e9 model, one node of 8 and one of 4 GPUs.
+  for (double P : {1.558e9, 13e9}) {
+    for (int gpn : {4, 8}) {
+      for (bool off : {false, true}) {
+        const auto ds = ds_zero2(P, gpn, 1, off);
+        const auto m = model_state_memory(fp16_adam(P, gpn, 1, 2, off ? Offload::optimizer : Offload::none));
+        EXPECT_NEAR(m.gpu_total(), ds.gpu, 1e-6 * ds.gpu) << P << " " << gpn << " " << off;
+        EXPECT_NEAR(m.host_per_node, ds.cpu, 1e-6 * ds.cpu) << P << " " << gpn << " " << off;
+      }
+    }
+  }
+  // 2P + 18P/N by hand: P = 1e9, N = 8 -> 2e9 + 2.25e9 = 4.25e9 bytes.
+  EXPECT_DOUBLE_EQ(model_state_memory(fp16_adam(1e9, 8, 1, 2, Offload::none)).gpu_total(), 4.25e9);
+}
+
+TEST(ModelStates, MatchesDeepSpeedZero3Estimator) {
+  const double P = 6.7e9, largest = 50432.0 * 4096;  // embedding is the largest module
+  for (int nodes : {1, 2, 4}) {
+    for (int mode = 0; mode < 3; ++mode) {
+      const bool off = mode >= 1, off_params = mode == 2;
+      auto in = fp16_adam(P, 8, nodes, 3,
+                          off_params ? Offload::all : off ? Offload::optimizer : Offload::none);
+      in.largest_module = largest;
+      const auto ds = ds_zero3(P, largest, 8, nodes, off, off_params);
+      const auto m = model_state_memory(in);
+      EXPECT_NEAR(m.gpu_total(), ds.gpu, 1e-6 * ds.gpu) << nodes << " " << mode;
+      EXPECT_NEAR(m.host_per_node, ds.cpu, 1e-6 * ds.cpu) << nodes << " " << mode;
+    }
+  }
+}
+
+TEST(ModelStates, MegatronEighteenBytesOrDistributedOptimizer) {
+  ModelStateInputs in;
+  in.framework = Framework::megatron;
+  in.precision = Precision::bf16;
+  in.params = 1e9;
+  in.dp = 8;
+  // 2 (bf16 params) + 4 (fp32 main grads) + 4 (master) + 8 (Adam) = 18 B/param.
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 18e9);
+  in.zero_stage = 1;  // --use-distributed-optimizer: 6 + 12/dp = 6 + 1.5 = 7.5 B/param
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 7.5e9);
+}
+
+TEST(ModelStates, OptimizersAndPrecisions) {
+  ModelStateInputs in = fp16_adam(1e9, 1, 1, 0, Offload::none);
+  // DeepSpeed ZeRO-0 fp16: 2 + 2 + 4 + 8 = 16 B/param; SGD momentum: 2 + 2 + 4 + 4 = 12.
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 16e9);
+  in.optimizer = Optimizer::sgd;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 12e9);
+  // 8-bit Adam: 2 + 2 + 4 + (2 + 8/2048) = 10.00390625 B/param.
+  in.optimizer = Optimizer::adam_8bit;
+  EXPECT_NEAR(model_state_memory(in).gpu_total(), 10.00390625e9, 1);
+  // Adafactor with a factored moment of 0.01 B/param: 2 + 2 + 4 + 0.01.
+  in.optimizer = Optimizer::adafactor;
+  in.adafactor_bytes_per_param = 0.01;
+  EXPECT_NEAR(model_state_memory(in).gpu_total(), 8.01e9, 1);
+  // bf16 ZeRO-0 accumulates fp32 grads: 2 + (2 + 4) + 4 + 8 = 20.
+  in.optimizer = Optimizer::adam;
+  in.precision = Precision::bf16;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 20e9);
+  // fp32 DeepSpeed ZeRO-0: 4 + 4 + 8 = 16 (no master copy).
+  in.precision = Precision::fp32;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 16e9);
+}
+
+TEST(ModelStates, ZeroStagesShrinkMonotonically) {
+  double prev = 1e300;
+  for (int stage = 0; stage <= 3; ++stage) {
+    const double gpu = model_state_memory(fp16_adam(1e9, 8, 1, stage, Offload::none)).gpu_total();
+    EXPECT_LT(gpu, prev) << "stage " << stage;
+    prev = gpu;
+  }
+  // ZeRO-1, N = 8: 2 + 2 + (4 + 12)/8 = 6 B/param.
+  EXPECT_DOUBLE_EQ(model_state_memory(fp16_adam(1e9, 8, 1, 1, Offload::none)).gpu_total(), 6e9);
+}
+
+TEST(ModelStates, DdpAndFsdp) {
+  ModelStateInputs in;
+  in.framework = Framework::ddp;
+  in.precision = Precision::fp16;
+  in.params = 1e9;
+  in.dp = 4;
+  // torch.amp: 4 (fp32 params) + 2 (16-bit weight casts) + 4 (grads) + 8 (Adam) = 18.
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 18e9);
+  in.framework = Framework::fsdp;
+  in.zero_stage = 3;
+  in.fsdp_unit = 1e8;
+  // FULL_SHARD, N = 4: (4 + 4 + 8)/4 = 4 B/param + 3 x 2 B x 1e8 unit = 4.6e9.
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 4.6e9);
+}
+
+}  // namespace
+}  // namespace dsplan
