@@ -1,0 +1,39 @@
+// Pass and layer durations from StepCosts. See pass_costs.h for the model.
+#include "simulator/pass_costs.h"
+
+namespace dsplan::sim {
+
+int chunk_layers(const StepCosts& c, int chunk) {
+  const int base = c.layers_per_rank / c.vpp;
+  return base + (chunk < c.layers_per_rank % c.vpp ? 1 : 0);
+}
+
+Seconds layer_tp_comm(const StepCosts& c, bool forward) {
+  return forward ? c.layer.tp_comm_fwd : c.layer.tp_comm_bwd;
+}
+
+Seconds layer_time(const StepCosts& c, bool forward) {
+  const Seconds work = forward ? c.layer.fwd : c.layer.bwd + c.layer.recompute;
+  return work + layer_tp_comm(c, forward);
+}
+
+Seconds gather_exposure(Seconds gather, Seconds layer, int layers, bool prefetch) {
+  if (gather.v <= 0.0 || layers <= 0) return Seconds{};
+  if (!prefetch) return gather * layers;
+  const Seconds pipelined = max(gather, layer) * layers + min(gather, layer);
+  return pipelined - layer * layers;
+}
+
+PassCost pass_cost(const StepCosts& c, int rank, int chunk, bool forward) {
+  const int n = chunk_layers(c, chunk);
+  const Seconds layer = layer_time(c, forward);
+  const Seconds gathers = gather_exposure(c.layer.param_gather, layer, n, c.zero3_prefetch);
+  PassCost cost;
+  cost.blocking_comm = layer_tp_comm(c, forward) * n + gathers;
+  cost.duration = layer * n + gathers;
+  if (rank == 0 && chunk == 0) cost.duration += forward ? c.embed_fwd : c.embed_bwd;
+  if (rank == c.pp - 1 && chunk == c.vpp - 1) cost.duration += forward ? c.head_fwd : c.head_bwd;
+  return cost;
+}
+
+}  // namespace dsplan::sim

@@ -1,0 +1,42 @@
+// Durations of the compute tasks built from StepCosts: one forward or backward pass of a
+// model chunk for one micro-batch, and the per-layer pieces of the last backward.
+//
+// A pass over n layers costs n layer costs, plus the embedding on rank 0's chunk 0 and
+// the head (final norm, logits, loss) on the last rank's last chunk. Tensor-parallel
+// collectives block the compute stream, so they are added to the pass and recorded as
+// its blocking communication; recomputation is added to the backward.
+//
+// ZeRO-3 gathers of the n layers of a pass (gather g, layer compute c):
+//   without prefetch each layer waits for its own gather:         n (g + c)
+//   with prefetch the gather of layer i+1 runs during layer i, so the gathers run back
+//   to back while compute keeps up:                               n max(g, c) + min(g, c)
+// (the first gather of a pass is never hidden). The excess over n c is blocking
+// communication. The last micro-batch's backward is built per layer with explicit gather
+// tasks on the gather stream instead (backward_tail.h), which reproduces these sums.
+#pragma once
+
+#include "core/units.h"
+#include "estimator/step_costs.h"
+
+namespace dsplan::sim {
+
+struct PassCost {
+  Seconds duration;       // time on the compute stream
+  Seconds blocking_comm;  // part of it spent in blocking collectives
+};
+
+// Layers held by one chunk: layers_per_rank / vpp, the first layers_per_rank % vpp
+// chunks holding one more.
+int chunk_layers(const StepCosts& costs, int chunk);
+
+// One layer's compute-stream time (TP collectives included) in one direction.
+Seconds layer_time(const StepCosts& costs, bool forward);
+Seconds layer_tp_comm(const StepCosts& costs, bool forward);
+
+// Exposed ZeRO-3 gather time of a pass over `layers` layers of compute `layer` each.
+Seconds gather_exposure(Seconds gather, Seconds layer, int layers, bool prefetch);
+
+// A whole pass of chunk `chunk` on rank `rank` for one micro-batch.
+PassCost pass_cost(const StepCosts& costs, int rank, int chunk, bool forward);
+
+}  // namespace dsplan::sim

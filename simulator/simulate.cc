@@ -1,0 +1,133 @@
+// simulate_step(): validate, build the graph, schedule it, attribute the timeline.
+#include "simulator/simulate.h"
+
+#include <cmath>
+
+#include <boost/graph/topological_sort.hpp>  // boost::not_a_dag
+
+#include "simulator/breakdown.h"
+#include "simulator/scheduler.h"
+#include "simulator/step_graph.h"
+
+namespace dsplan {
+
+namespace {
+
+// Bounds the graph size (about two tasks per pass); ~100 MB of tasks at the limit.
+constexpr double kMaxPasses = 2e6;
+
+void check_count(const char* path, int value, int min, Diagnostics& out) {
+  if (value >= min) return;
+  out.push_back({"", path, std::string(path + 1) + " must be at least " + std::to_string(min),
+                 "got " + std::to_string(value)});
+}
+
+template <class Q>
+void check_amount(const char* path, Q q, Diagnostics& out) {
+  if (std::isfinite(q.v) && q.v >= 0.0) return;
+  out.push_back({"", path, std::string(path + 1) + " must be finite and not negative",
+                 "got " + std::to_string(q.v)});
+}
+
+void check_amounts(const StepCosts& c, Diagnostics& out) {
+  const LayerCosts& l = c.layer;
+  check_amount("/layer/fwd", l.fwd, out);
+  check_amount("/layer/bwd", l.bwd, out);
+  check_amount("/layer/recompute", l.recompute, out);
+  check_amount("/layer/tp_comm_fwd", l.tp_comm_fwd, out);
+  check_amount("/layer/tp_comm_bwd", l.tp_comm_bwd, out);
+  check_amount("/layer/param_gather", l.param_gather, out);
+  check_amount("/layer/grad_reduce", l.grad_reduce, out);
+  check_amount("/layer/grad_bytes", l.grad_bytes, out);
+  check_amount("/embed_fwd", c.embed_fwd, out);
+  check_amount("/embed_bwd", c.embed_bwd, out);
+  check_amount("/head_fwd", c.head_fwd, out);
+  check_amount("/head_bwd", c.head_bwd, out);
+  check_amount("/p2p", c.p2p, out);
+  check_amount("/embed_grad_sync", c.embed_grad_sync, out);
+  check_amount("/bucket_bytes", c.bucket_bytes, out);
+  check_amount("/grad_reduce_tail", c.grad_reduce_tail, out);
+  check_amount("/param_allgather", c.param_allgather, out);
+  check_amount("/optimizer", c.optimizer, out);
+  check_amount("/offload_d2h", c.offload_d2h, out);
+  check_amount("/offload_h2d", c.offload_h2d, out);
+}
+
+std::vector<CriticalPathStep> path_steps(const sim::TaskGraph& g, const sim::Schedule& s) {
+  std::vector<CriticalPathStep> out;
+  for (sim::TaskId v : sim::critical_path(g, s)) {
+    out.push_back({sim::task_name(g.task(v)), s.start[v], g.task(v).duration});
+  }
+  return out;
+}
+
+std::vector<StreamUtilisation> utilisation(const sim::TaskGraph& g, const sim::Schedule& s) {
+  std::vector<Seconds> busy(g.streams().size());
+  std::vector<bool> used(g.streams().size(), false);
+  for (sim::TaskId v = 0; v < g.size(); ++v) {
+    const int stream = g.task(v).stream;
+    if (stream < 0) continue;
+    busy[stream] += g.task(v).duration;
+    used[stream] = true;
+  }
+  std::vector<StreamUtilisation> out;
+  for (std::size_t i = 0; i < busy.size(); ++i) {
+    if (!used[i]) continue;
+    const double u = s.makespan.v > 0.0 ? busy[i] / s.makespan : 0.0;
+    out.push_back({sim::stream_name(g.streams()[i]), busy[i], u});
+  }
+  return out;
+}
+
+}  // namespace
+
+Diagnostics validate_step_costs(const StepCosts& c) {
+  Diagnostics out;
+  check_count("/pp", c.pp, 1, out);
+  check_count("/vpp", c.vpp, 1, out);
+  check_count("/micro_batches", c.micro_batches, 1, out);
+  check_count("/layers_per_rank", c.layers_per_rank, std::max(1, c.vpp), out);
+  check_amounts(c, out);
+  if (out.empty()) {
+    const double passes = 2.0 * c.pp * c.vpp * c.micro_batches;
+    if (passes > kMaxPasses) {
+      out.push_back({"", "", "the step graph would hold " + std::to_string(passes) +
+                                 " passes, too many to simulate",
+                     "reduce micro_batches, pp or vpp (at most 2e6 passes)"});
+    }
+  }
+  return out;
+}
+
+Expected<SimulationResult> simulate_step(const StepCosts& costs) {
+  if (Diagnostics errs = validate_step_costs(costs); !errs.empty()) return errs;
+  const sim::StepGraph sg = sim::build_step_graph(costs);
+  sim::Schedule schedule;
+  try {
+    schedule = sim::list_schedule(sg.graph);
+  } catch (const boost::not_a_dag&) {
+    return Diagnostic{"", "", "internal error: the step graph has a cycle",
+                      "please report the StepCosts that produced it"};
+  }
+  SimulationResult r;
+  r.step = schedule.makespan;
+  r.critical_rank = sim::critical_rank(sg, schedule);
+  r.breakdown = sim::attribute(sg, schedule, r.critical_rank);
+  r.critical_path = path_steps(sg.graph, schedule);
+  r.streams = utilisation(sg.graph, schedule);
+  r.tasks = sg.graph.size();
+  return r;
+}
+
+Seconds closed_form_sum(const StepCosts& c) {
+  const LayerCosts& l = c.layer;
+  const double layers = static_cast<double>(c.pp) * c.layers_per_rank;
+  const Seconds per_layer = l.fwd + l.bwd + l.recompute + l.tp_comm_fwd + l.tp_comm_bwd +
+                            l.param_gather * 2.0;
+  const Seconds per_mb = per_layer * layers + c.embed_fwd + c.embed_bwd + c.head_fwd +
+                         c.head_bwd;
+  return per_mb * c.micro_batches + l.grad_reduce * layers + c.grad_reduce_tail +
+         c.embed_grad_sync + c.optimizer + c.param_allgather + c.offload_d2h + c.offload_h2d;
+}
+
+}  // namespace dsplan

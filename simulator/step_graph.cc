@@ -1,0 +1,184 @@
+// Construction of the step graph: streams, pipeline passes, sends, gradient reduction,
+// offload copies and the optimizer update. See step_graph.h for the model.
+#include "simulator/step_graph.h"
+
+#include "simulator/backward_tail.h"
+#include "simulator/pass_costs.h"
+#include "simulator/pipeline_order.h"
+
+namespace dsplan::sim {
+
+namespace {
+
+struct PassIds {
+  TaskId first = kNoTask;
+  TaskId last = kNoTask;
+};
+
+Task make_task(TaskKind kind, int stream, int rank, Seconds duration) {
+  Task t;
+  t.kind = kind;
+  t.stream = stream;
+  t.rank = rank;
+  t.duration = duration;
+  return t;
+}
+
+class Builder {
+ public:
+  explicit Builder(const StepCosts& c)
+      : c_(c), stages_(c.pp * c.vpp),
+        fwd_(static_cast<std::size_t>(c.micro_batches) * stages_),
+        bwd_(fwd_.size()), buckets_(c.pp) {}
+
+  StepGraph build() {
+    sg_.offload = c_.offload_d2h.v > 0.0 || c_.offload_h2d.v > 0.0;
+    add_streams();
+    for (int r = 0; r < c_.pp; ++r) {
+      orders_.push_back(rank_order(c_.pp, c_.vpp, c_.micro_batches, r));
+      for (const PipelineOp& op : orders_[r]) add_pass(r, op);
+      sg_.last_compute.push_back(sg_.graph.last_on(sg_.ranks[r].compute));
+    }
+    for (int r = 0; r < c_.pp; ++r) add_sends(r);
+    for (int r = 0; r < c_.pp; ++r) add_reductions(r);
+    add_embed_sync();
+    add_update();
+    return std::move(sg_);
+  }
+
+ private:
+  const StepCosts& c_;
+  int stages_;
+  StepGraph sg_;
+  std::vector<PassIds> fwd_, bwd_;  // by idx(micro_batch, stage)
+  std::vector<std::vector<GradBucket>> buckets_;
+  std::vector<std::vector<PipelineOp>> orders_;
+
+  std::size_t idx(int mb, int stage) const {
+    return static_cast<std::size_t>(mb) * stages_ + stage;
+  }
+  int stage(int rank, int chunk) const { return chunk * c_.pp + rank; }
+
+  void add_streams() {
+    TaskGraph& g = sg_.graph;
+    for (int r = 0; r < c_.pp; ++r) {
+      RankStreams s;
+      s.compute = g.add_stream(StreamKind::compute, r);
+      s.dp = g.add_stream(StreamKind::dp_comm, r);
+      if (c_.pp > 1) s.p2p = g.add_stream(StreamKind::p2p, r);
+      if (c_.layer.param_gather.v > 0.0) s.gather = g.add_stream(StreamKind::gather, r);
+      if (sg_.offload) s.host = g.add_stream(StreamKind::host, r);
+      sg_.ranks.push_back(s);
+    }
+  }
+
+  void add_pass(int rank, const PipelineOp& op) {
+    const RankStreams& s = sg_.ranks[rank];
+    const std::size_t i = idx(op.micro_batch, stage(rank, op.chunk));
+    if (!op.forward && op.micro_batch == c_.micro_batches - 1) {
+      const TailTasks t = add_backward_tail(sg_.graph, c_, TailStreams{s.compute, s.gather},
+                                            rank, op.chunk, buckets_[rank]);
+      bwd_[i] = PassIds{t.first, t.last};
+      return;
+    }
+    const PassCost cost = pass_cost(c_, rank, op.chunk, op.forward);
+    Task t = make_task(op.forward ? TaskKind::forward : TaskKind::backward, s.compute, rank,
+                       cost.duration);
+    t.blocking_comm = cost.blocking_comm;
+    t.micro_batch = op.micro_batch;
+    t.chunk = op.chunk;
+    const TaskId id = sg_.graph.add_task(t);
+    (op.forward ? fwd_ : bwd_)[i] = PassIds{id, id};
+  }
+
+  // Output of pass `op` on `rank` to the pass that consumes it, through a send when the
+  // consumer is on another rank.
+  void add_sends(int rank) {
+    TaskGraph& g = sg_.graph;
+    for (const PipelineOp& op : orders_[rank]) {
+      const int s = stage(rank, op.chunk);
+      const int mb = op.micro_batch;
+      if (op.forward) g.add_dep(fwd_[idx(mb, s)].last, bwd_[idx(mb, s)].first);
+      const int to = op.forward ? s + 1 : s - 1;
+      if (to < 0 || to >= stages_) continue;
+      const TaskId from = (op.forward ? fwd_ : bwd_)[idx(mb, s)].last;
+      const TaskId dest = (op.forward ? fwd_ : bwd_)[idx(mb, to)].first;
+      if (to % c_.pp == rank) {
+        g.add_dep(from, dest);
+        continue;
+      }
+      Task t = make_task(TaskKind::p2p_send, sg_.ranks[rank].p2p, rank, c_.p2p);
+      t.micro_batch = mb;
+      t.chunk = op.chunk;
+      const TaskId send = g.add_task(t);
+      g.add_dep(from, send);
+      g.add_dep(send, dest);
+    }
+  }
+
+  void add_reductions(int rank) {
+    TaskGraph& g = sg_.graph;
+    const RankStreams& s = sg_.ranks[rank];
+    const TaskId last_compute = sg_.last_compute[rank];
+    const bool overlap = c_.overlap_grad_reduce;
+    int index = 0;
+    for (const GradBucket& b : buckets_[rank]) {
+      Task t = make_task(TaskKind::grad_reduce, s.dp, rank, c_.layer.grad_reduce * b.layers);
+      t.bucket = index++;
+      const TaskId reduce = g.add_task(t);
+      g.add_dep(overlap ? b.ready : last_compute, reduce);
+      if (!sg_.offload || !overlap) continue;
+      Task copy = make_task(TaskKind::offload_d2h, s.host, rank,
+                            c_.offload_d2h * (b.layers / c_.layers_per_rank));
+      copy.bucket = t.bucket;
+      g.add_dep(reduce, g.add_task(copy));
+    }
+    const TaskId tail = g.add_task(make_task(TaskKind::grad_reduce_tail, s.dp, rank,
+                                             c_.grad_reduce_tail));
+    g.add_dep(last_compute, tail);
+    if (sg_.offload && !overlap) {
+      g.add_dep(tail, g.add_task(make_task(TaskKind::offload_d2h, s.host, rank,
+                                           c_.offload_d2h)));
+    }
+  }
+
+  void add_embed_sync() {
+    if (c_.embed_grad_sync.v <= 0.0) return;
+    TaskGraph& g = sg_.graph;
+    const TaskId sync = g.add_task(make_task(TaskKind::embed_grad_sync, sg_.ranks[0].dp, 0,
+                                             c_.embed_grad_sync));
+    g.add_dep(sg_.last_compute[0], sync);
+    g.add_dep(sg_.last_compute[c_.pp - 1], sync);
+  }
+
+  void add_update() {
+    TaskGraph& g = sg_.graph;
+    const TaskId barrier = g.add_task(make_task(TaskKind::barrier, -1, 0, Seconds{}));
+    for (const RankStreams& s : sg_.ranks) {
+      g.add_dep(g.last_on(s.dp), barrier);
+      if (s.host >= 0) g.add_dep(g.last_on(s.host), barrier);
+    }
+    for (int r = 0; r < c_.pp; ++r) {
+      const RankStreams& s = sg_.ranks[r];
+      TaskId before_gather;
+      if (sg_.offload) {
+        const TaskId adam =
+            g.add_task(make_task(TaskKind::optimizer_cpu, s.host, r, c_.optimizer));
+        g.add_dep(barrier, adam);
+        before_gather = g.add_task(make_task(TaskKind::offload_h2d, s.host, r, c_.offload_h2d));
+      } else {
+        before_gather = g.add_task(make_task(TaskKind::optimizer_gpu, s.compute, r, c_.optimizer));
+        g.add_dep(barrier, before_gather);
+      }
+      const TaskId gather =
+          g.add_task(make_task(TaskKind::param_allgather, s.dp, r, c_.param_allgather));
+      g.add_dep(before_gather, gather);
+    }
+  }
+};
+
+}  // namespace
+
+StepGraph build_step_graph(const StepCosts& costs) { return Builder(costs).build(); }
+
+}  // namespace dsplan::sim
