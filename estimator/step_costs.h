@@ -36,6 +36,9 @@ struct StepCosts {
   Bytes bucket_bytes;            // DP gradient bucket size (DeepSpeed reduce_bucket_size)
   bool overlap_grad_reduce = true;  // reduce buckets during the last micro-batch's backward
   bool zero3_prefetch = false;      // ZeRO-3 gathers overlap the previous layer's compute
+  // ZeRO-2/3 partition gradients, so every micro-batch's backward reduces its layer
+  // buckets, grad_reduce_tail and offload_d2h (not only the last micro-batch's).
+  bool grad_reduce_every_micro_batch = false;
   Seconds grad_reduce_tail;      // reduction that cannot overlap (last bucket, embeddings)
   Seconds param_allgather;       // ZeRO-1/2 parameter all-gather after the optimizer step
   Seconds optimizer;             // optimizer step on GPU, or CPU Adam when offloaded

@@ -1,8 +1,16 @@
 // Step time of one training configuration: the closed-form tier evaluated for every
 // point of the search space. The simulator (simulator/) refines the finalists from the
-// same per-operator costs. Formulas and sources: docs/model.md, "Step time".
+// same per-operator costs (costs()). Formulas and sources: docs/model/time.md.
+//
+// Performance: estimate() is called ~1e5-1e6 times per search. The constructor
+// precomputes model constants; per-layer operator costs (keyed by tp, sp, micro-batch,
+// sequence, checkpointing, flash, precision, framework) and per-parallelism
+// communication costs are memoised in fixed-size tables allocated once. A StepTimeModel
+// is therefore NOT thread-safe: give each thread its own copy (copies start with empty
+// tables). estimate_into() reuses the breakdown's storage and does not allocate once warm.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +19,7 @@
 #include "core/model_spec.h"
 #include "core/train_config.h"
 #include "core/units.h"
+#include "estimator/step_costs.h"
 
 namespace dsplan {
 
@@ -29,12 +38,31 @@ struct StepTimeBreakdown {
 class StepTimeModel {
  public:
   StepTimeModel(const ModelSpec& model, const Cluster& cluster, const Efficiency& eff);
+  StepTimeModel(const StepTimeModel& o);
+  StepTimeModel& operator=(const StepTimeModel& o);
+  StepTimeModel(StepTimeModel&&) noexcept;
+  StepTimeModel& operator=(StepTimeModel&&) noexcept;
+  ~StepTimeModel();
+
   StepTimeBreakdown estimate(const TrainConfig& cfg) const;
+  void estimate_into(const TrainConfig& cfg, StepTimeBreakdown& out) const;
+  // Per-operator costs of the most loaded pipeline stage, for the simulator. estimate()
+  // is the closed form over exactly these costs.
+  StepCosts costs(const TrainConfig& cfg) const;
+
+  const ModelSpec& model() const { return model_; }
+  const Cluster& cluster() const { return cluster_; }
+  const Efficiency& efficiency() const { return eff_; }
+
+  struct Caches;  // memo tables (estimator/time/step_time.cc)
 
  private:
   ModelSpec model_;
   Cluster cluster_;
   Efficiency eff_;
+  double matmul_params_per_layer_ = 0;  // weights only, for model FLOPs
+  double attn_width_ = 0;               // heads x head_dim
+  mutable std::unique_ptr<Caches> caches_;
 };
 
 }  // namespace dsplan

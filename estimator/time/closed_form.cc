@@ -1,0 +1,130 @@
+// The closed-form step time over StepCosts (docs/model/time.md, "Closed form"):
+//   per micro-batch, slowest stage:  T_mb = L (fwd + tp_fwd + bwd + recompute + tp_bwd)
+//                                    + ZeRO-3 gather exposure + embedding/head + 2 v p2p
+//   step = (m + (p-1)/v) T_mb                       1F1B / interleaved pipeline
+//        + rounds x DP exposure + param all-gather + tied-embedding sync
+//        + optimizer + exposed offload copies
+// DP exposure per reduction round (rounds = m for ZeRO-2/3, else 1): without overlap the
+// whole reduction; with overlap (DDP/FSDP, DeepSpeed overlap_comm) the part that outlasts
+// one micro-batch's backward, at least the last bucket, plus the non-layer tail.
+// Model FLOPs follow Megatron: 6 x matmul weights x tokens + 12 L s (a d) per token for
+// attention, halved when causal, + 6 h V for the logits; per GPU = replica / (tp pp).
+#include <algorithm>
+#include <array>
+
+#include "estimator/time/step_caches.h"
+
+namespace dsplan {
+
+namespace {
+
+// Exposed time of n per-layer gathers next to layers of `layer` compute each: prefetch
+// pipelines gather k+1 behind layer k; without it every gather blocks.
+Seconds gather_exposure(Seconds gather, Seconds layer, int n, bool prefetch) {
+  if (gather.v <= 0 || n <= 0) return Seconds{};
+  if (!prefetch) return gather * n;
+  return max(gather, layer) * n + min(gather, layer) - layer * n;
+}
+
+struct Term {
+  const char* name;
+  double seconds;
+};
+
+// "name NN%" without allocating (fits the small-string buffer).
+void put_term(std::string& s, const Term& t, double step) {
+  const int pct = step > 0 ? static_cast<int>(100.0 * t.seconds / step + 0.5) : 0;
+  s.assign(t.name);
+  s.push_back(' ');
+  if (pct >= 100) s.push_back(char('0' + pct / 100));
+  if (pct >= 10) s.push_back(char('0' + (pct / 10) % 10));
+  s.push_back(char('0' + pct % 10));
+  s.push_back('%');
+}
+
+void fill_critical_path(std::vector<std::string>& out, std::array<Term, 8> terms, double step) {
+  std::sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) { return a.seconds > b.seconds; });
+  std::size_t n = 0;
+  for (const Term& t : terms) {
+    if (t.seconds <= 0 || (n > 0 && t.seconds < 0.05 * step) || n == 4) break;
+    if (out.size() <= n) out.emplace_back();
+    put_term(out[n++], t, step);
+  }
+  out.resize(n);
+}
+
+}  // namespace
+
+void StepTimeModel::estimate_into(const TrainConfig& cfg, StepTimeBreakdown& out) const {
+  const OpEntry& oe = op_entry(*caches_, model_, cluster_, eff_, cfg);
+  const CommEntry& ce = comm_entry(*caches_, model_, cluster_, eff_, cfg);
+  const StepCosts c = assemble_costs(oe, ce, cfg);
+  const OpCosts& op = oe.op;
+  const int L = c.layers_per_rank, m = c.micro_batches, p = c.pp, v = c.vpp;
+  const LayerCosts& l = c.layer;
+
+  const Seconds lf = l.fwd + l.tp_comm_fwd, lb = l.bwd + l.recompute + l.tp_comm_bwd;
+  const Seconds gf = gather_exposure(l.param_gather, lf, L, c.zero3_prefetch);
+  const Seconds gb = gather_exposure(l.param_gather, lb, L, c.zero3_prefetch);
+  const Seconds layers = (lf + lb) * L;
+  const Seconds first = c.embed_fwd + c.embed_bwd + (p == 1 ? c.head_fwd + c.head_bwd : Seconds{});
+  const Seconds last = c.head_fwd + c.head_bwd;
+  const Seconds edge = max(first, last);
+  const Seconds p2p = p > 1 ? c.p2p * (2.0 * v) : Seconds{};
+  const Seconds t_mb = layers + gf + gb + edge + p2p;
+
+  // Compute-only part of the slowest stage (the edge terms include small TP collectives).
+  const bool first_slower = first >= last;
+  const Seconds edge_compute = first_slower ? op.embed_fwd + op.embed_bwd +
+                                                  (p == 1 ? op.head_fwd + op.head_bwd : Seconds{})
+                                            : op.head_fwd + op.head_bwd;
+  const Seconds compute_mb = (l.fwd + l.bwd + l.recompute) * L + min(edge_compute, edge);
+  const Seconds comm_mb = t_mb - compute_mb;
+
+  const Seconds bubble = t_mb * (double(p - 1) / v);
+  const int rounds = c.grad_reduce_every_micro_batch ? m : 1;
+  const Seconds window = (l.bwd + l.recompute) * L;
+  const Seconds reduce = l.grad_reduce * L;
+  Seconds per_round = c.grad_reduce_tail + reduce;
+  if (c.overlap_grad_reduce) {
+    const Seconds free_window = max(Seconds{}, window - l.param_gather * L);
+    const Seconds last_bucket = min(reduce, ce.comm.last_bucket);
+    per_round = c.grad_reduce_tail + max(last_bucket, reduce - free_window);
+  }
+  const Seconds dp = per_round * rounds + c.param_allgather + c.embed_grad_sync;
+  const Seconds d2h_exposed = max(Seconds{}, c.offload_d2h - window) * rounds;
+  const Seconds offload = d2h_exposed + c.offload_h2d;
+
+  out.compute = compute_mb * m;
+  out.bubble = bubble;
+  out.comm_exposed = comm_mb * m + dp;
+  out.optimizer = c.optimizer;
+  out.offload = offload;
+  out.step = t_mb * m + bubble + dp + c.optimizer + offload;
+
+  const double tokens = double(cfg.micro_batch) * cfg.seq_len * m;
+  const double causal = model_.causal ? 0.5 : 1.0;
+  const double logits = model_.vocab_logits ? 6.0 * model_.hidden * double(model_.vocab) : 0.0;
+  const double per_token = 6.0 * matmul_params_per_layer_ * model_.layers + logits +
+                           12.0 * model_.layers * cfg.seq_len * attn_width_ * causal;
+  const double shards = double(std::max(1, cfg.tp)) * std::max(1, cfg.pp);
+  out.model_flops = Flops(tokens * per_token / shards);
+  const double layer_hw = (op.fwd_flops_hw + op.bwd_flops_hw + op.recompute_flops_hw).v;
+  out.hw_flops = Flops(m * (model_.layers * layer_hw + op.head_flops_hw.v) / std::max(1, cfg.pp));
+
+  const double tp_total = ((l.tp_comm_fwd + l.tp_comm_bwd) * (L * m)).v;
+  fill_critical_path(out.critical_path,
+                     {Term{"compute", out.compute.v}, Term{"tp_comm", tp_total},
+                      Term{"p2p", (p2p * m).v}, Term{"bubble", bubble.v},
+                      Term{"z3_gather", ((gf + gb) * m).v}, Term{"dp_sync", dp.v},
+                      Term{"optimizer", c.optimizer.v}, Term{"offload", offload.v}},
+                     out.step.v);
+}
+
+StepTimeBreakdown StepTimeModel::estimate(const TrainConfig& cfg) const {
+  StepTimeBreakdown b;
+  estimate_into(cfg, b);
+  return b;
+}
+
+}  // namespace dsplan

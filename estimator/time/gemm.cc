@@ -1,0 +1,94 @@
+// GEMM cost model (docs/model/time.md, "GEMMs"). For each candidate CTA tile and split-K
+// factor: tiles = ceil(M/Tm) ceil(N/Tn) batch splitK; waves = ceil(tiles/(SMs x o));
+// one wave costs o x 2 Tm Tn (K/splitK) FLOP at the per-SM rate F_SM x peak_fraction x
+// tile_efficiency x eta(K/splitK) x eta_align. The cheapest candidate wins (cuBLAS picks
+// its kernel by heuristics tuned to finish first). HBM time = operand + result bytes
+// (+ fp32 partials for split-K) over the achievable bandwidth; the GEMM costs the max of
+// the two plus a kernel overhead.
+#include "estimator/time/gemm.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace dsplan {
+
+namespace {
+
+struct Tile {
+  int m, n, ctas_per_sm;
+  double efficiency;  // per-SM throughput relative to the largest tile (operand reuse)
+};
+
+// Typical cuBLAS/CUTLASS tensor-core tiles (reference §3). Smaller tiles re-read operands
+// more often from shared memory/L2, so they sustain a lower fraction of the SM's peak.
+constexpr std::array<Tile, 5> kTiles{{
+    {256, 128, 1, 1.00}, {128, 256, 1, 1.00}, {128, 128, 2, 0.95},
+    {128, 64, 2, 0.85},  {64, 64, 4, 0.70},
+}};
+constexpr std::array<int, 4> kSplitK{1, 2, 3, 4};
+constexpr double kMinKPerSplit = 256;
+
+bool aligned(double x, double mult) { return std::fmod(x, mult) == 0.0; }
+
+// Tensor cores want 16-byte-aligned dimensions: multiples of 8 in 16-bit (§3). Volta's
+// cuBLAS falls back to the non-tensor-core half pipe (1/4 rate); Ampere/Hopper cuBLAS 11+
+// keeps tensor cores with narrow loads (taken as half rate).
+double alignment_penalty(const GemmShape& s, Precision p, const GpuSpec& gpu) {
+  if (p == Precision::fp32) return 1.0;
+  if (aligned(s.m, 8) && aligned(s.n, 8) && aligned(s.k, 8)) return 1.0;
+  return gpu.arch == GpuArch::volta ? 0.25 : 0.5;
+}
+
+}  // namespace
+
+GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
+                           const Efficiency& eff) {
+  GemmEstimate best;
+  best.flops = Flops(2.0 * s.m * s.n * s.k * s.batch);
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) return best;
+  const double sms = std::max(1, gpu.sm_count);
+  const double peak_fraction = eff.gemm_peak_fraction[static_cast<std::size_t>(p)];
+  const double f_sm = gpu.matmul_peak(p).v * peak_fraction / sms;
+  const double e = element_bytes(p);
+  const double bw = gpu.hbm_bw.v * eff.hbm_fraction;
+  const double align = alignment_penalty(s, p, gpu);
+  const double base_bytes = e * s.batch * (s.m * s.k + s.k * s.n + s.m * s.n);
+
+  double best_t = -1;
+  for (const Tile& t : kTiles) {
+    const double tm = std::ceil(s.m / t.m), tn = std::ceil(s.n / t.n);
+    for (int split : kSplitK) {
+      if (split > 1 && s.k / split < kMinKPerSplit) break;
+      const double k_split = s.k / split;
+      const double tiles = tm * tn * s.batch * split;
+      const double slots = sms * t.ctas_per_sm;
+      const double waves = std::ceil(tiles / slots);
+      const double eta_k = k_split / (k_split + eff.gemm_k_half);
+      const double wave_s = t.ctas_per_sm * 2.0 * t.m * t.n * k_split /
+                            (f_sm * t.efficiency * eta_k * align);
+      const double t_math = waves * wave_s;
+      const double partial_bytes = split > 1 ? 2.0 * 4.0 * split * s.m * s.n * s.batch : 0.0;
+      const double t_mem = (base_bytes + partial_bytes) / bw;
+      const double extra = split > 1 ? eff.kernel_overhead.v : 0.0;  // reduction kernel
+      const double total = std::max(t_math, t_mem) + eff.kernel_overhead.v + extra;
+      if (best_t >= 0 && total >= best_t) continue;
+      best_t = total;
+      best.tile_m = t.m;
+      best.tile_n = t.n;
+      best.ctas_per_sm = t.ctas_per_sm;
+      best.tiles = tiles;
+      best.waves = waves;
+      best.eta_tile = s.m * s.n / (tm * t.m * tn * t.n);
+      best.eta_wave = tiles / (waves * slots);
+      best.eta_k = eta_k;
+      best.eta_align = align;
+      best.t_math = Seconds(t_math);
+      best.t_mem = Seconds(t_mem);
+      best.time = Seconds(total);
+    }
+  }
+  return best;
+}
+
+}  // namespace dsplan

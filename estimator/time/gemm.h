@@ -1,0 +1,47 @@
+// GEMM time on one GPU: tile and wave quantisation over the SMs, a main-loop efficiency
+// eta(K) = K/(K + k_half), an alignment penalty, and a roofline against HBM traffic.
+// Follows NVIDIA's "Matrix Multiplication Background" guide (tile/wave quantisation) as
+// summarised in shared/reference/hardware-and-comm.md §3; derivation in docs/model/time.md.
+// Assumes cuBLAS picks, among a few CTA tiles, the one that finishes first.
+#pragma once
+
+#include "core/efficiency.h"
+#include "core/hardware_spec.h"
+#include "core/train_config.h"
+#include "core/units.h"
+
+namespace dsplan {
+
+// C[M,N] = A[M,K] * B[K,N], `batch` independent products (bmm).
+struct GemmShape {
+  double m = 0, n = 0, k = 0, batch = 1;
+};
+
+// How the model priced one GEMM (exposed for tests and explanations).
+struct GemmEstimate {
+  int tile_m = 0, tile_n = 0;
+  int ctas_per_sm = 1;
+  double tiles = 0;        // CTAs launched
+  double waves = 0;        // ceil(tiles / (SMs x ctas_per_sm))
+  double eta_tile = 1;     // useful / computed area
+  double eta_wave = 1;     // tiles / (waves x slots)
+  double eta_k = 1;        // main-loop efficiency K/(K + k_half)
+  double eta_align = 1;    // 1, or the penalty for misaligned dimensions
+  Seconds t_math;          // tensor-core (or fp32-pipe) time of all waves
+  Seconds t_mem;           // HBM time of operands and result
+  Seconds time;            // max(t_math, t_mem) + kernel overhead
+  Flops flops;             // 2 M N K batch (useful work)
+};
+
+GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
+                           const Efficiency& eff);
+
+inline Seconds gemm_time(const GemmShape& s, Precision p, const GpuSpec& gpu,
+                         const Efficiency& eff) {
+  return estimate_gemm(s, p, gpu, eff).time;
+}
+
+// Bytes per element of GEMM operands in this training precision.
+inline double element_bytes(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; }
+
+}  // namespace dsplan

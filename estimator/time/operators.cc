@@ -1,0 +1,247 @@
+// Kernel-level decomposition of a training step's compute (docs/model/time.md,
+// "Operator costs"). Notation: b micro-batch, s sequence, h hidden, t TP degree,
+// T = b s tokens, Ts = T/t with sequence parallelism (norms, dropout and residual adds
+// run on a 1/t slice) and T otherwise, e bytes per activation element.
+// Assumptions:
+//  - Megatron fuses scale+mask+softmax and bias+dropout+add; Hugging Face-style models
+//    (every other framework) run scale, mask and softmax as three kernels and dropout and
+//    residual add as two.
+//  - An elementwise kernel's backward moves twice its forward bytes (reads the upstream
+//    gradient and a saved input, writes the input gradient; norms and softmax re-read).
+//  - FlashAttention: forward 4 b s^2 (a/t) d FLOPs, causal runs only the blocks on or
+//    below the diagonal ((n+1)/(2n) of n x n 128-wide blocks); backward 2.5x forward;
+//    it sustains flash_relative(arch) of the GEMM efficiency (FA2: ~64% of A100 peak,
+//    ~35% of H100), backward 0.85 of that. fp32 has no flash kernel: standard attention.
+//  - torch autocast (framework ddp, 16-bit) casts every weight once per forward (6 B/param).
+#include "estimator/time/operators.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "estimator/params.h"
+#include "estimator/time/gemm.h"
+
+namespace dsplan {
+
+namespace {
+
+struct Acc {
+  const GpuSpec& gpu;
+  const Efficiency& eff;
+  Precision p;
+  Seconds t;
+  Flops f;
+  void gemm(double m, double n, double k, double batch = 1) {
+    const GemmEstimate g = estimate_gemm({m, n, k, batch}, p, gpu, eff);
+    t += g.time;
+    f += g.flops;
+  }
+  // dgrad + wgrad of a forward GEMM C[m,n] = A[m,k] B[k,n].
+  void gemm_bwd(double m, double n, double k, double batch = 1) {
+    gemm(m, k, n, batch);  // dA = dC B^T
+    gemm(k, n, m, batch);  // dB = A^T dC
+  }
+  void mem(double bytes, int kernels = 1) {
+    t += Seconds(bytes / (gpu.hbm_bw.v * eff.hbm_fraction)) + eff.kernel_overhead * kernels;
+  }
+  void flops_kernel(double flops, double fraction, double bytes) {
+    const double rate = gpu.matmul_peak(p).v * fraction;
+    const double mem_t = bytes / (gpu.hbm_bw.v * eff.hbm_fraction);
+    t += Seconds(std::max(flops / rate, mem_t)) + eff.kernel_overhead;
+    f += Flops(flops);
+  }
+};
+
+struct Dims {
+  double b, s, h, hq, hkv, f, t, T, Ts, e, heads;
+  bool gated, megatron, flash, causal;
+};
+
+Dims dims(const ModelSpec& m, const OpKey& k) {
+  Dims d{};
+  const double hd = m.head_dim > 0 ? m.head_dim : double(m.hidden) / std::max(1, m.heads);
+  d.b = k.micro_batch;
+  d.s = k.seq_len;
+  d.h = m.hidden;
+  d.t = std::max(1, k.tp);
+  d.heads = m.heads / d.t;
+  d.hq = m.heads * hd;
+  d.hkv = (m.kv_heads > 0 ? m.kv_heads : m.heads) * hd;
+  d.f = m.ffn_hidden;
+  d.T = d.b * d.s;
+  d.Ts = k.sequence_parallel ? d.T / d.t : d.T;
+  d.e = element_bytes(k.precision);
+  d.gated = m.gated_mlp;
+  d.megatron = k.framework == Framework::megatron;
+  d.flash = flash_supported(k);
+  d.causal = m.causal;
+  return d;
+}
+
+double head_dim(const Dims& d) { return d.hq / (d.heads * d.t); }
+
+double flash_relative(GpuArch a) {
+  switch (a) {
+    case GpuArch::volta: return 0.6;
+    case GpuArch::ampere: return 0.8;
+    case GpuArch::hopper: return 0.5;
+  }
+  return 0.8;
+}
+
+double causal_fraction(const Dims& d) {
+  if (!d.causal) return 1.0;
+  const double n = std::ceil(d.s / 128.0);
+  return (n + 1.0) / (2.0 * n);
+}
+
+// Bytes of the s x s score tensor for all local heads.
+double score_elems(const Dims& d) { return d.b * d.heads * d.s * d.s; }
+
+void attention_core_fwd(Acc& a, const Dims& d) {
+  const double hd = head_dim(d), bh = d.b * d.heads;
+  if (d.flash) {
+    const double fl = 4.0 * bh * d.s * d.s * hd * causal_fraction(d);
+    const double bytes = d.e * bh * d.s * hd * (2.0 + 2.0 * std::ceil(d.s / 128.0));
+    const double frac = a.eff.gemm_peak_fraction[std::size_t(a.p)] * flash_relative(a.gpu.arch);
+    a.flops_kernel(fl, frac, bytes);
+    return;
+  }
+  const double sc = score_elems(d);
+  a.gemm(d.s, d.s, hd, bh);                                    // Q K^T
+  a.mem(sc * 2.0 * d.e * (d.megatron ? 1 : 3), d.megatron ? 1 : 3);  // scale, mask, softmax
+  a.mem(sc * (2.0 * d.e + 1.0));                               // dropout + 1-byte mask
+  a.gemm(d.s, hd, d.s, bh);                                    // P V
+}
+
+void attention_core_bwd(Acc& a, const Dims& d) {
+  const double hd = head_dim(d), bh = d.b * d.heads;
+  if (d.flash) {
+    const double fl = 10.0 * bh * d.s * d.s * hd * causal_fraction(d);
+    const double bytes = 2.0 * d.e * bh * d.s * hd * (2.0 + 2.0 * std::ceil(d.s / 128.0));
+    const double frac =
+        0.85 * a.eff.gemm_peak_fraction[std::size_t(a.p)] * flash_relative(a.gpu.arch);
+    a.flops_kernel(fl, frac, bytes);
+    return;
+  }
+  const double sc = score_elems(d);
+  a.gemm_bwd(d.s, hd, d.s, bh);  // P V
+  a.mem(2.0 * sc * (2.0 * d.e + 1.0), 2);
+  a.mem(2.0 * sc * 2.0 * d.e * (d.megatron ? 1 : 3), d.megatron ? 2 : 6);
+  a.gemm_bwd(d.s, d.s, hd, bh);  // Q K^T
+}
+
+// Bytes and kernel count of the elementwise work of one layer's forward.
+struct Elementwise {
+  double bytes = 0;
+  int kernels = 0;
+};
+
+Elementwise layer_elementwise(const Dims& d) {
+  Elementwise w;
+  const double norm = d.Ts * d.h * 2.0 * d.e;
+  const double drop_add = d.megatron ? d.Ts * d.h * (3.0 * d.e + 1.0)
+                                     : d.Ts * d.h * (2.0 * d.e + 1.0) + d.Ts * d.h * 3.0 * d.e;
+  const int drop_add_kernels = d.megatron ? 1 : 2;
+  const double act = d.T * d.f / d.t * (d.gated ? 3.0 : 2.0) * d.e;
+  w.bytes = 2 * norm + 2 * drop_add + act;
+  w.kernels = 2 + 2 * drop_add_kernels + 1;
+  return w;
+}
+
+void layer_gemms(Acc& a, const Dims& d, bool backward) {
+  const double qkv_n = (d.hq + 2.0 * d.hkv) / d.t, fc1_n = d.f * (d.gated ? 2.0 : 1.0) / d.t;
+  const double shapes[4][3] = {
+      {d.T, qkv_n, d.h}, {d.T, d.h, d.hq / d.t}, {d.T, fc1_n, d.h}, {d.T, d.h, d.f / d.t}};
+  for (const auto& s : shapes) backward ? a.gemm_bwd(s[0], s[1], s[2]) : a.gemm(s[0], s[1], s[2]);
+}
+
+double layer_weight_params(const ModelSpec& m) {
+  const ParamCounts c = count_params(m);
+  return double(c.attention + c.mlp);
+}
+
+void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
+                 const GpuSpec& gpu, const Efficiency& eff) {
+  const Elementwise w = layer_elementwise(d);
+  Acc core{gpu, eff, k.precision, {}, {}};
+  attention_core_fwd(core, d);
+  Acc fwd{gpu, eff, k.precision, {}, {}};
+  layer_gemms(fwd, d, false);
+  fwd.mem(w.bytes, w.kernels);
+  if (k.framework == Framework::ddp && k.precision != Precision::fp32)
+    fwd.mem(layer_weight_params(m) / d.t * 6.0);  // autocast weight casts
+  Acc bwd{gpu, eff, k.precision, {}, {}};
+  layer_gemms(bwd, d, true);
+  bwd.mem(2.0 * w.bytes, 2 * w.kernels);
+  attention_core_bwd(bwd, d);
+  o.attn_core_fwd = core.t;
+  o.fwd = fwd.t + core.t;
+  o.bwd = bwd.t;
+  o.fwd_flops_hw = fwd.f + core.f;
+  o.bwd_flops_hw = bwd.f;
+  if (k.ckpt == Checkpointing::full) {
+    o.recompute = o.fwd;
+    o.recompute_flops_hw = o.fwd_flops_hw;
+  } else if (k.ckpt == Checkpointing::selective) {
+    o.recompute = o.attn_core_fwd;
+    o.recompute_flops_hw = core.f;
+  }
+}
+
+void embedding_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
+                     const GpuSpec& gpu, const Efficiency& eff) {
+  Acc a{gpu, eff, k.precision, {}, {}};
+  const double row = d.T * d.h * d.e;
+  double elementwise = 0;  // bytes of the kernels after the gather
+  int kernels = 0;
+  a.mem(2.0 * row);  // word-embedding gather
+  const int extra_tables = (m.position == PositionKind::learned) + (m.type_vocab > 0);
+  elementwise += extra_tables * 5.0 * row;  // gather the row, add it
+  kernels += 2 * extra_tables;
+  if (m.embedding_norm) elementwise += 2.0 * row, kernels += 1;
+  elementwise += 2.0 * row + d.T * d.h, kernels += 1;  // dropout
+  a.mem(elementwise, kernels);
+  o.embed_fwd = a.t;
+  Acc b{gpu, eff, k.precision, {}, {}};
+  b.mem(2.0 * elementwise, 2 * kernels);
+  b.mem(d.T * d.h * (d.e + 4.0) * (1 + extra_tables), 1 + extra_tables);  // scatter-add
+  o.embed_bwd = b.t;
+}
+
+void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
+                const GpuSpec& gpu, const Efficiency& eff) {
+  Acc f{gpu, eff, k.precision, {}, {}};
+  Acc b{gpu, eff, k.precision, {}, {}};
+  if (m.final_norm) {
+    f.mem(d.Ts * d.h * 2.0 * d.e);
+    b.mem(d.Ts * d.h * 4.0 * d.e, 2);
+  }
+  if (m.vocab_logits) {
+    const double v = double(padded_vocab(m, int(d.t))) / d.t;
+    f.gemm(d.T, v, d.h);
+    f.mem(d.T * v * (d.e + 8.0), 3);  // fp32 upcast, max/sum-exp passes of cross-entropy
+    b.mem(d.T * v * (4.0 + d.e));     // softmax - one-hot, back to 16-bit
+    b.gemm_bwd(d.T, v, d.h);
+  } else if (m.pooler) {
+    f.gemm(d.b, d.h, d.h);
+    b.gemm_bwd(d.b, d.h, d.h);
+  }
+  o.head_fwd = f.t;
+  o.head_bwd = b.t;
+  o.head_flops_hw = f.f + b.f;
+}
+
+}  // namespace
+
+OpCosts operator_costs(const ModelSpec& m, const GpuSpec& gpu, const Efficiency& eff,
+                       const OpKey& k) {
+  OpCosts o;
+  const Dims d = dims(m, k);
+  layer_costs(o, m, d, k, gpu, eff);
+  embedding_costs(o, m, d, k, gpu, eff);
+  head_costs(o, m, d, k, gpu, eff);
+  return o;
+}
+
+}  // namespace dsplan

@@ -1,0 +1,50 @@
+// Compute cost of one micro-batch on one tensor-parallel rank, decomposed into kernels:
+// per transformer layer (norms, QKV, attention core, output projection, dropout and
+// residual adds, MLP GEMMs and activation), the embedding (first pipeline stage) and the
+// head (final norm, vocabulary-parallel logits and cross-entropy; last stage). Forward,
+// backward (data- and weight-gradient GEMMs) and recompute are priced separately. GEMMs
+// use gemm.h; memory-bound kernels cost bytes / (HBM x hbm_fraction) + kernel overhead.
+// Communication is not included here (see parallel_comm.h). Formulas: docs/model/time.md.
+#pragma once
+
+#include "core/efficiency.h"
+#include "core/hardware_spec.h"
+#include "core/model_spec.h"
+#include "core/train_config.h"
+#include "core/units.h"
+
+namespace dsplan {
+
+// What the per-layer costs depend on (the memo key of StepTimeModel).
+struct OpKey {
+  int tp = 1;
+  int micro_batch = 1;
+  int seq_len = 1;
+  bool sequence_parallel = false;
+  bool flash = false;
+  Checkpointing ckpt = Checkpointing::none;
+  Precision precision = Precision::bf16;
+  Framework framework = Framework::deepspeed;
+  bool operator==(const OpKey&) const = default;
+};
+
+struct OpCosts {
+  // One transformer layer.
+  Seconds fwd, bwd, recompute;
+  Seconds attn_core_fwd;        // the attention core alone (what selective recompute redoes)
+  Flops fwd_flops_hw;           // FLOPs executed in forward (full s x s for standard attention)
+  Flops bwd_flops_hw;           // FLOPs executed in backward (flash: its 2.5x recompute incl.)
+  Flops recompute_flops_hw;
+  // Outside the layers.
+  Seconds embed_fwd, embed_bwd;
+  Seconds head_fwd, head_bwd;
+  Flops head_flops_hw;          // logits GEMM forward + backward (+ recompute none)
+};
+
+OpCosts operator_costs(const ModelSpec& m, const GpuSpec& gpu, const Efficiency& eff,
+                       const OpKey& k);
+
+// Whether a FlashAttention kernel exists for this precision (16-bit only).
+inline bool flash_supported(const OpKey& k) { return k.flash && k.precision != Precision::fp32; }
+
+}  // namespace dsplan

@@ -1,0 +1,31 @@
+// Optimizer step and CPU offload. On the GPU the step is memory-bound: bytes moved per
+// parameter of the rank's shard over HBM x hbm_fraction. Adam in mixed precision moves
+// 42 B/param (fused Adam reads fp32 param, grad, m, v = 16 B and writes param, m, v =
+// 12 B; the gradient norm reads 2 B; 16-bit grads are widened to fp32, 2 + 4 B; the
+// master weights are narrowed back to 16-bit, 4 + 2 B). ZeRO-Offload runs Adam on the
+// CPU at ~30 B/param over the host memory bandwidth the node's ranks share, and moves 2 B
+// of gradient down and 2 B of parameter up per local parameter over PCIe (Ren et al.,
+// ZeRO-Offload §4). Derivations: docs/model/time.md, "Optimizer and offload".
+#pragma once
+
+#include "core/efficiency.h"
+#include "core/hardware_spec.h"
+#include "core/train_config.h"
+#include "core/units.h"
+
+namespace dsplan {
+
+struct OptimizerCosts {
+  Seconds step;  // on the GPU, or CPU Adam when the optimizer is offloaded
+  Seconds d2h;   // gradients to host, per reduction round
+  Seconds h2d;   // updated 16-bit parameters back, per step
+};
+
+// Bytes the GPU optimizer moves per parameter (documented above and in the docs).
+double optimizer_bytes_per_param(const TrainConfig& cfg, double grad_bytes);
+
+// `shard_params`: parameters this rank updates (its stage, / dp under ZeRO >= 1).
+OptimizerCosts optimizer_costs(double shard_params, double grad_bytes, const TrainConfig& cfg,
+                               const Cluster& cluster, const Efficiency& eff);
+
+}  // namespace dsplan

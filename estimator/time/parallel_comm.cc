@@ -1,0 +1,172 @@
+// Parallelism communication costs; see parallel_comm.h and docs/model/time.md.
+// Framework behaviour assumed (gradient element bytes and bucket sizes):
+//  - DeepSpeed reduces 16-bit gradients in buckets of reduce_bucket_size elements,
+//    overlapping with backward only when overlap_comm is on (default: stage 3 only).
+//  - torch DDP (framework ddp) keeps fp32 parameters under autocast, so it all-reduces
+//    fp32 gradients in 25 MiB buckets overlapped with backward.
+//  - Megatron all-reduces its contiguous gradient buffer once after the backward; bf16
+//    accumulates and reduces fp32 main_grads, fp16 reduces 16-bit gradients.
+//  - FSDP reduce-scatters per transformer layer (one wrapped unit per layer), overlapped.
+#include "estimator/time/parallel_comm.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "estimator/params.h"
+#include "estimator/time/gemm.h"
+
+namespace dsplan {
+
+namespace {
+
+constexpr double kDdpBucketBytes = 25.0 * 1024 * 1024;
+constexpr int kModulesPerLayer = 6;   // 4 linears + 2 norms, each fetched/released
+constexpr int kTensorsPerLayer = 12;  // weights and biases copied into the ipg buffer
+
+Seconds bucketed(const CollectiveModel& c, Collective k, double total, double bucket, CommGroup g) {
+  if (total <= 0 || g.ranks <= 1) return Seconds{};
+  bucket = std::max(1.0, std::min(bucket, total));
+  const double full = std::floor(total / bucket);
+  const double rem = total - full * bucket;
+  Seconds t = c.time(k, Bytes(bucket), g) * full;
+  if (rem > 0) t += c.time(k, Bytes(rem), g);
+  return t;
+}
+
+void tp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const Placement& pl,
+              const CollectiveModel& c) {
+  if (cfg.tp <= 1) return;
+  const double act = double(cfg.micro_batch) * cfg.seq_len * m.hidden * element_bytes(cfg.precision);
+  const Seconds ar = c.time(Collective::all_reduce, Bytes(act), pl.tp);
+  const Seconds ag = c.time(Collective::all_gather, Bytes(act), pl.tp);
+  const Seconds rs = c.time(Collective::reduce_scatter, Bytes(act), pl.tp);
+  const Seconds pair = cfg.sequence_parallel ? ag + rs : ar;
+  o.tp_layer_fwd = pair * 2.0;
+  o.tp_layer_bwd = pair * 2.0;
+  o.tp_embed_fwd = cfg.sequence_parallel ? rs : ar;
+  // Head: gather the input (SP), three small all-reduces of vocab-parallel cross-entropy
+  // (max, sum-exp, target logit: b s fp32 values each); backward reduces the input grad.
+  const Bytes ce(double(cfg.micro_batch) * cfg.seq_len * 4.0);
+  o.tp_head_fwd = (cfg.sequence_parallel ? ag : Seconds{}) +
+                  (m.vocab_logits ? c.time(Collective::all_reduce, ce, pl.tp) * 3.0 : Seconds{});
+  o.tp_head_bwd = cfg.sequence_parallel ? rs : ar;
+}
+
+void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const StageParams& sp,
+              const Placement& pl, const CollectiveModel& c) {
+  const double g = grad_element_bytes(cfg);
+  const double e = element_bytes(cfg.precision);
+  const int L = sp.layers_per_rank;
+  double bucket = cfg.zero.reduce_bucket_elems * g;
+  if (cfg.framework == Framework::ddp) bucket = kDdpBucketBytes;
+  if (cfg.framework == Framework::megatron) bucket = sp.max_stage() * g;
+  if (cfg.framework == Framework::fsdp) bucket = sp.layer * g;
+  o.bucket_bytes = Bytes(bucket);
+  o.layer_grad_bytes = Bytes(sp.layer * g);
+  o.every_micro_batch = cfg.zero_stage >= 2;
+  o.overlap = cfg.framework == Framework::ddp || cfg.framework == Framework::fsdp ||
+              (cfg.framework == Framework::deepspeed && cfg.zero.overlap(cfg.zero_stage));
+  o.prefetch = cfg.zero_stage == 3 && o.overlap;
+  if (pl.dp.ranks <= 1) return;
+  const Collective red = cfg.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter;
+  if (cfg.zero_stage == 3) {
+    o.layer_grad_reduce = bucketed(c, red, sp.layer * g, bucket, pl.dp);
+    o.last_bucket = o.layer_grad_reduce;
+    const double pf = std::max(1.0, cfg.zero.prefetch_bucket_elems);
+    const double n = std::ceil(sp.layer_gathered / pf);
+    o.layer_param_gather = c.time(Collective::all_gather, Bytes(sp.layer_gathered * e / n), pl.dp) * n;
+    o.nonlayer_gather = c.time(Collective::all_gather, Bytes(sp.nonlayer() * e), pl.dp);
+  } else {
+    const double layers = L * sp.layer * g;
+    o.layer_grad_reduce = bucketed(c, red, layers, bucket, pl.dp) / double(L);
+    o.last_bucket = c.time(red, Bytes(std::min(bucket, layers)), pl.dp);
+  }
+  o.grad_reduce_tail = bucketed(c, red, sp.nonlayer() * g, bucket, pl.dp);
+  if (cfg.zero_stage == 1 || cfg.zero_stage == 2)
+    o.param_allgather = bucketed(c, Collective::all_gather, sp.max_stage() * e,
+                                 cfg.zero.allgather_bucket_elems * e, pl.dp);
+  (void)m;
+}
+
+void zero_overheads(ParallelComm& o, const TrainConfig& cfg, const StageParams& sp,
+                    const GpuSpec& gpu, const Efficiency& eff) {
+  if (cfg.framework != Framework::deepspeed || cfg.zero_stage < 2) return;
+  const double g = grad_element_bytes(cfg);
+  o.layer_bwd_extra = Seconds(sp.layer * 2.0 * g / (gpu.hbm_bw.v * eff.hbm_fraction)) +
+                      eff.kernel_overhead * kTensorsPerLayer;
+  if (cfg.zero_stage == 3) o.layer_zero3_overhead = eff.kernel_overhead * (2 * kModulesPerLayer);
+}
+
+}  // namespace
+
+Placement place(const TrainConfig& cfg, const SystemSpec& node) {
+  const int gpn = std::max(1, node.gpus_per_node);
+  const int tp = std::max(1, cfg.tp), pp = std::max(1, cfg.pp), dp = std::max(1, cfg.dp);
+  Placement p;
+  p.tp = {tp, std::min(tp, gpn)};
+  const bool pp_inter = tp * pp > gpn;  // some stage boundary crosses a node
+  p.pp_p2p = {2, pp_inter ? 1 : 2};
+  p.embed = {2, pp_inter ? 1 : 2};
+  const int dp_rpn = tp * pp >= gpn ? 1 : std::min(dp, gpn / (tp * pp));
+  p.dp = {dp, std::max(1, dp_rpn)};
+  return p;
+}
+
+double StageParams::max_stage() const {
+  return layers_per_rank * layer + std::max(first_extra, last_extra);
+}
+double StageParams::nonlayer() const { return std::max(first_extra, last_extra); }
+
+StageParams stage_params(const ModelSpec& m, const TrainConfig& cfg) {
+  const ParamCounts c = count_params(m);
+  const double t = std::max(1, cfg.tp);
+  const int pp = std::max(1, cfg.pp);
+  StageParams s;
+  s.layers_per_rank = (m.layers + pp - 1) / pp;
+  s.layer = (c.attention + c.mlp) / t + c.layer_norms;
+  s.layer_gathered = (c.attention + c.mlp) / t;
+  const double word = double(padded_vocab(m, cfg.tp)) * m.hidden / t;
+  const double first = word + c.other_embedding;
+  double last = c.final_norm + c.pooler + c.lm_head / t;
+  if (m.tied_embeddings && pp > 1 && m.vocab_logits) last += word;
+  s.first_extra = pp == 1 ? first + last : first;
+  s.last_extra = pp == 1 ? first + last : last;
+  return s;
+}
+
+double grad_element_bytes(const TrainConfig& cfg) {
+  if (cfg.precision == Precision::fp32) return 4.0;
+  switch (cfg.framework) {
+    case Framework::ddp: return 4.0;
+    case Framework::megatron: return cfg.precision == Precision::bf16 ? 4.0 : 2.0;
+    default: return 2.0;
+  }
+}
+
+ParallelComm parallel_comm(const ModelSpec& m, const TrainConfig& cfg, const SystemSpec& node,
+                           const GpuSpec& gpu, const Efficiency& eff, const CollectiveModel& coll) {
+  ParallelComm o;
+  const Placement pl = place(cfg, node);
+  const StageParams sp = stage_params(m, cfg);
+  tp_costs(o, m, cfg, pl, coll);
+  dp_costs(o, m, cfg, sp, pl, coll);
+  zero_overheads(o, cfg, sp, gpu, eff);
+  const double e = element_bytes(cfg.precision);
+  if (cfg.offload == Offload::all && cfg.zero_stage == 3 && gpu.pcie_bw.v > 0) {
+    // Parameters live in host memory: each gather first copies the shard up over PCIe.
+    const double shard = sp.layer_gathered * e / std::max(1, cfg.dp);
+    o.layer_param_gather += Seconds(shard / (gpu.pcie_bw.v * eff.pcie_fraction));
+  }
+  if (cfg.pp > 1) {
+    double act = double(cfg.micro_batch) * cfg.seq_len * m.hidden * e;
+    if (cfg.tp > 1 && (cfg.sequence_parallel || cfg.framework == Framework::megatron)) act /= cfg.tp;
+    o.p2p = coll.time(Collective::send_recv, Bytes(act), pl.pp_p2p);
+    if (m.tied_embeddings && m.vocab_logits) {
+      const double word = double(padded_vocab(m, cfg.tp)) * m.hidden / std::max(1, cfg.tp);
+      o.embed_grad_sync = coll.time(Collective::all_reduce, Bytes(word * grad_element_bytes(cfg)), pl.embed);
+    }
+  }
+  return o;
+}
+
+}  // namespace dsplan

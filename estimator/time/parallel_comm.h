@@ -1,0 +1,67 @@
+// Communication volumes of each parallelism and their times on the cluster. Placement
+// follows Megatron: TP innermost (consecutive ranks, inside a node), then PP (stride tp),
+// then DP (stride tp x pp). Per rank of the most loaded pipeline stage:
+//  - TP: 2 all-reduces of b s h per layer in forward and 2 in backward (sequence
+//    parallel: all-gather + reduce-scatter pairs instead); embedding and head add one each.
+//  - DP: gradients reduced in buckets: all-reduce (ZeRO-0), reduce-scatter (ZeRO>=1); at
+//    the accumulation boundary for ZeRO-0/1, every micro-batch for ZeRO-2/3 (partitioned
+//    gradients cannot accumulate unreduced). ZeRO-1/2 all-gather the updated 16-bit
+//    parameters after the step; ZeRO-3 all-gathers each layer's parameters before its
+//    forward and again before its backward.
+//  - PP: b s h activations (gradients back) between adjacent stages, 1/t of it when TP
+//    ranks scatter/gather it (Megatron, or sequence parallel).
+//  - Tied embeddings with PP: the first and last stage all-reduce the embedding gradient.
+// Formulas and DeepSpeed/Megatron behaviour assumed: docs/model/time.md, "Parallelism".
+#pragma once
+
+#include "core/efficiency.h"
+#include "core/hardware_spec.h"
+#include "core/model_spec.h"
+#include "core/train_config.h"
+#include "core/units.h"
+#include "estimator/time/collectives.h"
+
+namespace dsplan {
+
+struct Placement {
+  CommGroup tp, dp, pp_p2p, embed;
+};
+Placement place(const TrainConfig& cfg, const SystemSpec& node);
+
+// Parameter counts (elements) held by one rank.
+struct StageParams {
+  int layers_per_rank = 1;
+  double layer = 0;          // one transformer layer on one TP rank
+  double layer_gathered = 0; // the part ZeRO-3 gathers (persistent small tensors excluded)
+  double first_extra = 0;    // embeddings (and the head too when pp == 1)
+  double last_extra = 0;     // final norm, head / tied-embedding copy, pooler
+  double max_stage() const;  // params of the most loaded stage
+  double nonlayer() const;   // non-layer params of that stage
+};
+StageParams stage_params(const ModelSpec& m, const TrainConfig& cfg);
+
+// Bytes per gradient element as the framework reduces them.
+double grad_element_bytes(const TrainConfig& cfg);
+
+struct ParallelComm {
+  Seconds tp_layer_fwd, tp_layer_bwd, tp_embed_fwd, tp_head_fwd, tp_head_bwd;
+  Seconds layer_grad_reduce;   // per layer, per reduction round
+  Seconds grad_reduce_tail;    // non-layer gradients, per round
+  Seconds last_bucket;         // the last layer bucket (cannot overlap)
+  Bytes bucket_bytes, layer_grad_bytes;
+  Seconds layer_param_gather;  // ZeRO-3: per layer per pass (fwd or bwd)
+  Seconds nonlayer_gather;     // ZeRO-3: embeddings/head per pass, not prefetched
+  Seconds param_allgather;     // ZeRO-1/2 after the step
+  Seconds embed_grad_sync;
+  Seconds p2p;
+  Seconds layer_bwd_extra;     // ZeRO-2/3 copies into the contiguous reduction buffer
+  Seconds layer_zero3_overhead;  // ZeRO-3 fetch/release bookkeeping per layer per pass
+  bool every_micro_batch = false;
+  bool overlap = false;
+  bool prefetch = false;
+};
+
+ParallelComm parallel_comm(const ModelSpec& m, const TrainConfig& cfg, const SystemSpec& node,
+                           const GpuSpec& gpu, const Efficiency& eff, const CollectiveModel& coll);
+
+}  // namespace dsplan

@@ -1,0 +1,55 @@
+// Memo tables behind StepTimeModel (see estimator/step_time.h for the threading rule):
+// per-layer operator costs and per-parallelism communication/optimizer costs.
+#pragma once
+
+#include "estimator/step_time.h"
+#include "estimator/time/collectives.h"
+#include "estimator/time/memo_cache.h"
+#include "estimator/time/operators.h"
+#include "estimator/time/optimizer.h"
+#include "estimator/time/parallel_comm.h"
+
+namespace dsplan {
+
+struct OpEntry {
+  OpCosts op;
+  ParallelComm tp;  // only the TP fields are filled
+};
+
+struct CommKey {
+  int tp = 1, pp = 1, dp = 1, micro_batch = 1, seq_len = 1, zero_stage = 0, overlap_comm = -1;
+  Precision precision = Precision::bf16;
+  Framework framework = Framework::deepspeed;
+  Optimizer optimizer = Optimizer::adam;
+  Offload offload = Offload::none;
+  bool sequence_parallel = false;
+  double reduce_bucket = 0, allgather_bucket = 0, prefetch_bucket = 0;
+  bool operator==(const CommKey&) const = default;
+};
+
+struct CommEntry {
+  ParallelComm comm;
+  OptimizerCosts opt;
+  int layers_per_rank = 1;
+};
+
+struct StepTimeModel::Caches {
+  explicit Caches(const Cluster& c, const Efficiency& e) : coll(c.node, e) {}
+  CollectiveModel coll;
+  MemoCache<OpKey, OpEntry, 512> ops;
+  MemoCache<CommKey, CommEntry, 2048> comm;
+};
+
+OpKey op_key(const TrainConfig& cfg);
+CommKey comm_key(const TrainConfig& cfg);
+std::uint64_t hash_of(const OpKey& k);
+std::uint64_t hash_of(const CommKey& k);
+
+// Memoised lookups (computed on a miss) and the StepCosts built from them.
+const OpEntry& op_entry(StepTimeModel::Caches& c, const ModelSpec& m, const Cluster& cl,
+                        const Efficiency& eff, const TrainConfig& cfg);
+const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const Cluster& cl,
+                            const Efficiency& eff, const TrainConfig& cfg);
+StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConfig& cfg);
+
+}  // namespace dsplan

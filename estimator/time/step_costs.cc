@@ -1,0 +1,167 @@
+// StepTimeModel: construction, memo tables and the per-operator StepCosts hand-off.
+// costs() assembles, for the most loaded pipeline stage, the operator costs (operators.h)
+// and the parallelism costs (parallel_comm.h, optimizer.h); estimate() (closed_form.cc)
+// is the closed form over the same numbers. Folded-in terms, so the simulator sees them:
+//  - full recompute redoes the layer's forward TP communication (in layer.recompute);
+//  - ZeRO-3 fetch/release bookkeeping is in layer.fwd / layer.bwd, DeepSpeed ZeRO-2/3
+//    contiguous-buffer gradient copies in layer.bwd;
+//  - the embedding/head TP collectives and the ZeRO-3 gather of the non-layer parameters
+//    (not prefetched) are in embed_* / head_*.
+#include <algorithm>
+#include <cstring>
+
+#include "estimator/params.h"
+#include "estimator/time/step_caches.h"
+
+namespace dsplan {
+
+OpKey op_key(const TrainConfig& c) {
+  OpKey k;
+  k.tp = std::max(1, c.tp);
+  k.micro_batch = c.micro_batch;
+  k.seq_len = c.seq_len;
+  k.sequence_parallel = c.sequence_parallel && c.tp > 1;
+  k.flash = c.flash_attention;
+  k.ckpt = c.checkpointing;
+  k.precision = c.precision;
+  k.framework = c.framework;
+  return k;
+}
+
+CommKey comm_key(const TrainConfig& c) {
+  CommKey k;
+  k.tp = std::max(1, c.tp);
+  k.pp = std::max(1, c.pp);
+  k.dp = std::max(1, c.dp);
+  k.micro_batch = c.micro_batch;
+  k.seq_len = c.seq_len;
+  k.zero_stage = c.zero_stage;
+  k.overlap_comm = c.zero.overlap_comm;
+  k.precision = c.precision;
+  k.framework = c.framework;
+  k.optimizer = c.optimizer;
+  k.offload = c.offload;
+  k.sequence_parallel = c.sequence_parallel && c.tp > 1;
+  k.reduce_bucket = c.zero.reduce_bucket_elems;
+  k.allgather_bucket = c.zero.allgather_bucket_elems;
+  k.prefetch_bucket = c.zero.prefetch_bucket_elems;
+  return k;
+}
+
+std::uint64_t hash_of(const OpKey& k) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (std::uint64_t v : {std::uint64_t(k.tp), std::uint64_t(k.micro_batch), std::uint64_t(k.seq_len),
+                          std::uint64_t(k.sequence_parallel), std::uint64_t(k.flash),
+                          std::uint64_t(k.ckpt), std::uint64_t(k.precision), std::uint64_t(k.framework)})
+    h = hash_mix(h, v);
+  return h;
+}
+
+std::uint64_t hash_of(const CommKey& k) {
+  std::uint64_t h = 1099511628211ULL;
+  for (std::uint64_t v : {std::uint64_t(k.tp), std::uint64_t(k.pp), std::uint64_t(k.dp),
+                          std::uint64_t(k.micro_batch), std::uint64_t(k.seq_len),
+                          std::uint64_t(k.zero_stage), std::uint64_t(k.overlap_comm + 1),
+                          std::uint64_t(k.precision), std::uint64_t(k.framework),
+                          std::uint64_t(k.optimizer), std::uint64_t(k.offload),
+                          std::uint64_t(k.sequence_parallel)})
+    h = hash_mix(h, v);
+  for (double d : {k.reduce_bucket, k.allgather_bucket, k.prefetch_bucket}) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &d, sizeof bits);
+    h = hash_mix(h, bits);
+  }
+  return h;
+}
+
+StepTimeModel::StepTimeModel(const ModelSpec& model, const Cluster& cluster, const Efficiency& eff)
+    : model_(model), cluster_(cluster), eff_(eff), caches_(std::make_unique<Caches>(cluster, eff)) {
+  const double hd = model.head_dim > 0 ? model.head_dim : double(model.hidden) / std::max(1, model.heads);
+  const double kv = model.kv_heads > 0 ? model.kv_heads : model.heads;
+  attn_width_ = model.heads * hd;
+  matmul_params_per_layer_ = double(model.hidden) * (attn_width_ + 2.0 * kv * hd) +
+                             attn_width_ * model.hidden +
+                             double(model.hidden) * model.ffn_hidden * (model.gated_mlp ? 3.0 : 2.0);
+}
+
+StepTimeModel::StepTimeModel(const StepTimeModel& o)
+    : model_(o.model_), cluster_(o.cluster_), eff_(o.eff_),
+      matmul_params_per_layer_(o.matmul_params_per_layer_), attn_width_(o.attn_width_),
+      caches_(std::make_unique<Caches>(o.cluster_, o.eff_)) {}
+
+StepTimeModel& StepTimeModel::operator=(const StepTimeModel& o) {
+  if (this != &o) *this = StepTimeModel(o);
+  return *this;
+}
+
+StepTimeModel::StepTimeModel(StepTimeModel&&) noexcept = default;
+StepTimeModel& StepTimeModel::operator=(StepTimeModel&&) noexcept = default;
+StepTimeModel::~StepTimeModel() = default;
+
+const OpEntry& op_entry(StepTimeModel::Caches& c, const ModelSpec& m, const Cluster& cl,
+                        const Efficiency& eff, const TrainConfig& cfg) {
+  const OpKey k = op_key(cfg);
+  return c.ops.get(k, hash_of(k), [&] {
+    OpEntry e;
+    e.op = operator_costs(m, cl.node.gpu, eff, k);
+    e.tp = parallel_comm(m, cfg, cl.node, cl.node.gpu, eff, c.coll);
+    return e;
+  });
+}
+
+const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const Cluster& cl,
+                            const Efficiency& eff, const TrainConfig& cfg) {
+  const CommKey k = comm_key(cfg);
+  return c.comm.get(k, hash_of(k), [&] {
+    CommEntry e;
+    e.comm = parallel_comm(m, cfg, cl.node, cl.node.gpu, eff, c.coll);
+    const StageParams sp = stage_params(m, cfg);
+    e.layers_per_rank = sp.layers_per_rank;
+    const double shard = sp.max_stage() / (cfg.zero_stage >= 1 ? std::max(1, cfg.dp) : 1);
+    e.opt = optimizer_costs(shard, grad_element_bytes(cfg), cfg, cl, eff);
+    return e;
+  });
+}
+
+StepCosts StepTimeModel::costs(const TrainConfig& cfg) const {
+  return assemble_costs(op_entry(*caches_, model_, cluster_, eff_, cfg),
+                        comm_entry(*caches_, model_, cluster_, eff_, cfg), cfg);
+}
+
+StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConfig& cfg) {
+  const OpCosts& op = oe.op;
+  const ParallelComm& tp = oe.tp;
+  const ParallelComm& pc = ce.comm;
+  StepCosts c;
+  c.pp = std::max(1, cfg.pp);
+  c.vpp = std::max(1, cfg.vpp);
+  c.micro_batches = std::max(1, cfg.grad_accum);
+  c.layers_per_rank = ce.layers_per_rank;
+  c.layer.fwd = op.fwd + pc.layer_zero3_overhead;
+  c.layer.bwd = op.bwd + pc.layer_bwd_extra + pc.layer_zero3_overhead;
+  c.layer.recompute = op.recompute;
+  if (cfg.checkpointing == Checkpointing::full) c.layer.recompute += tp.tp_layer_fwd;
+  c.layer.tp_comm_fwd = tp.tp_layer_fwd;
+  c.layer.tp_comm_bwd = tp.tp_layer_bwd;
+  c.layer.param_gather = pc.layer_param_gather;
+  c.layer.grad_reduce = pc.layer_grad_reduce;
+  c.layer.grad_bytes = pc.layer_grad_bytes;
+  c.embed_fwd = op.embed_fwd + tp.tp_embed_fwd + pc.nonlayer_gather;
+  c.embed_bwd = op.embed_bwd + pc.nonlayer_gather;
+  c.head_fwd = op.head_fwd + tp.tp_head_fwd;
+  c.head_bwd = op.head_bwd + tp.tp_head_bwd;
+  c.p2p = pc.p2p;
+  c.embed_grad_sync = pc.embed_grad_sync;
+  c.bucket_bytes = pc.bucket_bytes;
+  c.overlap_grad_reduce = pc.overlap;
+  c.zero3_prefetch = pc.prefetch;
+  c.grad_reduce_every_micro_batch = pc.every_micro_batch;
+  c.grad_reduce_tail = pc.grad_reduce_tail;
+  c.param_allgather = pc.param_allgather;
+  c.optimizer = ce.opt.step;
+  c.offload_d2h = ce.opt.d2h;
+  c.offload_h2d = ce.opt.h2d;
+  return c;
+}
+
+}  // namespace dsplan
