@@ -31,18 +31,24 @@ int warmup_count(int pp, int vpp, int m, int rank) {
 }  // namespace
 
 std::vector<PipelineOp> rank_order(int pp, int vpp, int m, int rank) {
-  const std::vector<PipelineOp> fwd = pass_sequence(true, pp, vpp, m);
-  const std::vector<PipelineOp> bwd = pass_sequence(false, pp, vpp, m);
+  // Interleaving pads the micro-batches to whole groups of pp and drops the padding
+  // afterwards (see pipeline_order.h).
+  const int padded = vpp == 1 ? m : (m + pp - 1) / pp * pp;
+  const std::vector<PipelineOp> fwd = pass_sequence(true, pp, vpp, padded);
+  const std::vector<PipelineOp> bwd = pass_sequence(false, pp, vpp, padded);
   const int total = static_cast<int>(fwd.size());
-  const int warmup = warmup_count(pp, vpp, m, rank);
+  const int warmup = warmup_count(pp, vpp, padded, rank);
   std::vector<PipelineOp> order;
   order.reserve(2 * fwd.size());
-  for (int i = 0; i < warmup; ++i) order.push_back(fwd[i]);
+  auto push = [&](const PipelineOp& op) {
+    if (op.micro_batch < m) order.push_back(op);
+  };
+  for (int i = 0; i < warmup; ++i) push(fwd[i]);
   for (int i = 0; i < total - warmup; ++i) {
-    order.push_back(fwd[warmup + i]);
-    order.push_back(bwd[i]);
+    push(fwd[warmup + i]);
+    push(bwd[i]);
   }
-  for (int i = total - warmup; i < total; ++i) order.push_back(bwd[i]);
+  for (int i = total - warmup; i < total; ++i) push(bwd[i]);
   return order;
 }
 

@@ -42,6 +42,7 @@ class Builder {
     for (int r = 0; r < c_.pp; ++r) add_sends(r);
     for (int r = 0; r < c_.pp; ++r) add_reductions(r);
     add_embed_sync();
+    add_late_copies();
     add_update();
     return std::move(sg_);
   }
@@ -136,9 +137,17 @@ class Builder {
     const TaskId tail = g.add_task(make_task(TaskKind::grad_reduce_tail, s.dp, rank,
                                              c_.grad_reduce_tail));
     g.add_dep(last_compute, tail);
-    if (sg_.offload && !overlap) {
-      g.add_dep(tail, g.add_task(make_task(TaskKind::offload_d2h, s.host, rank,
-                                           c_.offload_d2h)));
+  }
+
+  // Without overlap the gradients go to the host in one copy once every reduction of
+  // the rank (the tied-embedding sync included) is done.
+  void add_late_copies() {
+    if (!sg_.offload || c_.overlap_grad_reduce) return;
+    TaskGraph& g = sg_.graph;
+    for (int r = 0; r < c_.pp; ++r) {
+      const RankStreams& s = sg_.ranks[r];
+      g.add_dep(g.last_on(s.dp),
+                g.add_task(make_task(TaskKind::offload_d2h, s.host, r, c_.offload_d2h)));
     }
   }
 

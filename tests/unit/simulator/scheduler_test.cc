@@ -1,0 +1,80 @@
+// List scheduler on hand-built graphs: dependency and one-task-per-stream rules, binding
+// predecessors, critical path, and cycle detection.
+#include "simulator/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/graph/topological_sort.hpp>
+
+namespace dsplan::sim {
+namespace {
+
+Task on(int stream, double seconds, TaskKind kind = TaskKind::forward) {
+  Task t;
+  t.kind = kind;
+  t.stream = stream;
+  t.duration = Seconds(seconds);
+  return t;
+}
+
+TEST(Scheduler, DependenciesAndStreamsFixStartTimes) {
+  TaskGraph g;
+  const int compute = g.add_stream(StreamKind::compute, 0);
+  const int comm = g.add_stream(StreamKind::dp_comm, 0);
+  const TaskId a = g.add_task(on(compute, 2));                        // [0, 2]
+  const TaskId b = g.add_task(on(compute, 3));                        // [2, 5] after a
+  const TaskId c = g.add_task(on(comm, 4, TaskKind::grad_reduce));    // [2, 6] after a
+  g.add_dep(a, c);
+  const TaskId d = g.add_task(on(compute, 1));                        // [max(5, 6), 7]
+  g.add_dep(c, d);
+  const TaskId e = g.add_task(on(comm, 0.5, TaskKind::grad_reduce));  // stream busy to 6
+  const Schedule s = list_schedule(g);
+  EXPECT_DOUBLE_EQ(s.start[b].v, 2.0);
+  EXPECT_DOUBLE_EQ(s.start[c].v, 2.0);
+  EXPECT_DOUBLE_EQ(s.start[d].v, 6.0);
+  EXPECT_DOUBLE_EQ(s.start[e].v, 6.0);
+  EXPECT_DOUBLE_EQ(s.makespan.v, 7.0);
+  EXPECT_EQ(s.last, d);
+  EXPECT_EQ(s.binding[d], c);  // the reduction, not b (finished at 5), held d back
+  EXPECT_EQ(s.binding[a], kNoTask);
+  EXPECT_EQ(critical_path(g, s), (std::vector<TaskId>{a, c, d}));
+}
+
+TEST(Scheduler, ZeroLengthTasksAreLeftOffTheCriticalPath) {
+  TaskGraph g;
+  const int compute = g.add_stream(StreamKind::compute, 0);
+  const TaskId a = g.add_task(on(compute, 1));
+  Task barrier;
+  barrier.kind = TaskKind::barrier;
+  const TaskId join = g.add_task(barrier);
+  g.add_dep(a, join);
+  const TaskId b = g.add_task(on(compute, 2));
+  g.add_dep(join, b);
+  const Schedule s = list_schedule(g);
+  EXPECT_DOUBLE_EQ(s.makespan.v, 3.0);
+  EXPECT_EQ(critical_path(g, s), (std::vector<TaskId>{a, b}));
+}
+
+TEST(Scheduler, ACycleIsReported) {
+  TaskGraph g;
+  const int s0 = g.add_stream(StreamKind::compute, 0);
+  const int s1 = g.add_stream(StreamKind::compute, 1);
+  const TaskId a = g.add_task(on(s0, 1));
+  const TaskId b = g.add_task(on(s1, 1));
+  g.add_dep(a, b);
+  g.add_dep(b, a);
+  EXPECT_THROW(list_schedule(g), boost::not_a_dag);
+}
+
+TEST(Scheduler, TaskNamesCarryTheirLabels) {
+  Task t = on(0, 1, TaskKind::backward_layer);
+  t.rank = 3;
+  t.micro_batch = 7;
+  t.chunk = 1;
+  t.layer = 2;
+  EXPECT_EQ(task_name(t), "rank3/backward mb7 chunk1 layer2");
+  EXPECT_EQ(stream_name(Stream{StreamKind::dp_comm, 5}), "rank5/dp_comm");
+}
+
+}  // namespace
+}  // namespace dsplan::sim
