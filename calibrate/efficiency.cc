@@ -1,0 +1,60 @@
+// From a calibration profile to the Efficiency struct of the step-time model: fitted GEMM
+// fractions (bf16, fp16 and fp32; tf32 has no training precision of its own and stays in
+// the profile only), k_half and kernel overhead, HBM and PCIe fractions and the measured
+// collective fits. Anything the profile did not measure keeps the base value.
+#include "calibrate/profile.h"
+
+namespace dsplan {
+namespace {
+
+void apply_gemm(const FittedParams& f, Efficiency& e) {
+  bool any = false;
+  const std::pair<GemmDtype, Precision> map[] = {{GemmDtype::bf16, Precision::bf16},
+                                                 {GemmDtype::fp16, Precision::fp16},
+                                                 {GemmDtype::fp32, Precision::fp32}};
+  for (auto [d, p] : map) {
+    if (!f.gemm[static_cast<int>(d)]) continue;
+    e.gemm_peak_fraction[static_cast<int>(p)] = f.gemm[static_cast<int>(d)]->peak_fraction;
+    any = true;
+  }
+  if (f.gemm[static_cast<int>(GemmDtype::tf32)]) any = true;
+  if (any) {
+    e.gemm_k_half = f.gemm_k_half;
+    e.kernel_overhead = f.kernel_overhead;
+  }
+}
+
+}  // namespace
+
+Efficiency to_efficiency(const CalibrationProfile& p, const Efficiency& base) {
+  Efficiency e = base;
+  e.source = p.source.empty() ? "calibration profile" : "calibration profile " + p.source;
+  const FittedParams& f = p.fitted;
+  apply_gemm(f, e);
+  if (f.hbm_fraction) e.hbm_fraction = *f.hbm_fraction;
+  if (f.pcie_fraction) e.pcie_fraction = *f.pcie_fraction;
+  for (const auto& c : f.collectives)
+    e.collectives[static_cast<int>(c.collective)][static_cast<int>(c.scope)] = c.fit;
+  return e;
+}
+
+Efficiency to_efficiency(const CalibrationProfile& p) { return to_efficiency(p, Efficiency{}); }
+
+Expected<Efficiency> efficiency_from_profile_file_text(std::string_view text,
+                                                       const std::string& file,
+                                                       const GpuSpec& target,
+                                                       const Efficiency& base) {
+  auto p = load_profile(text, file);
+  if (!p) return p.errors();
+  const DatasheetSummary& d = p->datasheet;
+  const bool same_name = d.gpu.empty() || target.name.empty() || d.gpu == target.name;
+  if (d.sm_count != target.sm_count || !same_name)
+    return Diagnostic{file, "/datasheet",
+                      "profile was measured on '" + d.gpu + "' (" + std::to_string(d.sm_count) +
+                          " SMs) but the estimate is for '" + target.name + "' (" +
+                          std::to_string(target.sm_count) + " SMs)",
+                      "use a profile calibrated on this GPU, or choose the matching --hw"};
+  return to_efficiency(*p, base);
+}
+
+}  // namespace dsplan

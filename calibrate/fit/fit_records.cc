@@ -1,0 +1,90 @@
+// fit_records(): checks that the records belong to the datasheet GPU, then runs the GEMM,
+// bandwidth and collective fits and assembles a CalibrationProfile.
+#include <cmath>
+
+#include "calibrate/fit/fit.h"
+
+namespace dsplan {
+namespace {
+
+// A fitted fraction above this means the datasheet is not the GPU that was measured.
+constexpr double kMaxPlausibleFraction = 1.15;
+
+Diagnostics check_plausible(const FittedParams& f, const DatasheetSummary& ds) {
+  Diagnostics errs;
+  const std::string hint = "the records look faster than the '" + ds.gpu +
+                           "' datasheet: pass the GPU that was measured with --gpu";
+  for (int d = 0; d < 4; ++d)
+    if (f.gemm[d] && f.gemm[d]->peak_fraction > kMaxPlausibleFraction)
+      errs.push_back({"", "/gemm", std::string(name(GemmDtype(d))) + " GEMMs reached " +
+                                       std::to_string(f.gemm[d]->peak_fraction) +
+                                       " of the datasheet peak", hint});
+  if (f.hbm_fraction && *f.hbm_fraction > kMaxPlausibleFraction)
+    errs.push_back({"", "/bandwidth", "HBM bandwidth reached " +
+                                          std::to_string(*f.hbm_fraction) + " of the datasheet",
+                    hint});
+  return errs;
+}
+
+}  // namespace
+
+std::array<FlopsPerSecond, 4> gemm_peaks(const GpuSpec& gpu) {
+  std::array<FlopsPerSecond, 4> p{};
+  p[static_cast<int>(GemmDtype::bf16)] =
+      gpu.bf16_tc_flop_per_clk_sm > 0 ? gpu.matmul_peak(Precision::bf16) : FlopsPerSecond(0);
+  p[static_cast<int>(GemmDtype::fp16)] = gpu.matmul_peak(Precision::fp16);
+  p[static_cast<int>(GemmDtype::tf32)] =
+      FlopsPerSecond(gpu.sm_count * gpu.tf32_tc_flop_per_clk_sm * gpu.tensor_clock_MHz * 1e6);
+  p[static_cast<int>(GemmDtype::fp32)] = gpu.vector_peak();
+  return p;
+}
+
+DatasheetSummary summarize_datasheet(const GpuSpec& gpu) {
+  DatasheetSummary s;
+  s.gpu = gpu.name;
+  s.sm_count = gpu.sm_count;
+  auto peaks = gemm_peaks(gpu);
+  for (int d = 0; d < 4; ++d) s.peak_TFLOPS[d] = in_TFLOPS(peaks[d]);
+  s.hbm_GBps = in_GBps(gpu.hbm_bw);
+  s.pcie_GBps = in_GBps(gpu.pcie_bw);
+  return s;
+}
+
+Expected<CalibrationProfile> fit_records(const RawRecords& records, const GpuSpec& datasheet) {
+  if (datasheet.sm_count <= 0)
+    return Diagnostic{"", "", "datasheet GPU '" + datasheet.name + "' has no SM count", ""};
+  const int sms = records.provenance.sm_count;
+  if (sms != datasheet.sm_count)
+    return Diagnostic{"", "/provenance/sm_count",
+                      "records were measured on a GPU with " + std::to_string(sms) +
+                          " SMs ('" + records.provenance.gpu_name + "') but datasheet '" +
+                          datasheet.name + "' has " + std::to_string(datasheet.sm_count),
+                      "pass the GPU that was measured with --gpu"};
+  if (records.gemm.empty() && records.bandwidth.empty() && records.collectives.empty())
+    return Diagnostic{"", "", "the records hold no measurements", ""};
+  CalibrationProfile p;
+  p.records = records;
+  p.datasheet = summarize_datasheet(datasheet);
+  Diagnostics errs;
+  if (!records.gemm.empty()) {
+    auto g = fit_gemm(records.gemm, gemm_peaks(datasheet), sms);
+    if (!g) {
+      errs.insert(errs.end(), g.errors().begin(), g.errors().end());
+    } else {
+      p.fitted.gemm = g->per_dtype;
+      p.fitted.gemm_k_half = g->k_half;
+      p.fitted.kernel_overhead = g->overhead;
+      p.fitted.gemm_rms_rel_error = g->rms_rel_error;
+    }
+  }
+  fit_bandwidth(records.bandwidth, datasheet, p.fitted);
+  auto c = fit_collectives(records.collectives);
+  if (!c) errs.insert(errs.end(), c.errors().begin(), c.errors().end());
+  else p.fitted.collectives = *c;
+  Diagnostics bad = check_plausible(p.fitted, p.datasheet);
+  errs.insert(errs.end(), bad.begin(), bad.end());
+  if (!errs.empty()) return errs;
+  return p;
+}
+
+}  // namespace dsplan
