@@ -49,7 +49,9 @@ TEST(PipelineOrder, EveryPassRunsOnceAndForwardPrecedesBackward) {
           std::set<std::tuple<bool, int, int>> seen;
           for (const PipelineOp& op : rank_order(p, v, m, r)) {
             EXPECT_TRUE(seen.insert({op.forward, op.micro_batch, op.chunk}).second);
-            if (!op.forward) EXPECT_TRUE(seen.count({true, op.micro_batch, op.chunk}));
+            if (!op.forward) {
+              EXPECT_TRUE(seen.count({true, op.micro_batch, op.chunk}));
+            }
           }
           EXPECT_EQ(seen.size(), static_cast<std::size_t>(2 * m * v))
               << "p=" << p << " v=" << v << " m=" << m << " r=" << r;
