@@ -1,11 +1,185 @@
-// Placeholder for 'dsplan confirm' until its owner lands it.
+// `dsplan confirm`: run the K most promising configurations of a plan for real under the
+// DeepSpeed autotuner's protocol, print predicted vs measured, hand over the winner and
+// learn a residual model (docs/confirm.md). Exit: 0 when a configuration ran, 1 when none
+// did, 2 on bad input, 130 when interrupted (rerun to resume), or the training's status
+// with --run.
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
 #include "cli/commands.h"
+#include "cli/estimate_options.h"
+#include "confirm/command.h"
+#include "confirm/confirm.h"
+#include "confirm/plan.h"
+#include "confirm/report.h"
 
 namespace dsplan::cli {
+namespace {
+
+std::atomic<bool> g_cancel{false};
+extern "C" void on_signal(int) { g_cancel.store(true); }
+
+struct ConfirmFlags {
+  EstimateOptions est;
+  std::string plan;
+  ConfirmOptions run;
+  bool launch_best = false;
+  std::vector<std::string> arg_map;
+  int start_step = 3, end_step = 5;
+  std::vector<std::string> command;
+};
+
+Expected<Plan> load_plan(ConfirmFlags& f) {
+  if (!f.plan.empty()) {
+    auto text = read_text_file(f.plan);
+    if (!text) return text.errors();
+    auto j = parse_json_text(*text, f.plan);
+    if (!j) return j.errors();
+    return parse_plan(*j, f.plan);
+  }
+  if (f.est.model.empty() || f.est.gpus == 0)
+    return Diagnostic{"", "", "confirm needs a plan", "give --plan FILE (from 'dsplan estimate --json') "
+                      "or the estimate options --model and --gpus"};
+  EstimateOptions o = f.est;
+  o.top = std::max(f.run.top * 4, 20);  // candidates beyond K, for --adaptive re-ranking
+  o.all = false;
+  auto est = run_estimate(o);
+  if (!est) return est.errors();
+  return parse_plan(est->json, "estimate");
+}
+
+Diagnostics check_flags(const ConfirmFlags& f, std::map<std::string, std::string>& arg_map) {
+  Diagnostics errs;
+  if (f.run.top < 1) errs.push_back({"", "--top", "must be at least 1", "how many configurations to run"});
+  if (!(f.run.timeout_s > 0)) errs.push_back({"", "--timeout", "must be positive", "seconds per run"});
+  if (f.start_step < 1 || f.end_step < f.start_step)
+    errs.push_back({"", "--end-profile-step", "profile steps must satisfy 1 <= start <= end",
+                    "DeepSpeed's defaults are 3 and 5"});
+  for (const auto& m : f.arg_map) {
+    auto eq = m.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == m.size())
+      errs.push_back({"", "--arg-map", "\"" + m + "\" is not KEY=FLAG",
+                      "e.g. train_micro_batch_size_per_gpu=--per_device_train_batch_size"});
+    else arg_map[m.substr(0, eq)] = m.substr(eq + 1);
+  }
+  return errs;
+}
+
+// Runs and residual model live beside the calibration profile when one is given.
+void place_learning_files(ConfirmFlags& f) {
+  if (f.est.profile.empty()) return;
+  std::filesystem::path p(f.est.profile);
+  const std::string stem = (p.parent_path() / p.stem()).string();
+  f.run.residual_path = stem + ".residual.json";
+  f.run.runs_db_path = stem + ".runs.json";
+}
+
+int report_results(const ConfirmReport& rep, const ConfirmFlags& f) {
+  std::cout << "\n" << results_table(rep) << "\n" << autotuner_summary(rep);
+  for (const auto& n : rep.notes) std::cout << "note: " << n << "\n";
+  if (rep.training_runs > 0) {
+    std::cout << "residual model: trained on " << rep.training_runs << " runs, saved to "
+              << rep.residual_path << "\n";
+    if (!rep.reranked.empty()) std::cout << "candidates not run, corrected ranking:";
+    for (size_t i = 0; i < rep.reranked.size() && i < 5; ++i)
+      std::cout << (i ? ", " : " ") << rep.reranked[i].first << " (" << rep.reranked[i].second << " samples/s)";
+    if (!rep.reranked.empty()) std::cout << "\n";
+  }
+  if (auto w = write_outputs(rep, f.run.results_dir); !w) return report(w.errors());
+  if (rep.interrupted) {
+    std::cout << "interrupted after " << rep.runs.size()
+              << " experiment(s); run the same command again to resume\n";
+    return 130;
+  }
+  if (rep.best < 0) {
+    std::cerr << "dsplan: " << failure_summary(rep);
+    return 1;
+  }
+  const auto& best = rep.runs[rep.best];
+  std::cout << "best: " << best.cand.name << " (" << best.result.measured.throughput
+            << " samples/s); wrote " << f.run.results_dir << "/{summary.txt, ds_config_optimal.json, cmd_optimal.txt}\n";
+  return 0;
+}
+
+int launch_best(const ConfirmReport& rep, const ConfirmFlags& f) {
+  const auto argv = optimal_command(rep, (std::filesystem::path(f.run.results_dir) / "ds_config_optimal.json").string());
+  std::cout << "running: " << shell_join(argv) << "\n" << std::flush;
+  ProcessLimits lim{0, f.run.kill_grace_s, &g_cancel};
+  ProcessResult pr = run_process(argv, "", "", lim, /*inherit_group=*/true);
+  if (!pr.started) {
+    std::cerr << "dsplan: error: cannot run the best configuration: " << pr.error << "\n";
+    return 1;
+  }
+  return pr.exited ? pr.exit_code : 128 + pr.signal;
+}
+
+int run(ConfirmFlags& f) {
+  std::map<std::string, std::string> arg_map;
+  Diagnostics errs = check_flags(f, arg_map);
+  if (!errs.empty()) return report(errs);
+  auto plan = load_plan(f);
+  if (!plan) return report(plan.errors());
+  if (plan->candidates.empty()) {
+    std::cerr << "dsplan: no configuration in the plan fits; nothing to confirm\n";
+    return 1;
+  }
+  auto launch = make_launch_spec(f.command, arg_map, find_reference_workload());
+  if (!launch) return report(launch.errors());
+  launch.value().start_profile_step = f.start_step;
+  launch.value().end_profile_step = f.end_step;
+  place_learning_files(f);
+
+  g_cancel.store(false);
+  struct sigaction sa{}, old_int{}, old_term{};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  f.run.cancel = &g_cancel;
+  f.run.progress = [](const std::string& line) { std::cout << line << "\n" << std::flush; };
+  std::cout << "confirm: " << std::min<size_t>(f.run.top, plan->candidates.size()) << " of "
+            << plan->candidates.size() << " candidate(s) for " << plan->model.name << " on "
+            << plan->cluster_key() << (f.command.empty() ? " with " + launch->reference_script : "")
+            << "\n" << std::flush;
+  auto rep = run_confirm(*plan, *launch, f.run);
+  int code = rep ? report_results(*rep, f) : report(rep.errors());
+  if (code == 0 && f.launch_best && !g_cancel.load()) code = launch_best(*rep, f);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  return code;
+}
+
+}  // namespace
 
 void add_confirm(CLI::App& app, int& exit_code) {
-  auto* sub = app.add_subcommand("confirm", "(not yet available)");
-  sub->callback([&exit_code] { exit_code = report({Diagnostic{"", "", "'confirm' is not available in this build", ""}}); });
+  auto* sub = app.add_subcommand(
+      "confirm", "Run the top-K predicted configurations for real (DeepSpeed autotuner protocol), "
+                 "compare with the prediction and learn from the results");
+  auto f = std::make_shared<ConfirmFlags>();
+  add_estimate_options(sub, f->est);
+  sub->get_option("--model")->required(false);
+  sub->get_option("--gpus")->required(false);
+  sub->get_option("--top")->description("How many configurations to run (default 5)");
+  sub->add_option("--plan", f->plan, "Plan from 'dsplan estimate --json' (instead of the estimate options)");
+  sub->add_option("--results-dir", f->run.results_dir, "Results folder (default autotuning_results)");
+  sub->add_option("--exps-dir", f->run.exps_dir, "Experiment descriptions (default autotuning_exps)");
+  sub->add_option("--timeout", f->run.timeout_s, "Seconds per run before it is killed (default 1800)");
+  sub->add_flag("--overwrite", f->run.overwrite, "Rerun experiments that already have results");
+  sub->add_flag("--adaptive", f->run.adaptive, "Pick each next run from the residual-corrected ranking");
+  sub->add_flag("--run", f->launch_best, "Then launch the best configuration for the real training");
+  sub->add_option("--arg-map", f->arg_map, "KEY=FLAG: pass a config value to the script as FLAG "
+                  "(keys: train_micro_batch_size_per_gpu, gradient_accumulation_steps, tp, pp, ...)");
+  sub->add_option("--start-profile-step", f->start_step, "First profiled step (default 3)");
+  sub->add_option("--end-profile-step", f->end_step, "Last profiled step (default 5)");
+  sub->add_option("command", f->command, "Launch command, after '--' (default: examples/train_gpt.py)");
+  sub->callback([f, &exit_code] {
+    f->run.top = f->est.top;
+    exit_code = run(*f);
+  });
+  f->est.top = 5;
 }
 
 }  // namespace dsplan::cli

@@ -1,0 +1,161 @@
+// Reading an estimate --json plan into confirm's candidates (see plan.h).
+#include "confirm/plan.h"
+
+#include <limits>
+#include <map>
+
+#include "confirm/ds_config.h"
+#include "core/json/model_json.h"
+#include "core/names.h"
+
+namespace dsplan {
+namespace {
+
+constexpr double kBig = std::numeric_limits<double>::max();
+
+// Reads `keys` (all optional, >= 0) of child object `key` into the doubles they map to.
+void read_numbers(JsonObjectReader& parent, const char* key,
+                  const std::vector<std::pair<const char*, double*>>& keys,
+                  const std::string& file, Diagnostics& errs) {
+  const Json* child = parent.child(key, false);
+  if (!child) return;
+  JsonObjectReader r(*child, file, parent.path_of(key), errs);
+  if (!r.is_object()) {
+    parent.error(key, "must be an object");
+    return;
+  }
+  for (const auto& [k, out] : keys) r.get(k, *out, false, 0, kBig);
+}
+
+template <class E>
+void read_enum(JsonObjectReader& r, const char* key, const std::vector<std::string>& names, E& out) {
+  int idx = -1;
+  if (r.get_choice(key, idx, false, names)) out = static_cast<E>(idx);
+}
+
+void read_layout(JsonObjectReader& r, TrainConfig& c) {
+  r.get("zero_stage", c.zero_stage, true, 0, 3);
+  r.get("tp", c.tp, true, 1, 1 << 20);
+  r.get("pp", c.pp, true, 1, 1 << 20);
+  r.get("dp", c.dp, true, 1, 1 << 20);
+  r.get("vpp", c.vpp, false, 1, 1 << 10);
+  r.get("micro_batch", c.micro_batch, true, 1, 1 << 20);
+  r.get("grad_accum", c.grad_accum, true, 1, 1 << 20);
+  r.get("seq_len", c.seq_len, false, 1, 1 << 24);
+  r.get("flash_attention", c.flash_attention, false);
+  r.get("sequence_parallel", c.sequence_parallel, false);
+  read_enum(r, "checkpointing", checkpointing_names(), c.checkpointing);
+  read_enum(r, "offload", offload_names(), c.offload);
+  read_enum(r, "precision", precision_names(), c.precision);
+  read_enum(r, "framework", framework_names(), c.framework);
+  read_enum(r, "optimizer", optimizer_names(), c.optimizer);
+}
+
+void read_prediction(JsonObjectReader& r, Prediction& p, const std::string& file, Diagnostics& errs) {
+  read_numbers(r, "throughput", {{"samples_per_s", &p.samples_per_s}, {"tokens_per_s", &p.tokens_per_s},
+                                 {"tflops_per_gpu", &p.tflops_per_gpu}, {"mfu", &p.mfu}}, file, errs);
+  read_numbers(r, "time", {{"step_s", &p.step_s}, {"compute_s", &p.compute_s},
+                           {"comm_exposed_s", &p.comm_exposed_s}, {"bubble_s", &p.bubble_s},
+                           {"optimizer_s", &p.optimizer_s}, {"offload_s", &p.offload_s}}, file, errs);
+  read_numbers(r, "memory", {{"allocated_gib", &p.allocated_gib}, {"reserved_gib", &p.reserved_gib},
+                             {"device_gib", &p.device_gib}, {"host_gib", &p.host_gib}}, file, errs);
+  if (const Json* mem = r.child("memory", false); mem && mem->is_object()) {
+    JsonObjectReader m(*mem, file, r.path_of("memory"), errs);
+    read_numbers(m, "breakdown", {{"params_gib", &p.params_gib}, {"grads_gib", &p.grads_gib},
+                                  {"optimizer_gib", &p.optimizer_gib},
+                                  {"activations_gib", &p.activations_gib},
+                                  {"buffers_gib", &p.buffers_gib}}, file, errs);
+  }
+  if (!(p.samples_per_s > 0))
+    errs.push_back({file, r.path_of("throughput") + "/samples_per_s", "missing or not positive",
+                    "confirm compares measured throughput with this prediction"});
+  if (!(p.step_s > 0))
+    errs.push_back({file, r.path_of("time") + "/step_s", "missing or not positive",
+                    "the predicted step time in seconds"});
+}
+
+void read_hardware(const Json& j, Plan& plan, const std::string& file, Diagnostics& errs) {
+  JsonObjectReader r(j, file, "/hardware", errs);
+  if (!r.is_object()) {
+    errs.push_back({file, "/hardware", "must be an object", ""});
+    return;
+  }
+  r.get("name", plan.hardware, false);
+  r.get("num_gpus", plan.num_gpus, true, 1, 1 << 24);
+  r.get("gpus_per_node", plan.gpus_per_node, false, 1, 1024);
+  if (const Json* gpu = r.child("gpu", false); gpu && gpu->is_object()) {
+    JsonObjectReader g(*gpu, file, "/hardware/gpu", errs);
+    g.get("name", plan.gpu, false);
+  }
+}
+
+// Experiment names must be unique: a clash (two configs differing only in a dimension the
+// name does not show) gets a numeric suffix.
+void name_candidates(std::vector<Candidate>& cands) {
+  std::map<std::string, int> seen;
+  for (auto& c : cands) {
+    std::string base = experiment_name(c.cfg);
+    int n = seen[base]++;
+    c.name = n == 0 ? base : base + "_" + std::to_string(n + 1);
+  }
+}
+
+}  // namespace
+
+Expected<Candidate> parse_candidate(const Json& j, const std::string& file, const std::string& path) {
+  Diagnostics errs;
+  JsonObjectReader r(j, file, path, errs);
+  if (!r.is_object()) return Diagnostic{file, path, "must be an object", "one estimate config"};
+  Candidate c;
+  read_layout(r, c.cfg);
+  read_prediction(r, c.pred, file, errs);
+  if (!errs.empty()) return errs;
+  return c;
+}
+
+Expected<Plan> parse_plan(const Json& j, const std::string& file) {
+  if (!j.is_object())
+    return Diagnostic{file, "", "not an estimate plan", "the output of 'dsplan estimate --json'"};
+  Diagnostics errs;
+  Plan plan;
+  for (const char* key : {"model", "hardware", "configs"})
+    if (!j.contains(key))
+      errs.push_back({file, std::string("/") + key, "missing", "the output of 'dsplan estimate --json'"});
+  if (!errs.empty()) return errs;
+
+  Json model = j["model"];
+  if (model.is_object() && model.contains("params")) {
+    if (model["params"].is_number()) plan.params = model["params"].get<std::int64_t>();
+    model.erase("params");
+  }
+  plan.model_json = model;
+  auto spec = parse_model_json(model, file);
+  if (!spec) {
+    for (auto e : spec.errors()) errs.push_back({e.file, "/model" + e.json_path, e.message, e.hint});
+  } else {
+    plan.model = *spec;
+  }
+  read_hardware(j["hardware"], plan, file, errs);
+
+  const Json& configs = j["configs"];
+  if (!configs.is_array()) errs.push_back({file, "/configs", "must be an array", "estimate's configs"});
+  for (size_t i = 0; configs.is_array() && i < configs.size(); ++i) {
+    const Json& cj = configs[i];
+    if (cj.is_object() && cj.contains("fits") && cj["fits"].is_boolean() && !cj["fits"].get<bool>())
+      continue;  // confirm only runs configurations predicted to fit
+    auto c = parse_candidate(cj, file, "/configs/" + std::to_string(i));
+    if (!c) {
+      errs.insert(errs.end(), c.errors().begin(), c.errors().end());
+      continue;
+    }
+    Candidate cand = *c;
+    cand.source = cj;
+    cand.rank = static_cast<int>(plan.candidates.size());
+    plan.candidates.push_back(cand);
+  }
+  if (!errs.empty()) return errs;
+  name_candidates(plan.candidates);
+  return plan;
+}
+
+}  // namespace dsplan
