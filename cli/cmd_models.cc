@@ -1,11 +1,137 @@
-// Placeholder for 'dsplan models' until its owner lands it.
+// 'dsplan models': lists the embedded model presets as a table (or JSON), or shows one
+// model -- a preset name, a dsplan model JSON or a Hugging Face config.json -- with its
+// exact parameter breakdown.
+#include <cstdio>
+#include <iostream>
+#include <string>
+
 #include "cli/commands.h"
+#include "core/json/model_json.h"
+#include "core/names.h"
+#include "estimator/params.h"
 
 namespace dsplan::cli {
+namespace {
+
+// 1234567 -> "1,234,567".
+std::string grouped(std::int64_t v) {
+  const std::string digits = std::to_string(v < 0 ? -v : v);
+  std::string s = v < 0 ? "-" : "";
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) s += ',';
+    s += digits[i];
+  }
+  return s;
+}
+
+std::string billions(std::int64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(v) / 1e9);
+  return buf;
+}
+
+Json params_json(const ModelSpec& m) {
+  const ParamCounts c = count_params(m);
+  return Json{{"word_embedding", c.word_embedding}, {"other_embedding", c.other_embedding},
+              {"attention_per_layer", c.attention}, {"mlp_per_layer", c.mlp},
+              {"layer_norms_per_layer", c.layer_norms}, {"per_layer", c.per_layer()},
+              {"final_norm", c.final_norm}, {"lm_head", c.lm_head}, {"pooler", c.pooler},
+              {"largest_module", c.largest_module}, {"total", c.total(m.layers)}};
+}
+
+void print_table(const std::vector<ModelSpec>& models) {
+  std::printf("%-16s %9s %6s %6s %9s %6s %7s %6s\n", "name", "params_B", "layers", "hidden",
+              "heads/kv", "ffn", "vocab", "seq");
+  for (const auto& m : models) {
+    std::string hk = std::to_string(m.heads) + "/" + std::to_string(m.kv_heads);
+    std::printf("%-16s %9s %6d %6d %9s %6d %7lld %6d\n", m.name.c_str(),
+                billions(total_params(m)).c_str(), m.layers, m.hidden, hk.c_str(), m.ffn_hidden,
+                static_cast<long long>(m.vocab), m.max_positions);
+  }
+}
+
+void print_row(const char* label, std::int64_t v, const std::string& note = "") {
+  std::printf("  %-22s %18s%s\n", label, grouped(v).c_str(), note.empty() ? "" : ("  " + note).c_str());
+}
+
+void print_one(const ModelSpec& m, const std::string& source) {
+  const ParamCounts c = count_params(m);
+  std::printf("%s\n", m.name.c_str());
+  if (!source.empty()) std::printf("  source: %s\n", source.c_str());
+  std::printf("  %s, %d layers, hidden %d, heads %d (kv %d, head_dim %d)\n",
+              m.causal ? "decoder" : "encoder", m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim);
+  std::printf("  ffn %d %s%s, %s, %s positions (%d), vocab %lld (pad multiple %d)\n", m.ffn_hidden,
+              name(m.activation), m.gated_mlp ? " gated" : "", name(m.norm), name(m.position),
+              m.max_positions, static_cast<long long>(m.vocab), m.vocab_pad_multiple);
+  std::printf("  biases %s, embeddings %s%s%s%s\n", m.linear_bias ? "yes" : "no",
+              m.tied_embeddings ? "tied" : "untied", m.parallel_residual ? ", parallel residual" : "",
+              m.embedding_norm ? ", embedding norm" : "", m.pooler ? ", pooler" : "");
+  std::printf("parameters\n");
+  print_row("word embedding", c.word_embedding);
+  print_row("other embeddings", c.other_embedding, "positions, token types, embedding norm");
+  print_row("per layer", c.per_layer(),
+            "attention " + grouped(c.attention) + ", mlp " + grouped(c.mlp) + ", norms " +
+                grouped(c.layer_norms));
+  print_row(("x " + std::to_string(m.layers) + " layers").c_str(), c.per_layer() * m.layers);
+  print_row("final norm", c.final_norm);
+  print_row("lm head", c.lm_head, m.tied_embeddings ? "tied to the word embedding" : "");
+  print_row("pooler", c.pooler);
+  print_row("total", c.total(m.layers), "(" + billions(c.total(m.layers)) + " B)");
+}
+
+int run_list(bool json) {
+  std::vector<ModelSpec> models;
+  Diagnostics errs;
+  for (const auto& n : model_preset_names()) {
+    auto m = model_preset(n);
+    if (!m) errs.insert(errs.end(), m.errors().begin(), m.errors().end());
+    else models.push_back(*m);
+  }
+  if (!errs.empty()) return report(errs);
+  if (!json) {
+    print_table(models);
+    return 0;
+  }
+  Json out = Json::array();
+  for (const auto& m : models) {
+    Json j = model_to_json(m);
+    j["params"] = total_params(m);
+    j["source"] = model_preset_source(m.name);
+    out.push_back(std::move(j));
+  }
+  std::cout << out.dump(2) << "\n";
+  return 0;
+}
+
+int run_one(const std::string& what, bool json) {
+  auto m = resolve_model(what, read_text_file);
+  if (!m) return report(m.errors());
+  const std::string source = model_preset_source(what);
+  if (json) {
+    Json j{{"model", model_to_json(*m)}, {"params", params_json(*m)}};
+    if (!source.empty()) j["source"] = source;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    print_one(*m, source);
+  }
+  return 0;
+}
+
+}  // namespace
 
 void add_models(CLI::App& app, int& exit_code) {
-  auto* sub = app.add_subcommand("models", "(not yet available)");
-  sub->callback([&exit_code] { exit_code = report({Diagnostic{"", "", "'models' is not available in this build", ""}}); });
+  auto* sub = app.add_subcommand(
+      "models", "List the model presets, or show one model (preset, model JSON or HF config.json)");
+  struct Opts {
+    std::string what;
+    bool json = false;
+  };
+  auto opts = std::make_shared<Opts>();
+  sub->add_option("model", opts->what, "a preset name or the path of a model JSON / config.json");
+  sub->add_flag("--json", opts->json, "print JSON instead of a table");
+  sub->callback([opts, &exit_code] {
+    exit_code = opts->what.empty() ? run_list(opts->json) : run_one(opts->what, opts->json);
+  });
 }
 
 }  // namespace dsplan::cli

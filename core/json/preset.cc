@@ -1,6 +1,7 @@
 // Model presets compiled into the binary from configs/models/*.json (cmake/Embed.cmake),
 // and resolve_model(): a preset name first, else a file read through the caller's callback.
 #include <algorithm>
+#include <string>
 
 #include "core/embedded.h"
 #include "core/json/model_json.h"
@@ -11,9 +12,18 @@ const std::vector<EmbeddedFile>& model_preset_files();  // generated model_prese
 
 namespace {
 
+// "gpt-1.3b" from "gpt-1.3b.json". (EmbeddedFile::name is CMake's NAME_WE, which cuts at
+// the first dot: "gpt-1"; so the name is taken from the path instead.)
+std::string_view preset_name(const EmbeddedFile& f) {
+  std::string_view p = f.path;
+  if (auto slash = p.rfind('/'); slash != std::string_view::npos) p.remove_prefix(slash + 1);
+  if (p.size() > 5 && p.substr(p.size() - 5) == ".json") p.remove_suffix(5);
+  return p;
+}
+
 const EmbeddedFile* find_preset(std::string_view name) {
   for (const auto& f : model_preset_files())
-    if (f.name == name) return &f;
+    if (preset_name(f) == name) return &f;
   return nullptr;
 }
 
@@ -23,6 +33,29 @@ std::string preset_file(const EmbeddedFile& f) { return "configs/models/" + std:
 bool looks_like_path(std::string_view s) {
   return s.find('/') != std::string_view::npos || s.find('\\') != std::string_view::npos ||
          (s.size() > 5 && s.substr(s.size() - 5) == ".json");
+}
+
+// Natural order: runs of digits compare as numbers, so gpt-2.7b sorts before gpt-13b.
+bool natural_less(const std::string& a, const std::string& b) {
+  size_t i = 0, j = 0;
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      size_t i2 = i, j2 = j;
+      while (i2 < a.size() && digit(a[i2])) ++i2;
+      while (j2 < b.size() && digit(b[j2])) ++j2;
+      const std::string x = a.substr(i, i2 - i), y = b.substr(j, j2 - j);
+      if (x.size() != y.size()) return x.size() < y.size();  // no leading zeros in our names
+      if (x != y) return x < y;
+      i = i2;
+      j = j2;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
 }
 
 Diagnostic unknown_preset(std::string_view name) {
@@ -37,8 +70,8 @@ Diagnostic unknown_preset(std::string_view name) {
 
 std::vector<std::string> model_preset_names() {
   std::vector<std::string> names;
-  for (const auto& f : model_preset_files()) names.emplace_back(f.name);
-  std::sort(names.begin(), names.end());
+  for (const auto& f : model_preset_files()) names.emplace_back(preset_name(f));
+  std::sort(names.begin(), names.end(), natural_less);
   return names;
 }
 

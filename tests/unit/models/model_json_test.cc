@@ -65,7 +65,9 @@ TEST_P(ModelJsonErrors, ExplainsTheProblem) {
   const std::string text = all_errors(m.errors());
   EXPECT_NE(text.find(c.file), std::string::npos) << text;  // names the file
   for (const char* s : c.must_contain)
-    if (s) EXPECT_NE(text.find(s), std::string::npos) << "missing \"" << s << "\" in:\n" << text;
+    if (s) {
+      EXPECT_NE(text.find(s), std::string::npos) << "missing \"" << s << "\" in:\n" << text;
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(

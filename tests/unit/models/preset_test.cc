@@ -94,6 +94,16 @@ TEST(Presets, EveryPresetIsCountedAboveAndCitesASource) {
   }
 }
 
+TEST(Presets, NamesAreInNaturalOrder) {
+  const auto names = model_preset_names();
+  auto pos = [&](const char* n) { return std::find(names.begin(), names.end(), n) - names.begin(); };
+  EXPECT_LT(pos("gpt-1.3b"), pos("gpt-2.7b"));
+  EXPECT_LT(pos("gpt-2.7b"), pos("gpt-13b"));
+  EXPECT_LT(pos("gpt-13b"), pos("gpt-175b"));
+  EXPECT_LT(pos("llama2-7b"), pos("llama2-13b"));
+  EXPECT_LT(pos("bert-base"), pos("bert-base-cased"));
+}
+
 TEST(Presets, Gpt3ShapesUseMegatronVocabPadding) {
   auto m = model_preset("gpt-2.7b");
   ASSERT_TRUE(m.ok());
