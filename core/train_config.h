@@ -43,6 +43,11 @@ struct TrainConfig {
   bool flash_attention = false;
   bool sequence_parallel = false;
   ZeroKnobs zero;
+  // Optimizer implementation: 1 fused multi-tensor kernels (DeepSpeed FusedAdam, Apex),
+  // 0 a client torch/Hugging Face optimizer looping over tensors (e.g. HF Trainer's AdamW
+  // handed to DeepSpeed without an "optimizer" block), -1 the framework's default
+  // (fused for DeepSpeed/Megatron, per-tensor for ddp/fsdp).
+  int fused_optimizer = -1;
 
   std::int64_t global_batch() const {
     return static_cast<std::int64_t>(micro_batch) * grad_accum * dp;

@@ -59,7 +59,8 @@ GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
   for (const Tile& t : kTiles) {
     const double tm = std::ceil(s.m / t.m), tn = std::ceil(s.n / t.n);
     for (int split : kSplitK) {
-      if (split > 1 && s.k / split < kMinKPerSplit) break;
+      // cuBLAS splits K only when the output tiles do not fill one wave.
+      if (split > 1 && (s.k / split < kMinKPerSplit || tm * tn * s.batch >= sms * t.ctas_per_sm)) break;
       const double k_split = s.k / split;
       const double tiles = tm * tn * s.batch * split;
       const double slots = sms * t.ctas_per_sm;

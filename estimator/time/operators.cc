@@ -12,7 +12,10 @@
 //    below the diagonal ((n+1)/(2n) of n x n 128-wide blocks); backward 2.5x forward;
 //    it sustains flash_relative(arch) of the GEMM efficiency (FA2: ~64% of A100 peak,
 //    ~35% of H100), backward 0.85 of that. fp32 has no flash kernel: standard attention.
-//  - torch autocast (framework ddp, 16-bit) casts every weight once per forward (6 B/param).
+//  - torch autocast (framework ddp, 16-bit): GEMMs run in 16-bit but norms, softmax and the
+//    residual stream come out in fp32 (type promotion), so elementwise tensors are 4-byte,
+//    the QKV and FC1 inputs and the attention probabilities are cast down (r 4 B, w 2 B),
+//    and every weight is cast once per forward (6 B/param).
 #include "estimator/time/operators.h"
 
 #include <algorithm>
@@ -53,8 +56,8 @@ struct Acc {
 };
 
 struct Dims {
-  double b, s, h, hq, hkv, f, t, T, Ts, e, heads;
-  bool gated, megatron, flash, causal;
+  double b, s, h, hq, hkv, f, t, T, Ts, e, ew, heads;
+  bool gated, megatron, flash, causal, autocast;
 };
 
 Dims dims(const ModelSpec& m, const OpKey& k) {
@@ -71,6 +74,8 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.T = d.b * d.s;
   d.Ts = k.sequence_parallel ? d.T / d.t : d.T;
   d.e = element_bytes(k.precision);
+  d.autocast = k.framework == Framework::ddp && k.precision != Precision::fp32;
+  d.ew = d.autocast ? 4.0 : d.e;
   d.gated = m.gated_mlp;
   d.megatron = k.framework == Framework::megatron;
   d.flash = flash_supported(k);
@@ -95,8 +100,24 @@ double causal_fraction(const Dims& d) {
   return (n + 1.0) / (2.0 * n);
 }
 
-// Bytes of the s x s score tensor for all local heads.
-double score_elems(const Dims& d) { return d.b * d.heads * d.s * d.s; }
+// Bytes and kernel count of elementwise work in a forward pass.
+struct Elementwise {
+  double bytes = 0;
+  int kernels = 0;
+};
+
+// Elementwise passes over the s x s scores of all local heads: scale and mask (fused
+// into the softmax by Megatron), softmax, dropout (1-byte mask), and under autocast the
+// cast of the fp32 probabilities back to 16-bit for the P V GEMM.
+Elementwise score_elementwise(const Dims& d) {
+  const double sc = d.b * d.heads * d.s * d.s;
+  Elementwise w;
+  const int pre = d.megatron ? 0 : 2;
+  w.bytes = pre * sc * 2.0 * d.e + sc * (d.e + d.ew) + sc * (2.0 * d.ew + 1.0);
+  w.kernels = pre + 2;
+  if (d.autocast) w.bytes += sc * (d.ew + d.e), w.kernels += 1;
+  return w;
+}
 
 void attention_core_fwd(Acc& a, const Dims& d) {
   const double hd = head_dim(d), bh = d.b * d.heads;
@@ -107,11 +128,10 @@ void attention_core_fwd(Acc& a, const Dims& d) {
     a.flops_kernel(fl, frac, bytes);
     return;
   }
-  const double sc = score_elems(d);
-  a.gemm(d.s, d.s, hd, bh);                                    // Q K^T
-  a.mem(sc * 2.0 * d.e * (d.megatron ? 1 : 3), d.megatron ? 1 : 3);  // scale, mask, softmax
-  a.mem(sc * (2.0 * d.e + 1.0));                               // dropout + 1-byte mask
-  a.gemm(d.s, hd, d.s, bh);                                    // P V
+  a.gemm(d.s, d.s, hd, bh);  // Q K^T
+  const Elementwise w = score_elementwise(d);
+  a.mem(w.bytes, w.kernels);
+  a.gemm(d.s, hd, d.s, bh);  // P V
 }
 
 void attention_core_bwd(Acc& a, const Dims& d) {
@@ -124,28 +144,22 @@ void attention_core_bwd(Acc& a, const Dims& d) {
     a.flops_kernel(fl, frac, bytes);
     return;
   }
-  const double sc = score_elems(d);
   a.gemm_bwd(d.s, hd, d.s, bh);  // P V
-  a.mem(2.0 * sc * (2.0 * d.e + 1.0), 2);
-  a.mem(2.0 * sc * 2.0 * d.e * (d.megatron ? 1 : 3), d.megatron ? 2 : 6);
+  const Elementwise w = score_elementwise(d);
+  a.mem(2.0 * w.bytes, 2 * w.kernels);
   a.gemm_bwd(d.s, d.s, hd, bh);  // Q K^T
 }
 
-// Bytes and kernel count of the elementwise work of one layer's forward.
-struct Elementwise {
-  double bytes = 0;
-  int kernels = 0;
-};
-
 Elementwise layer_elementwise(const Dims& d) {
   Elementwise w;
-  const double norm = d.Ts * d.h * 2.0 * d.e;
-  const double drop_add = d.megatron ? d.Ts * d.h * (3.0 * d.e + 1.0)
-                                     : d.Ts * d.h * (2.0 * d.e + 1.0) + d.Ts * d.h * 3.0 * d.e;
+  const double x = d.Ts * d.h, ew = d.ew;
+  const double norm = x * 2.0 * ew;
+  const double drop_add = d.megatron ? x * (3.0 * ew + 1.0) : x * (2.0 * ew + 1.0) + x * 3.0 * ew;
   const int drop_add_kernels = d.megatron ? 1 : 2;
   const double act = d.T * d.f / d.t * (d.gated ? 3.0 : 2.0) * d.e;
   w.bytes = 2 * norm + 2 * drop_add + act;
   w.kernels = 2 + 2 * drop_add_kernels + 1;
+  if (d.autocast) w.bytes += 2.0 * d.T * d.h * (ew + d.e), w.kernels += 2;  // QKV, FC1 inputs
   return w;
 }
 
@@ -192,7 +206,7 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
 void embedding_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
                      const GpuSpec& gpu, const Efficiency& eff) {
   Acc a{gpu, eff, k.precision, {}, {}};
-  const double row = d.T * d.h * d.e;
+  const double row = d.T * d.h * d.ew;
   double elementwise = 0;  // bytes of the kernels after the gather
   int kernels = 0;
   a.mem(2.0 * row);  // word-embedding gather
@@ -214,8 +228,8 @@ void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
   Acc f{gpu, eff, k.precision, {}, {}};
   Acc b{gpu, eff, k.precision, {}, {}};
   if (m.final_norm) {
-    f.mem(d.Ts * d.h * 2.0 * d.e);
-    b.mem(d.Ts * d.h * 4.0 * d.e, 2);
+    f.mem(d.Ts * d.h * 2.0 * d.ew);
+    b.mem(d.Ts * d.h * 4.0 * d.ew, 2);
   }
   if (m.vocab_logits) {
     const double v = double(padded_vocab(m, int(d.t))) / d.t;

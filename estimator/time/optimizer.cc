@@ -18,6 +18,20 @@ double update_bytes(Optimizer o) {
   return 28.0;
 }
 
+// Unfused per-tensor updates (torch.optim / transformers AdamW without foreach fusion), fp32:
+// AdamW: p*=(1-lr wd) 8, m=b1 m+(1-b1) g 20, v=b2 v+(1-b2) g^2 24, denom=sqrt(v)/c+eps 24,
+// p-=lr m/denom 16 -> 92 B in 8 kernels. SGD with momentum: 32 B in 3 kernels.
+double unfused_update_bytes(Optimizer o) {
+  switch (o) {
+    case Optimizer::adam: return 92.0;
+    case Optimizer::sgd: return 32.0;
+    case Optimizer::adafactor: return 60.0;
+    case Optimizer::adam_8bit: return 16.0;  // bitsandbytes is a fused kernel
+  }
+  return 92.0;
+}
+int unfused_kernels(Optimizer o) { return o == Optimizer::sgd ? 3 : o == Optimizer::adam_8bit ? 1 : 8; }
+
 // CPU Adam (DeepSpeedCPUAdam): r p32 g32 m v (16) + w p m v (12) + w the fp16 copy (2).
 constexpr double kCpuAdamBytes = 30.0;
 // Fraction of host DRAM bandwidth CPU Adam sustains: ZeRO-Offload Table 4, 1B params in
@@ -28,22 +42,38 @@ constexpr int kOptimizerKernels = 10;
 
 }  // namespace
 
+static bool unfused(const TrainConfig& cfg) {
+  if (cfg.fused_optimizer >= 0) return cfg.fused_optimizer == 0;
+  return cfg.framework == Framework::ddp || cfg.framework == Framework::fsdp;
+}
+
 double optimizer_bytes_per_param(const TrainConfig& cfg, double grad_bytes) {
-  double b = update_bytes(cfg.optimizer) + grad_bytes;  // + gradient-norm read
-  if (cfg.precision != Precision::fp32) {
-    if (grad_bytes < 4.0) b += grad_bytes + 4.0;  // widen grads to fp32
-    b += 4.0 + 2.0;                              // master -> 16-bit params
+  const bool mixed = cfg.precision != Precision::fp32;
+  // fp32 master weights beside 16-bit model weights (everything but torch autocast).
+  const bool master = mixed && cfg.framework != Framework::ddp;
+  double b = (unfused(cfg) ? unfused_update_bytes(cfg.optimizer) : update_bytes(cfg.optimizer)) +
+             grad_bytes;                                        // + gradient-norm read
+  if (unfused(cfg)) b += 8.0;                                   // clip: scale grads in place
+  if (master) {
+    if (grad_bytes < 4.0) b += grad_bytes + 4.0;                // widen grads to fp32
+    b += 4.0 + 2.0;                                             // master -> 16-bit params
+  } else if (mixed) {
+    b += 8.0;                                                   // GradScaler unscale
   }
   return b;
 }
 
-OptimizerCosts optimizer_costs(double shard_params, double grad_bytes, const TrainConfig& cfg,
-                               const Cluster& cluster, const Efficiency& eff) {
+OptimizerCosts optimizer_costs(double shard_params, int tensors, double grad_bytes,
+                               const TrainConfig& cfg, const Cluster& cluster,
+                               const Efficiency& eff) {
   OptimizerCosts o;
   const GpuSpec& gpu = cluster.node.gpu;
   if (cfg.offload == Offload::none) {
     const double bytes = shard_params * optimizer_bytes_per_param(cfg, grad_bytes);
-    o.step = Seconds(bytes / (gpu.hbm_bw.v * eff.hbm_fraction)) + eff.kernel_overhead * kOptimizerKernels;
+    // A per-tensor loop launches per tensor; under ZeRO it runs on one flat partition.
+    const int loops = cfg.zero_stage == 0 ? tensors : 1;
+    const int kernels = unfused(cfg) ? loops * (unfused_kernels(cfg.optimizer) + 4) : kOptimizerKernels;
+    o.step = Seconds(bytes / (gpu.hbm_bw.v * eff.hbm_fraction)) + eff.kernel_overhead * kernels;
     return o;
   }
   const double local_ranks = std::max(1, cluster.gpus_per_node());

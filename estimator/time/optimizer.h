@@ -5,7 +5,10 @@
 // master weights are narrowed back to 16-bit, 4 + 2 B). ZeRO-Offload runs Adam on the
 // CPU at ~30 B/param over the host memory bandwidth the node's ranks share, and moves 2 B
 // of gradient down and 2 B of parameter up per local parameter over PCIe (Ren et al.,
-// ZeRO-Offload §4). Derivations: docs/model/time.md, "Optimizer and offload".
+// ZeRO-Offload §4). An unfused optimizer (TrainConfig::fused_optimizer; the default for
+// ddp/fsdp) runs a per-tensor loop instead: ~8 kernels per parameter tensor moving 92 B/param
+// for AdamW, plus gradient-norm clipping (r+w 8 B) and, with AMP, GradScaler unscaling (8 B).
+// Derivations: docs/model/time.md, "Optimizer and offload".
 #pragma once
 
 #include "core/efficiency.h"
@@ -24,8 +27,10 @@ struct OptimizerCosts {
 // Bytes the GPU optimizer moves per parameter (documented above and in the docs).
 double optimizer_bytes_per_param(const TrainConfig& cfg, double grad_bytes);
 
-// `shard_params`: parameters this rank updates (its stage, / dp under ZeRO >= 1).
-OptimizerCosts optimizer_costs(double shard_params, double grad_bytes, const TrainConfig& cfg,
-                               const Cluster& cluster, const Efficiency& eff);
+// `shard_params`: parameters this rank updates (its stage, / dp under ZeRO >= 1);
+// `tensors`: parameter tensors of the stage (the unfused loop launches per tensor).
+OptimizerCosts optimizer_costs(double shard_params, int tensors, double grad_bytes,
+                               const TrainConfig& cfg, const Cluster& cluster,
+                               const Efficiency& eff);
 
 }  // namespace dsplan

@@ -7,6 +7,9 @@
 //  - Megatron all-reduces its contiguous gradient buffer once after the backward; bf16
 //    accumulates and reduces fp32 main_grads, fp16 reduces 16-bit gradients.
 //  - FSDP reduce-scatters per transformer layer (one wrapped unit per layer), overlapped.
+//  - DeepSpeed ZeRO-2 reduces each gradient tensor to the rank owning its partition as
+//    the tensor becomes ready (a reduce per tensor, priced as a ring broadcast: n-1 steps,
+//    S per link), so it pays one collective latency per tensor instead of per bucket.
 #include "estimator/time/parallel_comm.h"
 
 #include <algorithm>
@@ -20,8 +23,17 @@ namespace dsplan {
 namespace {
 
 constexpr double kDdpBucketBytes = 25.0 * 1024 * 1024;
-constexpr int kModulesPerLayer = 6;   // 4 linears + 2 norms, each fetched/released
-constexpr int kTensorsPerLayer = 12;  // weights and biases copied into the ipg buffer
+// DeepSpeed's ZeRO bookkeeping runs in Python on the critical path. ZeRO-2/3 run a hook
+// per gradient tensor (partition lookup, copy into the reduction buffer, launch); ZeRO-3
+// also fetches/releases every submodule (hooks are registered on all of them: linears,
+// norms, dropouts, containers) before its forward and backward. Per-event costs are
+// estimates for DeepSpeed 0.5-0.8 (the z1->z2 and z0->z3 throughput gaps of the
+// DeepSpeedExamples autotuning tables across DistilBERT, BERT-base and GPT-2 imply
+// ~0.15-0.4 ms per tensor and ~0.8 ms per submodule); calibration should replace them.
+constexpr int kTensorsPerLayer = 12;  // weights and biases of 4 linears and 2 norms
+constexpr int kModulesPerLayer = 12;  // submodules carrying ZeRO-3 hooks
+constexpr Seconds kZeroGradHook = us(150);
+constexpr Seconds kZero3ModuleHook = us(500);
 
 Seconds bucketed(const CollectiveModel& c, Collective k, double total, double bucket, CommGroup g) {
   if (total <= 0 || g.ranks <= 1) return Seconds{};
@@ -68,7 +80,9 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
               (cfg.framework == Framework::deepspeed && cfg.zero.overlap(cfg.zero_stage));
   o.prefetch = cfg.zero_stage == 3 && o.overlap;
   if (pl.dp.ranks <= 1) return;
-  const Collective red = cfg.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter;
+  // ZeRO-1 keeps full gradients and reduces them at the boundary with the bucketed
+  // all-reduce fallback, each rank then keeping its partition; ZeRO-2/3 reduce-scatter.
+  const Collective red = cfg.zero_stage <= 1 ? Collective::all_reduce : Collective::reduce_scatter;
   if (cfg.zero_stage == 3) {
     o.layer_grad_reduce = bucketed(c, red, sp.layer * g, bucket, pl.dp);
     o.last_bucket = o.layer_grad_reduce;
@@ -76,6 +90,10 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
     const double n = std::ceil(sp.layer_gathered / pf);
     o.layer_param_gather = c.time(Collective::all_gather, Bytes(sp.layer_gathered * e / n), pl.dp) * n;
     o.nonlayer_gather = c.time(Collective::all_gather, Bytes(sp.nonlayer() * e), pl.dp);
+  } else if (cfg.framework == Framework::deepspeed && cfg.zero_stage == 2) {
+    const double tensor = sp.layer * g / kTensorsPerLayer;
+    o.layer_grad_reduce = c.time(Collective::broadcast, Bytes(tensor), pl.dp) * kTensorsPerLayer;
+    o.last_bucket = o.layer_grad_reduce;
   } else {
     const double layers = L * sp.layer * g;
     o.layer_grad_reduce = bucketed(c, red, layers, bucket, pl.dp) / double(L);
@@ -93,8 +111,8 @@ void zero_overheads(ParallelComm& o, const TrainConfig& cfg, const StageParams& 
   if (cfg.framework != Framework::deepspeed || cfg.zero_stage < 2) return;
   const double g = grad_element_bytes(cfg);
   o.layer_bwd_extra = Seconds(sp.layer * 2.0 * g / (gpu.hbm_bw.v * eff.hbm_fraction)) +
-                      eff.kernel_overhead * kTensorsPerLayer;
-  if (cfg.zero_stage == 3) o.layer_zero3_overhead = eff.kernel_overhead * (2 * kModulesPerLayer);
+                      (eff.kernel_overhead + kZeroGradHook) * kTensorsPerLayer;
+  if (cfg.zero_stage == 3) o.layer_zero3_overhead = kZero3ModuleHook * kModulesPerLayer;
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ CommKey comm_key(const TrainConfig& c) {
   k.seq_len = c.seq_len;
   k.zero_stage = c.zero_stage;
   k.overlap_comm = c.zero.overlap_comm;
+  k.fused_optimizer = c.fused_optimizer;
   k.precision = c.precision;
   k.framework = c.framework;
   k.optimizer = c.optimizer;
@@ -62,6 +63,7 @@ std::uint64_t hash_of(const CommKey& k) {
   for (std::uint64_t v : {std::uint64_t(k.tp), std::uint64_t(k.pp), std::uint64_t(k.dp),
                           std::uint64_t(k.micro_batch), std::uint64_t(k.seq_len),
                           std::uint64_t(k.zero_stage), std::uint64_t(k.overlap_comm + 1),
+                          std::uint64_t(k.fused_optimizer + 1),
                           std::uint64_t(k.precision), std::uint64_t(k.framework),
                           std::uint64_t(k.optimizer), std::uint64_t(k.offload),
                           std::uint64_t(k.sequence_parallel)})
@@ -118,7 +120,9 @@ const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const 
     const StageParams sp = stage_params(m, cfg);
     e.layers_per_rank = sp.layers_per_rank;
     const double shard = sp.max_stage() / (cfg.zero_stage >= 1 ? std::max(1, cfg.dp) : 1);
-    e.opt = optimizer_costs(shard, grad_element_bytes(cfg), cfg, cl, eff);
+    const int per_layer = 4 * (m.linear_bias ? 2 : 1) + 2 * (m.norm == NormKind::layernorm ? 2 : 1);
+    const int tensors = sp.layers_per_rank * per_layer + 5;  // + embeddings, final norm, head
+    e.opt = optimizer_costs(shard, tensors, grad_element_bytes(cfg), cfg, cl, eff);
     return e;
   });
 }

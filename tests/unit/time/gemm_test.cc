@@ -1,0 +1,101 @@
+// GEMM model: hand-derived tile, wave and time arithmetic on A100 and V100.
+#include "estimator/time/gemm.h"
+
+#include <gtest/gtest.h>
+
+#include "estimator/time/efficiency_defaults.h"
+#include "fixtures.h"
+
+namespace dsplan {
+namespace {
+
+using test::a100;
+using test::v100;
+
+// 4096^3 bf16 on A100-80GB with the default efficiency (0.8 of peak, k_half 64, 4 us):
+//   peak = 108 SMs x 2048 FLOP/clk x 1.41 GHz = 311.87 TFLOP/s; F_SM = 311.87e12 x 0.8 / 108
+//        = 2.3101e12 FLOP/s per SM.
+//   256x128 tiles: 16 x 32 = 512 CTAs on 108 SMs -> ceil(4.74) = 5 waves, eta_wave = 512/540.
+//   eta_k = 4096 / (4096 + 64) = 0.98462.
+//   one wave = 2 x 256 x 128 x 4096 / (2.3101e12 x 0.98462) = 118.02 us; 5 waves = 590.1 us.
+//   (128x128 with 2 CTAs/SM: 1024 CTAs / 216 slots = 5 waves of 124.2 us = 621 us: slower.)
+//   HBM: 2 B x 3 x 4096^2 = 100.7 MB / (2039 GB/s x 0.8) = 61.7 us < 590 us: compute-bound.
+//   time = 590.1 + 4 = 594.1 us -> 137.4 GFLOP / 594.1 us = 231 TFLOP/s (74% of peak).
+TEST(Gemm, A100Bf16Cube4096) {
+  const GpuSpec gpu = a100();
+  const Efficiency eff = default_efficiency(gpu);
+  const GemmEstimate g = estimate_gemm({4096, 4096, 4096, 1}, Precision::bf16, gpu, eff);
+  EXPECT_EQ(g.tile_m, 256);
+  EXPECT_EQ(g.tile_n, 128);
+  EXPECT_DOUBLE_EQ(g.tiles, 512);
+  EXPECT_DOUBLE_EQ(g.waves, 5);
+  EXPECT_NEAR(g.eta_wave, 512.0 / 540.0, 1e-12);
+  EXPECT_NEAR(g.eta_k, 4096.0 / 4160.0, 1e-12);
+  EXPECT_DOUBLE_EQ(g.eta_tile, 1.0);
+  EXPECT_NEAR(in_us(g.t_math), 590.1, 0.2);
+  EXPECT_NEAR(in_us(g.t_mem), 61.7, 0.1);
+  EXPECT_NEAR(in_us(g.time), 594.1, 0.2);
+  EXPECT_NEAR(g.flops.v / g.time.v / 1e12, 231.3, 0.3);
+}
+
+// Reference §3: 1792^2 outputs make 7 x 14 = 98 tiles of 256x128, one wave at 98/108 = 91%.
+TEST(Gemm, WaveQuantisationOneWave) {
+  const GpuSpec gpu = a100();
+  const GemmEstimate g = estimate_gemm({1792, 1792, 4096, 1}, Precision::fp16, gpu, default_efficiency(gpu));
+  EXPECT_EQ(g.tile_m, 256);
+  EXPECT_DOUBLE_EQ(g.waves, 1);
+  EXPECT_NEAR(g.eta_wave, 98.0 / 108.0, 1e-12);
+  EXPECT_NEAR(in_us(g.t_math), 118.02, 0.05);  // one wave, as above
+}
+
+// 2048^2 with 256x128 would be 128 tiles = 2 waves at 59% (236 us). 128x64 tiles (2 per SM,
+// 0.85 relative efficiency): 16 x 32 = 512 CTAs / 216 slots = 3 waves of
+// 2 x 2 x 128 x 64 x 4096 / (2.3101e12 x 0.85 x 0.98462) = 69.42 us -> 208.3 us, so the
+// smaller tile wins, as cuBLAS's heuristics pick it.
+TEST(Gemm, SmallerTileBeatsHalfEmptySecondWave) {
+  const GpuSpec gpu = a100();
+  const GemmEstimate g = estimate_gemm({2048, 2048, 4096, 1}, Precision::fp16, gpu, default_efficiency(gpu));
+  EXPECT_EQ(g.tile_m, 128);
+  EXPECT_EQ(g.tile_n, 64);
+  EXPECT_DOUBLE_EQ(g.waves, 3);
+  EXPECT_NEAR(in_us(g.t_math), 208.3, 0.2);
+}
+
+// A vocabulary of 50257 is not a multiple of 8: Volta loses its tensor cores (1/4 rate).
+TEST(Gemm, MisalignedVocabularyIsSlowerOnVolta) {
+  const GpuSpec gpu = v100();
+  const Efficiency eff = default_efficiency(gpu);
+  const GemmEstimate odd = estimate_gemm({8192, 50257, 1024, 1}, Precision::fp16, gpu, eff);
+  const GemmEstimate pad = estimate_gemm({8192, 50304, 1024, 1}, Precision::fp16, gpu, eff);
+  EXPECT_DOUBLE_EQ(odd.eta_align, 0.25);
+  EXPECT_DOUBLE_EQ(pad.eta_align, 1.0);
+  EXPECT_GT(odd.time.v, 3.0 * pad.time.v);
+}
+
+// fp32 on V100 uses the fp32 pipe: 80 x 128 x 1.53 GHz = 15.67 TFLOP/s, x 0.85 default.
+// 4096^3 with 256x128 tiles: 512 CTAs on 80 SMs = ceil(6.4) = 7 waves, each
+// 2 x 256 x 128 x 4096 / (15.67e12 x 0.85 / 80 x 0.98462) = 1.6378 ms -> 11.464 ms.
+TEST(Gemm, Fp32UsesVectorPipeOnVolta) {
+  const GpuSpec gpu = v100();
+  const GemmEstimate g = estimate_gemm({4096, 4096, 4096, 1}, Precision::fp32, gpu, default_efficiency(gpu));
+  EXPECT_DOUBLE_EQ(g.eta_align, 1.0);
+  EXPECT_DOUBLE_EQ(g.waves, 7);
+  EXPECT_NEAR(in_ms(g.t_math), 11.464, 0.01);
+}
+
+// Narrow outputs with a long K (a weight-gradient GEMM) split K to fill the SMs.
+TEST(Gemm, SplitKFillsTheMachineForWeightGradients) {
+  const GpuSpec gpu = a100();
+  const GemmEstimate g = estimate_gemm({768, 768, 65536, 1}, Precision::bf16, gpu, default_efficiency(gpu));
+  EXPECT_GT(g.tiles, 3 * 6);  // more CTAs than the 3 x 6 output tiles of 256x128
+  EXPECT_GT(g.eta_wave, 18.0 / 108.0);
+}
+
+TEST(Gemm, MemoryBoundWhenKIsTiny) {
+  const GpuSpec gpu = a100();
+  const GemmEstimate g = estimate_gemm({65536, 65536, 8, 1}, Precision::bf16, gpu, default_efficiency(gpu));
+  EXPECT_GT(g.t_mem.v, g.t_math.v);
+}
+
+}  // namespace
+}  // namespace dsplan
