@@ -1,7 +1,8 @@
 // Least-squares fits of the calibration models to raw records (Eigen). Each returns the
 // fitted parameters or diagnostics saying why the records cannot support the fit.
-//   GEMM:        gemm_model.h, one overhead and k_half shared by all dtypes and a peak
-//                fraction per dtype; relative-error least squares, k_half by 1-D search.
+//   GEMM:        one overhead and k_half shared by all dtypes and a peak fraction per
+//                dtype: seeded by relative-error least squares on gemm_model.h (k_half by
+//                1-D search), then refined on the step-time model's own estimate_gemm().
 //   Collectives: t(S) = latency + S*bus_factor(p)/busbw per (collective, scope),
 //                relative-error least squares with latency >= 0.
 //   Bandwidth:   best large-buffer HBM copy/triad and pinned PCIe rates over datasheet.
@@ -10,6 +11,7 @@
 #include <array>
 #include <vector>
 
+#include "calibrate/fit/gemm_model.h"
 #include "calibrate/profile.h"
 #include "calibrate/records.h"
 
@@ -23,9 +25,21 @@ struct GemmFitResult {
   int samples = 0;
 };
 
-// `peaks` per GemmDtype (records of a dtype with peak 0 are ignored).
+// Seed fit with the simplified linear model of gemm_model.h. `peaks` per GemmDtype
+// (records of a dtype with peak 0 are ignored).
 Expected<GemmFitResult> fit_gemm(const std::vector<GemmRecord>& records,
                                  const std::array<FlopsPerSecond, 4>& peaks, int sm_count);
+
+// The final GEMM fit: `seed` refined against the step-time model's estimate_gemm()
+// (estimator/time/gemm.h) so that fit and model agree; `hbm_fraction` prices the HBM
+// roofline as the model will (the measured one when the records have it).
+// One GEMM priced by the step-time model with these parameters (tf32 as fp32 at the TF32
+// tensor-core rate): the forward model the final fit minimises against.
+Seconds model_gemm_time(const GemmShapeMNK& s, GemmDtype d, const GpuSpec& gpu,
+                        const GemmModelParams& p, double hbm_fraction);
+
+GemmFitResult refine_gemm_fit(const std::vector<GemmRecord>& records, const GpuSpec& gpu,
+                              double hbm_fraction, const GemmFitResult& seed);
 
 // One entry per (collective, scope) present in the records.
 Expected<std::vector<CollectiveFitEntry>> fit_collectives(

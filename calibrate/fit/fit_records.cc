@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "calibrate/fit/fit.h"
+#include "estimator/time/efficiency_defaults.h"
 
 namespace dsplan {
 namespace {
@@ -66,18 +67,20 @@ Expected<CalibrationProfile> fit_records(const RawRecords& records, const GpuSpe
   p.records = records;
   p.datasheet = summarize_datasheet(datasheet);
   Diagnostics errs;
+  fit_bandwidth(records.bandwidth, datasheet, p.fitted);
   if (!records.gemm.empty()) {
-    auto g = fit_gemm(records.gemm, gemm_peaks(datasheet), sms);
-    if (!g) {
-      errs.insert(errs.end(), g.errors().begin(), g.errors().end());
+    auto seed = fit_gemm(records.gemm, gemm_peaks(datasheet), sms);
+    if (!seed) {
+      errs.insert(errs.end(), seed.errors().begin(), seed.errors().end());
     } else {
-      p.fitted.gemm = g->per_dtype;
-      p.fitted.gemm_k_half = g->k_half;
-      p.fitted.kernel_overhead = g->overhead;
-      p.fitted.gemm_rms_rel_error = g->rms_rel_error;
+      const GemmFitResult g = refine_gemm_fit(records.gemm, datasheet,
+                                              p.fitted.hbm_fraction.value_or(default_efficiency(datasheet).hbm_fraction), *seed);
+      p.fitted.gemm = g.per_dtype;
+      p.fitted.gemm_k_half = g.k_half;
+      p.fitted.kernel_overhead = g.overhead;
+      p.fitted.gemm_rms_rel_error = g.rms_rel_error;
     }
   }
-  fit_bandwidth(records.bandwidth, datasheet, p.fitted);
   auto c = fit_collectives(records.collectives);
   if (!c) errs.insert(errs.end(), c.errors().begin(), c.errors().end());
   else p.fitted.collectives = *c;

@@ -1,0 +1,137 @@
+// Profile save/load round trip, the Efficiency it yields, and diagnostics for bad files.
+#include <gtest/gtest.h>
+
+#include "calibrate/profile.h"
+#include "synthetic.h"
+
+namespace dsplan {
+namespace {
+
+CalibrationProfile fitted() {
+  auto p = fit_records(testing::synthetic_records(testing::Truth{}, 3), testing::a100_80gb());
+  EXPECT_TRUE(p.ok());
+  return *p;
+}
+
+std::string text_of(const CalibrationProfile& p) { return profile_to_json(p).dump(1); }
+
+TEST(Profile, RoundTripKeepsEveryField) {
+  CalibrationProfile p = fitted();
+  auto back = load_profile(text_of(p), "p.json");
+  ASSERT_TRUE(back.ok()) << back.errors()[0].to_string();
+  EXPECT_EQ(back->source, "p.json");
+  EXPECT_EQ(back->datasheet.gpu, "a100-80gb");
+  EXPECT_EQ(back->datasheet.sm_count, 108);
+  EXPECT_EQ(back->datasheet.peak_TFLOPS, p.datasheet.peak_TFLOPS);
+  for (int d = 0; d < 4; ++d)
+    EXPECT_EQ(back->fitted.gemm[d]->peak_fraction, p.fitted.gemm[d]->peak_fraction);
+  EXPECT_EQ(back->fitted.gemm_k_half, p.fitted.gemm_k_half);
+  EXPECT_NEAR(back->fitted.kernel_overhead.v, p.fitted.kernel_overhead.v, 1e-18);
+  EXPECT_EQ(back->fitted.hbm_fraction, p.fitted.hbm_fraction);
+  EXPECT_EQ(back->fitted.pcie_fraction, p.fitted.pcie_fraction);
+  ASSERT_EQ(back->fitted.collectives.size(), p.fitted.collectives.size());
+  EXPECT_NEAR(back->fitted.collectives[0].fit.busbw.v, p.fitted.collectives[0].fit.busbw.v, 1e-3);
+  EXPECT_EQ(back->records.gemm.size(), p.records.gemm.size());
+  EXPECT_EQ(back->records.provenance.kind, p.records.provenance.kind);
+  // Writing what was read gives the same document.
+  EXPECT_EQ(profile_to_json(*back), profile_to_json(p));
+}
+
+TEST(Profile, ToEfficiencyMapsDtypesToPrecisions) {
+  CalibrationProfile p = fitted();
+  p.source = "cluster.json";
+  Efficiency base;
+  base.hbm_fraction = 0.5;
+  Efficiency e = to_efficiency(p, base);
+  EXPECT_EQ(e.source, "calibration profile cluster.json");
+  // Precision enum order is fp32, fp16, bf16; GemmDtype is bf16, fp16, tf32, fp32.
+  EXPECT_EQ(e.gemm_peak_fraction[static_cast<int>(Precision::bf16)], p.fitted.gemm[0]->peak_fraction);
+  EXPECT_EQ(e.gemm_peak_fraction[static_cast<int>(Precision::fp16)], p.fitted.gemm[1]->peak_fraction);
+  EXPECT_EQ(e.gemm_peak_fraction[static_cast<int>(Precision::fp32)], p.fitted.gemm[3]->peak_fraction);
+  EXPECT_EQ(e.gemm_k_half, p.fitted.gemm_k_half);
+  EXPECT_EQ(e.kernel_overhead.v, p.fitted.kernel_overhead.v);
+  EXPECT_EQ(e.hbm_fraction, *p.fitted.hbm_fraction);  // measured value replaces the base
+  const auto& ar = e.collectives[static_cast<int>(Collective::all_reduce)][static_cast<int>(CommScope::intra_node)];
+  ASSERT_TRUE(ar);
+  EXPECT_FALSE(e.collectives[0][static_cast<int>(CommScope::inter_node)]);  // not measured
+}
+
+TEST(Profile, UnmeasuredFieldsKeepTheBase) {
+  CalibrationProfile p = fitted();
+  p.fitted.hbm_fraction.reset();
+  Efficiency base;
+  base.hbm_fraction = 0.5;
+  EXPECT_EQ(to_efficiency(p, base).hbm_fraction, 0.5);
+}
+
+TEST(Profile, EfficiencyFromFileChecksTheTargetGpu) {
+  const std::string text = text_of(fitted());
+  auto ok = efficiency_from_profile_file_text(text, "p.json", testing::a100_80gb());
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->source, "calibration profile p.json");
+  GpuSpec h100 = testing::a100_80gb();
+  h100.name = "h100-sxm";
+  h100.sm_count = 132;
+  auto bad = efficiency_from_profile_file_text(text, "p.json", h100);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.errors()[0].file, "p.json");
+  EXPECT_NE(bad.errors()[0].message.find("'a100-80gb'"), std::string::npos);
+  EXPECT_NE(bad.errors()[0].message.find("'h100-sxm'"), std::string::npos);
+}
+
+// Loads `j` (a modified valid profile) and returns its diagnostics.
+Diagnostics errors_of(const Json& j) {
+  auto p = load_profile(j.dump(), "bad.json");
+  return p.ok() ? Diagnostics{} : p.errors();
+}
+
+TEST(ProfileErrors, MalformedJson) {
+  auto p = load_profile("{\"format\": ", "bad.json");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.errors()[0].file, "bad.json");
+  EXPECT_NE(p.errors()[0].message.find("malformed JSON"), std::string::npos);
+}
+
+TEST(ProfileErrors, RawRecordsAreNotAProfile) {
+  Json j = profile_to_json(fitted());
+  j["format"] = "records";
+  auto errs = errors_of(j);
+  ASSERT_FALSE(errs.empty());
+  EXPECT_EQ(errs[0].json_path, "/format");
+  EXPECT_NE(errs[0].hint.find("calibrate fit --records"), std::string::npos);
+}
+
+TEST(ProfileErrors, MisspeltKeyGetsASuggestion) {
+  Json j = profile_to_json(fitted());
+  j["fitted"]["gemm_khalf"] = j["fitted"]["gemm_k_half"];
+  j["fitted"].erase("gemm_k_half");
+  auto errs = errors_of(j);
+  ASSERT_EQ(errs.size(), 2u);  // the missing key and the unknown one
+  EXPECT_EQ(errs[0].json_path, "/fitted/gemm_k_half");
+  EXPECT_EQ(errs[1].json_path, "/fitted/gemm_khalf");
+  EXPECT_NE(errs[1].hint.find("did you mean \"gemm_k_half\""), std::string::npos);
+}
+
+TEST(ProfileErrors, AllProblemsAreReportedWithTheirPaths) {
+  Json j = profile_to_json(fitted());
+  j["fitted"]["gemm"]["bf16"]["peak_fraction"] = 3.0;        // out of range
+  j["fitted"]["collectives"][0]["scope"] = "intra-node";      // unknown choice
+  j["records"]["gemm"][2]["median_us"] = "fast";             // wrong type
+  auto errs = errors_of(j);
+  ASSERT_EQ(errs.size(), 3u);
+  EXPECT_EQ(errs[0].json_path, "/fitted/gemm/bf16/peak_fraction");
+  EXPECT_EQ(errs[1].json_path, "/fitted/collectives/0/scope");
+  EXPECT_NE(errs[1].hint.find("did you mean \"intra_node\""), std::string::npos);
+  EXPECT_EQ(errs[2].json_path, "/records/gemm/2/median_us");
+}
+
+TEST(ProfileErrors, FutureVersionIsRefused) {
+  Json j = profile_to_json(fitted());
+  j["version"] = 2;
+  auto errs = errors_of(j);
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].json_path, "/version");
+}
+
+}  // namespace
+}  // namespace dsplan
