@@ -80,9 +80,9 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
               (cfg.framework == Framework::deepspeed && cfg.zero.overlap(cfg.zero_stage));
   o.prefetch = cfg.zero_stage == 3 && o.overlap;
   if (pl.dp.ranks <= 1) return;
-  // ZeRO-1 keeps full gradients and reduces them at the boundary with the bucketed
-  // all-reduce fallback, each rank then keeping its partition; ZeRO-2/3 reduce-scatter.
-  const Collective red = cfg.zero_stage <= 1 ? Collective::all_reduce : Collective::reduce_scatter;
+  // ZeRO-1 keeps full gradients and reduce-scatters them once at the boundary (each rank
+  // keeps its partition); ZeRO-2/3 reduce-scatter every micro-batch.
+  const Collective red = cfg.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter;
   if (cfg.zero_stage == 3) {
     o.layer_grad_reduce = bucketed(c, red, sp.layer * g, bucket, pl.dp);
     o.last_bucket = o.layer_grad_reduce;

@@ -3,7 +3,7 @@
 // then DP (stride tp x pp). Per rank of the most loaded pipeline stage:
 //  - TP: 2 all-reduces of b s h per layer in forward and 2 in backward (sequence
 //    parallel: all-gather + reduce-scatter pairs instead); embedding and head add one each.
-//  - DP: gradients reduced in buckets: all-reduce (ZeRO-0/1), reduce-scatter (ZeRO-2/3); at
+//  - DP: gradients reduced in buckets: all-reduce (ZeRO-0), reduce-scatter (ZeRO>=1); at
 //    the accumulation boundary for ZeRO-0/1, every micro-batch for ZeRO-2/3 (partitioned
 //    gradients cannot accumulate unreduced). ZeRO-1/2 all-gather the updated 16-bit
 //    parameters after the step; ZeRO-3 all-gathers each layer's parameters before its

@@ -1,0 +1,203 @@
+// StepTimeModel: the closed form against its own StepCosts, FLOP conventions, monotonic
+// effects of each knob, offload arithmetic, memo-table behaviour and evaluation speed.
+#include "estimator/step_time.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "estimator/time/efficiency_defaults.h"
+#include "fixtures.h"
+
+namespace dsplan {
+namespace {
+
+using test::cluster;
+
+ModelSpec gpt_1b() { return test::gpt("gpt-1.3b", 24, 2048, 32, 2048, 51200, 128); }
+
+TrainConfig base_cfg() {
+  TrainConfig c;
+  c.framework = Framework::megatron;
+  c.precision = Precision::bf16;
+  c.micro_batch = 2;
+  c.grad_accum = 4;
+  c.seq_len = 2048;
+  c.dp = 8;
+  return c;
+}
+
+StepTimeModel a100_model(const ModelSpec& m, int gpus) {
+  const Cluster c = cluster(test::dgx_a100(), gpus);
+  return StepTimeModel(m, c, default_efficiency(c.node.gpu));
+}
+
+// pp = 1, no overlap, one reduction round: the closed form is the plain sum of StepCosts.
+TEST(StepTime, ClosedFormIsTheSumOfItsCostsWithoutOverlap) {
+  const StepTimeModel t = a100_model(gpt_1b(), 8);
+  TrainConfig cfg = base_cfg();
+  cfg.framework = Framework::deepspeed;
+  cfg.zero_stage = 1;
+  cfg.tp = 2;
+  cfg.dp = 4;
+  const StepCosts c = t.costs(cfg);
+  ASSERT_FALSE(c.overlap_grad_reduce);
+  ASSERT_FALSE(c.grad_reduce_every_micro_batch);
+  const LayerCosts& l = c.layer;
+  const Seconds per_mb = (l.fwd + l.tp_comm_fwd + l.bwd + l.recompute + l.tp_comm_bwd) * c.layers_per_rank +
+                         c.embed_fwd + c.embed_bwd + c.head_fwd + c.head_bwd;
+  const Seconds sum = per_mb * c.micro_batches + l.grad_reduce * c.layers_per_rank + c.grad_reduce_tail +
+                      c.param_allgather + c.optimizer;
+  const StepTimeBreakdown b = t.estimate(cfg);
+  EXPECT_NEAR(b.step.v, sum.v, 1e-12);
+  EXPECT_NEAR(b.step.v, (b.compute + b.comm_exposed + b.bubble + b.optimizer + b.offload).v, 1e-12);
+  EXPECT_GT(l.tp_comm_fwd.v, 0);
+  EXPECT_GT(c.param_allgather.v, 0);
+  EXPECT_EQ(c.layers_per_rank, 24);
+}
+
+// Megatron convention: 72 B s L h^2 (1 + s/(12h) + V/(12 L h)) for one replica's batch B.
+TEST(StepTime, ModelFlopsFollowMegatron) {
+  ModelSpec m = gpt_1b();
+  m.vocab_pad_multiple = 1;
+  const StepTimeModel t = a100_model(m, 8);
+  const TrainConfig cfg = base_cfg();
+  const double B = 2 * 4, s = 2048, L = 24, h = 2048, V = 51200;
+  const double f = 72 * B * s * L * h * h * (1 + s / (12 * h) + V / (12 * L * h));
+  EXPECT_NEAR(t.estimate(cfg).model_flops.v / f, 1.0, 1e-9);
+}
+
+TEST(StepTime, RecomputeCostsTimeAndHardwareFlopsOnly) {
+  const StepTimeModel t = a100_model(gpt_1b(), 8);
+  TrainConfig cfg = base_cfg();
+  const StepTimeBreakdown none = t.estimate(cfg);
+  cfg.checkpointing = Checkpointing::selective;
+  const StepTimeBreakdown sel = t.estimate(cfg);
+  cfg.checkpointing = Checkpointing::full;
+  const StepTimeBreakdown full = t.estimate(cfg);
+  EXPECT_LT(none.step.v, sel.step.v);
+  EXPECT_LT(sel.step.v, full.step.v);
+  EXPECT_EQ(none.model_flops.v, full.model_flops.v);
+  EXPECT_LT(none.hw_flops.v, sel.hw_flops.v);
+  // Full recompute redoes the forward: hardware FLOPs ~ 4/3 of fwd + bwd.
+  EXPECT_NEAR(full.hw_flops.v / none.hw_flops.v, 4.0 / 3.0, 0.03);
+}
+
+TEST(StepTime, FlashAttentionIsFasterAtLongSequences) {
+  const StepTimeModel t = a100_model(gpt_1b(), 8);
+  TrainConfig cfg = base_cfg();
+  const StepTimeBreakdown std_attn = t.estimate(cfg);
+  cfg.flash_attention = true;
+  const StepTimeBreakdown flash = t.estimate(cfg);
+  EXPECT_LT(flash.step.v, std_attn.step.v);
+  EXPECT_LT(flash.hw_flops.v, std_attn.hw_flops.v);  // causal blocks skipped
+}
+
+TEST(StepTime, ZeroStagesChangeTheCommunicationPattern) {
+  const StepTimeModel t = a100_model(gpt_1b(), 8);
+  TrainConfig cfg = base_cfg();
+  cfg.framework = Framework::deepspeed;
+  cfg.zero_stage = 2;
+  const StepCosts z2 = t.costs(cfg);
+  EXPECT_TRUE(z2.grad_reduce_every_micro_batch);
+  EXPECT_EQ(z2.layer.param_gather.v, 0);
+  cfg.zero_stage = 3;
+  const StepCosts z3 = t.costs(cfg);
+  EXPECT_GT(z3.layer.param_gather.v, 0);
+  EXPECT_TRUE(z3.zero3_prefetch);  // overlap_comm defaults on for stage 3
+  EXPECT_EQ(z3.param_allgather.v, 0);
+  cfg.zero_stage = 1;
+  cfg.zero.overlap_comm = 1;
+  EXPECT_TRUE(t.costs(cfg).overlap_grad_reduce);
+}
+
+// 1F1B bubble = (p - 1)/v x per-micro-batch stage time; interleaving divides it by v.
+TEST(StepTime, PipelineBubble) {
+  const StepTimeModel t = a100_model(gpt_1b(), 32);
+  TrainConfig cfg = base_cfg();
+  cfg.pp = 4;
+  cfg.grad_accum = 8;
+  const StepTimeBreakdown b1 = t.estimate(cfg);
+  cfg.vpp = 2;
+  const StepTimeBreakdown b2 = t.estimate(cfg);
+  EXPECT_GT(b1.bubble.v, 0);
+  EXPECT_NEAR(b2.bubble.v / b1.bubble.v, 0.5, 0.05);
+  cfg.vpp = 1;
+  const StepCosts c = t.costs(cfg);
+  EXPECT_EQ(c.layers_per_rank, 6);
+  EXPECT_GT(c.p2p.v, 0);
+  EXPECT_GT(c.embed_grad_sync.v, 0);  // tied embeddings across first and last stage
+}
+
+// Offloaded Adam on a DGX A100 host: 409.6 GB/s x 0.5 shared by 8 ranks = 25.6 GB/s per
+// rank; 30 B/param. Shard = (24 x 50.4M + 0.105G + ...)/8 params; PCIe 2 B/param each way
+// at 31.5 x 0.8 = 25.2 GB/s.
+TEST(StepTime, OffloadArithmetic) {
+  const ModelSpec m = gpt_1b();
+  const StepTimeModel t = a100_model(m, 8);
+  TrainConfig cfg = base_cfg();
+  cfg.framework = Framework::deepspeed;
+  cfg.zero_stage = 2;
+  cfg.offload = Offload::optimizer;
+  const StepCosts c = t.costs(cfg);
+  const double per_layer = 12.0 * 2048 * 2048 + 13.0 * 2048;  // weights + biases + 2 LayerNorms
+  const double shard = (24 * per_layer + 51200.0 * 2048 + 2048.0 * 2048 + 2 * 2048) / 8;
+  EXPECT_NEAR(c.optimizer.v, shard * 30 / 25.6e9, 1e-3 * c.optimizer.v);
+  EXPECT_NEAR(c.offload_h2d.v, shard * 2 / 25.2e9, 1e-3 * c.offload_h2d.v);
+  EXPECT_GT(t.estimate(cfg).offload.v, 0);
+}
+
+TEST(StepTime, SequenceParallelMovesTheSameBytes) {
+  const StepTimeModel t = a100_model(gpt_1b(), 8);
+  TrainConfig cfg = base_cfg();
+  cfg.tp = 8;
+  cfg.dp = 1;
+  const Seconds ar = t.costs(cfg).layer.tp_comm_fwd;
+  cfg.sequence_parallel = true;
+  const Seconds sp = t.costs(cfg).layer.tp_comm_fwd;
+  EXPECT_NEAR(sp.v / ar.v, 1.0, 0.1);
+  EXPECT_LT(t.costs(cfg).layer.fwd.v, t.costs(base_cfg()).layer.fwd.v);
+}
+
+TEST(StepTime, CopiesAreIndependentAndAgree) {
+  const StepTimeModel a = a100_model(gpt_1b(), 8);
+  const StepTimeModel b = a;  // fresh memo tables
+  EXPECT_EQ(a.estimate(base_cfg()).step.v, b.estimate(base_cfg()).step.v);
+  const StepTimeBreakdown r = a.estimate(base_cfg());
+  ASSERT_FALSE(r.critical_path.empty());
+  EXPECT_EQ(r.critical_path.front().rfind("compute", 0), 0u) << r.critical_path.front();
+}
+
+// The search calls estimate ~1e5-1e6 times: once the memo tables are warm an evaluation
+// must stay well under a microsecond (measured on a shared build machine; budget 1 us).
+TEST(StepTime, WarmEstimateIsSubMicrosecond) {
+  const StepTimeModel t = a100_model(gpt_1b(), 64);
+  StepTimeBreakdown out;
+  std::vector<TrainConfig> grid;
+  for (int tp : {1, 2, 4, 8})
+    for (int zero : {0, 1, 2, 3})
+      for (int mb : {1, 2, 4})
+        for (int gas : {1, 2, 4, 8, 16})
+          for (auto ck : {Checkpointing::none, Checkpointing::full}) {
+            TrainConfig c = base_cfg();
+            c.framework = Framework::deepspeed;
+            c.tp = tp, c.dp = 64 / tp, c.zero_stage = zero, c.micro_batch = mb, c.grad_accum = gas;
+            c.checkpointing = ck;
+            grid.push_back(c);
+          }
+  for (const TrainConfig& c : grid) t.estimate_into(c, out);  // warm-up
+  const int reps = 200;
+  const auto start = std::chrono::steady_clock::now();
+  double sink = 0;
+  for (int r = 0; r < reps; ++r)
+    for (const TrainConfig& c : grid) t.estimate_into(c, out), sink += out.step.v;
+  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() /
+                    (reps * double(grid.size()));
+  std::printf("warm estimate_into: %.0f ns per configuration (%zu configs)\n", ns, grid.size());
+  EXPECT_GT(sink, 0);
+  EXPECT_LT(ns, 1000.0);
+}
+
+}  // namespace
+}  // namespace dsplan
