@@ -124,7 +124,7 @@ static Json experiment_ds_config(const Candidate& c, const ModelSpec& m, const L
     ds[key] = ours[key];
   for (const char* key : {"fp16", "bf16"}) {
     if (ours.contains(key)) ds[key].update(ours[key]);  // keeps the user's loss-scale settings
-    else if (ds.contains(key)) ds[key] = {{"enabled", false}};
+    else if (ds.contains(key) && ds[key].is_object()) ds[key]["enabled"] = false;
   }
   Json zero = ds.value("zero_optimization", Json::object());
   zero.erase("offload_optimizer");  // the plan decides what is offloaded

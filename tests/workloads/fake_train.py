@@ -14,6 +14,8 @@ autotuning.metric_path with a throughput that is a deterministic function of the
   nometrics  exit 0 without writing metrics
   errorword  print lines containing "error" to stderr, then succeed like ok
   slow       like ok after sleeping --sleep seconds (for interrupting a run)
+--rules-file PATH adds KEY=MODE lines from PATH when it exists (the command stays the same
+while a test changes the behaviour, so that confirm may reuse earlier results).
 It writes its pid to --pid-file when given (tests check the process is gone).
 """
 import argparse
@@ -34,6 +36,7 @@ def parse_args():
     p.add_argument("--checkpoint-activations", action="store_true")
     p.add_argument("--mode", default="ok")
     p.add_argument("--when", action="append", default=[])
+    p.add_argument("--rules-file", default=None)
     p.add_argument("--sleep", type=float, default=30.0)
     p.add_argument("--pid-file", default=None)
     args, _unknown = p.parse_known_args()  # Megatron-style flags are accepted and ignored
@@ -49,7 +52,11 @@ def config_path(args):
 
 
 def choose_mode(args, stage, mbs):
-    for rule in args.when:
+    rules = list(args.when)
+    if args.rules_file and os.path.exists(args.rules_file):
+        with open(args.rules_file) as f:
+            rules += [line.strip() for line in f if line.strip()]
+    for rule in rules:
         key, _, mode = rule.partition("=")
         if key in ("mbs%d" % mbs, "z%d_mbs%d" % (stage, mbs)):
             return mode

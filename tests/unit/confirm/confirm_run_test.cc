@@ -1,0 +1,222 @@
+// The confirm loop against the protocol-following fake workload (real subprocesses):
+// exactly K runs, the autotuner's layout, classification, arg mappings, resume after an
+// interruption, the outputs when nothing succeeds, and adaptive selection.
+#include "confirm/confirm.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "confirm/report.h"
+#include "test_util.h"
+
+namespace dsplan {
+namespace {
+
+using test::ScratchDir;
+using test::slurp;
+namespace fs = std::filesystem;
+
+ConfirmOptions options(const ScratchDir& d, int top) {
+  ConfirmOptions o;
+  o.top = top;
+  o.results_dir = d / "results";
+  o.exps_dir = d / "exps";
+  o.timeout_s = 20;
+  o.kill_grace_s = 0.5;
+  return o;
+}
+
+LaunchSpec launch(const std::vector<std::string>& extra = {}) {
+  auto l = make_launch_spec(test::fake_command(extra), {}, "");
+  EXPECT_TRUE(l.ok());
+  return l.ok() ? *l : LaunchSpec{};
+}
+
+TEST(Confirm, TopFiveRunsExactlyFiveAndWritesTheLayout) {
+  ScratchDir d;
+  Plan plan = test::tiny_plan();
+  ASSERT_EQ(plan.candidates.size(), 6u);  // 8 configs, 2 do not fit
+  auto rep = run_confirm(plan, launch(), options(d, 5));
+  ASSERT_TRUE(rep.ok()) << rep.errors().front().to_string();
+  ASSERT_EQ(rep->runs.size(), 5u);
+  for (int i = 0; i < 5; ++i) {
+    const auto& r = rep->runs[i];
+    EXPECT_EQ(r.cand.name, plan.candidates[i].name);  // plan order without --adaptive
+    EXPECT_EQ(r.result.cls.outcome, Outcome::ok) << r.cand.name << ": " << r.result.cls.reason;
+    for (const char* f : {"ds_config.json", "exp.json", "cmd.txt", "stdout.log", "stderr.log", "metrics.json"})
+      EXPECT_TRUE(fs::exists(fs::path(r.exp.dir) / f)) << r.cand.name << "/" << f;
+    Json exp = Json::parse(slurp(d / ("exps/" + r.cand.name + ".json")));
+    EXPECT_EQ(exp["name"].get<std::string>(), r.cand.name);
+    EXPECT_EQ(exp["num_gpus"], 2);
+    EXPECT_EQ(exp["num_nodes"], 1);
+    Json ds = Json::parse(slurp(r.exp.ds_config_path));
+    EXPECT_TRUE(ds["autotuning"]["enabled"].get<bool>());
+    EXPECT_EQ(fs::path(ds["autotuning"]["metric_path"].get<std::string>()),
+              fs::absolute(fs::path(r.exp.dir) / "metrics.json").lexically_normal());
+    EXPECT_EQ(ds["train_micro_batch_size_per_gpu"], r.cand.cfg.micro_batch);
+  }
+  EXPECT_FALSE(fs::exists(d / ("results/" + plan.candidates[5].name)));
+  // fake_train: 250 x mbs/(mbs+1) x stage factor; z0 mbs4 = 250 x 0.8 x 1.0 = 200 is best
+  // although the plan ranked it 4th.
+  ASSERT_GE(rep->best, 0);
+  EXPECT_EQ(rep->runs[rep->best].cand.name, "z0_tp1_pp1_gas1_tmbspg4");
+  EXPECT_DOUBLE_EQ(rep->runs[rep->best].result.measured.throughput, 200.0);
+
+  ASSERT_TRUE(write_outputs(*rep, d / "results").ok());
+  std::string summary = slurp(d / "results/summary.txt");
+  EXPECT_NE(summary.find("| tuning_space | num_experiments | best_metric_val | best_exp_name |"), std::string::npos);
+  EXPECT_NE(summary.find("| global | 5 | 200 | z0_tp1_pp1_gas1_tmbspg4 | 170 | -15.0 |"), std::string::npos)
+      << summary;  // predicted 170 vs measured 200: (170-200)/200 = -15%
+  Json opt = Json::parse(slurp(d / "results/ds_config_optimal.json"));
+  EXPECT_FALSE(opt.contains("autotuning"));
+  EXPECT_EQ(opt["zero_optimization"]["stage"], 0);
+  EXPECT_NE(slurp(d / "results/cmd_optimal.txt").find("ds_config_optimal.json"), std::string::npos);
+  // Predicted vs measured table: one row per run.
+  std::string table = results_table(*rep);
+  EXPECT_NE(table.find("| 4 | z0_tp1_pp1_gas1_tmbspg4 | ok | 170 | 200 | -15.0 |"), std::string::npos) << table;
+}
+
+TEST(Confirm, ClassifiesEachOutcome) {
+  ScratchDir d;
+  auto o = options(d, 6);
+  o.timeout_s = 1.0;
+  auto rep = run_confirm(test::tiny_plan(),
+                         launch({"--when", "z2_mbs4=oom", "--when", "z1_mbs2=hang", "--when", "z0_mbs4=crash",
+                                 "--when", "z3_mbs4=nometrics", "--when", "z1_mbs1=errorword"}),
+                         o);
+  ASSERT_TRUE(rep.ok());
+  ASSERT_EQ(rep->runs.size(), 6u);
+  const std::vector<std::pair<Outcome, std::string>> expect = {
+      {Outcome::ok, ""}, {Outcome::oom, "out of memory (\"CUDA out of memory\")"},
+      {Outcome::timeout, "no result within 1 s"}, {Outcome::failed, "exit status 139 (segmentation fault)"},
+      {Outcome::failed, "no metrics written"}, {Outcome::ok, ""}};
+  for (size_t i = 0; i < expect.size(); ++i) {
+    EXPECT_EQ(rep->runs[i].result.cls.outcome, expect[i].first) << rep->runs[i].cand.name;
+    EXPECT_EQ(rep->runs[i].result.cls.reason, expect[i].second) << rep->runs[i].cand.name;
+  }
+  EXPECT_NE(slurp(rep->runs[5].exp.dir + "/stderr.log").find("error"), std::string::npos);
+  Json exp = Json::parse(slurp(rep->runs[3].exp.dir + "/exp.json"));
+  EXPECT_EQ(exp["result"]["outcome"].get<std::string>(), "failed");
+  EXPECT_EQ(exp["result"]["exit_code"], 139);
+}
+
+TEST(Confirm, UserConfigAndArgMappings) {
+  ScratchDir d;
+  std::ofstream(d / "user.json") << R"({
+    "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
+    "fp16": {"enabled": "auto", "loss_scale_window": 500},
+    "optimizer": {"type": "Lamb", "params": {"lr": 0.002}},
+    "autotuning": {"enabled": true,
+                   "arg_mappings": {"train_micro_batch_size_per_gpu ": "--per_device_train_batch_size"}}})";
+  auto l = make_launch_spec({"python3", test::fake_workload(), "--deepspeed", d / "user.json",
+                             "--per_device_train_batch_size", "99"},
+                            {{"checkpointing", "--checkpoint-activations"}}, "");
+  ASSERT_TRUE(l.ok()) << l.errors().front().to_string();
+  auto rep = run_confirm(test::tiny_plan(), *l, options(d, 1));
+  ASSERT_TRUE(rep.ok());
+  const auto& r = rep->runs.at(0);
+  EXPECT_EQ(r.result.cls.outcome, Outcome::ok) << r.result.cls.reason;
+  std::string out = slurp(r.exp.dir + "/stdout.log");
+  EXPECT_NE(out.find("--deepspeed " + r.exp.ds_config_path + " --per_device_train_batch_size 4"), std::string::npos) << out;
+  EXPECT_EQ(out.find("--checkpoint-activations"), std::string::npos);  // the plan has no checkpointing
+  Json ds = Json::parse(slurp(r.exp.ds_config_path));
+  EXPECT_EQ(ds["optimizer"]["type"].get<std::string>(), "Lamb");   // the user's optimizer is kept
+  EXPECT_FALSE(ds["fp16"]["enabled"].get<bool>());                // the plan is bf16
+  EXPECT_EQ(ds["fp16"]["loss_scale_window"], 500);
+  EXPECT_TRUE(ds["bf16"]["enabled"].get<bool>());
+  EXPECT_EQ(ds["gradient_accumulation_steps"], 1);
+}
+
+TEST(Confirm, BadLaunchSpecs) {
+  auto none = make_launch_spec({"python3", "train.py"}, {}, "");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.errors()[0].message.find("names no DeepSpeed config"), std::string::npos);
+  auto typo = make_launch_spec(test::fake_command(), {{"train_micro_batch_size_per_gp", "--mbs"}}, "");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.errors()[0].hint.find("did you mean \"train_micro_batch_size_per_gpu\""), std::string::npos);
+}
+
+TEST(Confirm, ResumesAfterAnInterruption) {
+  ScratchDir d;
+  Plan plan = test::tiny_plan();
+  std::ofstream(d / "rules") << "z1_mbs2=slow\n";  // the third run hangs until cancelled
+  auto l = launch({"--rules-file", d / "rules", "--sleep", "60"});
+  std::atomic<bool> cancel{false};
+  auto o = options(d, 5);
+  o.cancel = &cancel;
+  std::thread watcher([&] {
+    const std::string log = d / "results/z1_tp1_pp1_gas1_tmbspg2/stdout.log";
+    for (int i = 0; i < 1000 && slurp(log).find("mode=slow") == std::string::npos; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    cancel = true;
+  });
+  auto first = run_confirm(plan, l, o);
+  watcher.join();
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(first->interrupted);
+  ASSERT_EQ(first->runs.size(), 3u);
+  EXPECT_EQ(first->runs[2].result.cls.outcome, Outcome::interrupted);
+
+  fs::remove(d / "rules");
+  o.cancel = nullptr;
+  auto second = run_confirm(plan, l, o);
+  ASSERT_TRUE(second.ok());
+  ASSERT_EQ(second->runs.size(), 5u);
+  EXPECT_TRUE(second->runs[0].result.reused);
+  EXPECT_TRUE(second->runs[1].result.reused);
+  for (int i = 2; i < 5; ++i) {
+    EXPECT_FALSE(second->runs[i].result.reused) << i;
+    EXPECT_EQ(second->runs[i].result.cls.outcome, Outcome::ok) << i;
+  }
+  EXPECT_DOUBLE_EQ(second->runs[0].result.measured.throughput, 194.0);  // 250 x 4/5 x 0.97
+
+  o.overwrite = true;
+  o.top = 1;
+  auto third = run_confirm(plan, l, o);
+  ASSERT_TRUE(third.ok());
+  EXPECT_FALSE(third->runs.at(0).result.reused);
+}
+
+TEST(Confirm, NothingSucceedsMeansNoOptimalConfig) {
+  ScratchDir d;
+  fs::create_directories(d / "results");
+  std::ofstream(d / "results/ds_config_optimal.json") << "{}";  // stale, from an earlier confirm
+  auto rep = run_confirm(test::tiny_plan(), launch({"--mode", "raise", "--when", "z2_mbs4=oom"}), options(d, 2));
+  ASSERT_TRUE(rep.ok());
+  EXPECT_EQ(rep->best, -1);
+  ASSERT_TRUE(write_outputs(*rep, d / "results").ok());
+  EXPECT_FALSE(fs::exists(d / "results/ds_config_optimal.json"));
+  EXPECT_FALSE(fs::exists(d / "results/cmd_optimal.txt"));
+  std::string msg = failure_summary(*rep);
+  EXPECT_NE(msg.find("z1_tp1_pp1_gas1_tmbspg4: failed - exit status 1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("RuntimeError: the data loader found no shards"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("z2_tp1_pp1_gas1_tmbspg4: oom"), std::string::npos) << msg;
+}
+
+TEST(Confirm, AdaptiveStartsFromTheCorrectedRanking) {
+  ScratchDir d;
+  Plan plan = test::tiny_plan();
+  auto o = options(d, 6);
+  o.runs_db_path = d / "runs.json";
+  o.residual_path = d / "residual.json";
+  ASSERT_TRUE(run_confirm(plan, launch(), o).ok());  // an earlier session: all six recorded
+  EXPECT_TRUE(fs::exists(d / "residual.json"));
+
+  auto o2 = o;
+  o2.results_dir = d / "results2";
+  o2.exps_dir = d / "exps2";
+  o2.adaptive = true;
+  o2.top = 2;
+  auto rep = run_confirm(plan, launch(), o2);
+  ASSERT_TRUE(rep.ok());
+  // The plan ranks z0 mbs4 4th (170 samples/s); it measured 200, the best. Trained on the
+  // earlier runs, the residual model moves it to the front.
+  EXPECT_EQ(rep->runs.at(0).cand.name, "z0_tp1_pp1_gas1_tmbspg4");
+  EXPECT_GT(rep->runs.at(0).corrected_samples_per_s, 190.0);
+  EXPECT_EQ(rep->training_runs, 6);
+}
+
+}  // namespace
+}  // namespace dsplan
