@@ -30,24 +30,32 @@ const GemmCase* find(const std::vector<GemmCase>& v, const std::string& label) {
 }
 
 TEST(ModelGemms, ShapesAtTp2) {
-  // TP 2, micro-batch 2, seq 2048: tokens = 4096. QKV out = (32/2 + 2*8/2) * 128 = 3072,
+  // TP 2, micro-batch 3, seq 2048: tokens = 6144. QKV out = (32/2 + 2*8/2) * 128 = 3072,
   // proj in = 16*128 = 2048, MLP up out = 2 * 14336/2 = 14336 (gated), down in = 7168,
   // logits out = ceil(128256/2) = 64128.
-  auto v = model_gemm_cases(llama8b_like(), {2}, {2}, 2048, GemmDtype::bf16);
+  auto v = model_gemm_cases(llama8b_like(), {2}, {3}, 2048, GemmDtype::bf16);
+  EXPECT_EQ(v.size(), 15u);  // 5 linears x (fwd, dgrad, wgrad), all distinct here
   auto expect = [&](const std::string& l, std::int64_t m, std::int64_t n, std::int64_t k) {
-    const GemmCase* c = find(v, "l8 tp=2 mbs=2 " + l);
+    const GemmCase* c = find(v, "l8 tp=2 mbs=3 " + l);
     ASSERT_NE(c, nullptr) << l;
     EXPECT_EQ(c->m, m) << l;
     EXPECT_EQ(c->n, n) << l;
     EXPECT_EQ(c->k, k) << l;
   };
-  expect("qkv fwd", 4096, 3072, 4096);
-  expect("qkv dgrad", 4096, 4096, 3072);
-  expect("qkv wgrad", 4096, 3072, 4096 /* K = tokens */);
-  expect("proj fwd", 4096, 4096, 2048);
-  expect("mlp_up fwd", 4096, 14336, 4096);
-  expect("mlp_down fwd", 4096, 4096, 7168);
-  expect("logits fwd", 4096, 64128, 4096);
+  expect("qkv fwd", 6144, 3072, 4096);
+  expect("qkv dgrad", 6144, 4096, 3072);
+  expect("qkv wgrad", 4096, 3072, 6144 /* K = tokens */);
+  expect("proj fwd", 6144, 4096, 2048);
+  expect("mlp_up fwd", 6144, 14336, 4096);
+  expect("mlp_down fwd", 6144, 4096, 7168);
+  expect("logits fwd", 6144, 64128, 4096);
+}
+
+TEST(ModelGemms, IdenticalShapesAreMeasuredOnce) {
+  // tokens = 2048 = proj in: proj wgrad (2048 x 4096 x 2048) equals proj fwd.
+  auto v = model_gemm_cases(llama8b_like(), {2}, {1}, 2048, GemmDtype::bf16);
+  EXPECT_NE(find(v, "l8 tp=2 mbs=1 proj fwd"), nullptr);
+  EXPECT_EQ(find(v, "l8 tp=2 mbs=1 proj wgrad"), nullptr);
 }
 
 TEST(ModelGemms, SkipsTpThatDoesNotDivideHeadsAndDeduplicates) {
@@ -89,7 +97,10 @@ TEST(Plan, QuickIsSmallerAndSingleGpuHasNoCollectives) {
   BenchOptions full, quick;
   quick.quick = true;
   const BenchPlan pf = make_plan(full, dev), pq = make_plan(quick, dev);
-  EXPECT_LT(pq.items.size(), pf.items.size() / 2);
+  // Full: 25 GEMM shapes x 4 dtypes + 10 bandwidths + 5 x 11 collectives = 165;
+  // quick: 12 x 4 + 4 + 5 x 6 = 82.
+  EXPECT_EQ(pf.items.size(), 165u);
+  EXPECT_EQ(pq.items.size(), 82u);
   EXPECT_LT(pq.total_cost_s(), pf.total_cost_s() / 2);
   dev.scopes = {{CommScope::intra_node, 1}};
   for (const auto& it : make_plan(full, dev).items) EXPECT_NE(it.kind, PlanItem::Kind::collective);
