@@ -86,18 +86,18 @@ Json gpu_to_json(const GpuSpec& g) {
       {"memory_GiB", tidy(in_GiB(g.memory))},
       {"hbm_GBps", tidy(in_GBps(g.hbm_bw))},
       {"sm_count", g.sm_count},
-      {"tensor_clock_MHz", g.tensor_clock_MHz},
-      {"boost_clock_MHz", g.boost_clock_MHz},
-      {"fp16_tc_flop_per_clk_sm", g.fp16_tc_flop_per_clk_sm},
-      {"bf16_tc_flop_per_clk_sm", g.bf16_tc_flop_per_clk_sm},
-      {"tf32_tc_flop_per_clk_sm", g.tf32_tc_flop_per_clk_sm},
-      {"fp32_flop_per_clk_sm", g.fp32_flop_per_clk_sm},
+      {"tensor_clock_MHz", tidy(g.tensor_clock_MHz)},
+      {"boost_clock_MHz", tidy(g.boost_clock_MHz)},
+      {"fp16_tc_flop_per_clk_sm", tidy(g.fp16_tc_flop_per_clk_sm)},
+      {"bf16_tc_flop_per_clk_sm", tidy(g.bf16_tc_flop_per_clk_sm)},
+      {"tf32_tc_flop_per_clk_sm", tidy(g.tf32_tc_flop_per_clk_sm)},
+      {"fp32_flop_per_clk_sm", tidy(g.fp32_flop_per_clk_sm)},
       {"l2_MiB", tidy(in_MiB(g.l2))},
       {"nvlink_links", g.nvlink_links},
       {"nvlink_GBps_per_link", tidy(in_GBps(g.nvlink_bw_per_link))},
       {"pcie_gen", g.pcie_gen},
       {"pcie_GBps", tidy(in_GBps(g.pcie_bw))},
-      {"tdp_W", g.tdp_W}};
+      {"tdp_W", tidy(g.tdp_W)}};
 }
 #pragma GCC diagnostic pop
 

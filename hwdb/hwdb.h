@@ -32,6 +32,8 @@ Expected<GpuSpec> gpu_preset(std::string_view name);
 Expected<SystemSpec> system_preset(std::string_view name);
 std::vector<std::string> gpu_preset_names();
 std::vector<std::string> system_preset_names();
+// The "source" citation of a GPU or system preset; "" when `name` is not a preset.
+std::string hardware_preset_source(std::string_view name);
 
 // A node built around one GPU model when the user names only a GPU: `gpus_per_node` GPUs
 // (default 8) on NVSwitch at the GPU's full NVLink rate for parts with NVLink, otherwise

@@ -42,8 +42,9 @@ std::optional<Json> apply_base(const Json& j, std::string_view dir, const std::s
 bool get_number(JsonObjectReader& r, std::string_view key, double& out, double hi,
                 std::string_view what, bool zero_ok = false, bool required = true);
 
-// A double rounded to 15 significant digits, so that unit conversions print cleanly.
-double tidy(double x);
+// A number for JSON output: rounded to 15 significant digits so that unit conversions
+// print cleanly (153.6, not 153.60000000000002), and written as an integer when whole.
+Json tidy(double x);
 
 }  // namespace hwdb_detail
 }  // namespace dsplan

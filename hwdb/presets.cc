@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
-#include <limits>
 
 #include "hwdb/hwdb.h"
 #include "hwdb/internal.h"
@@ -86,16 +86,22 @@ std::optional<Json> apply_base(const Json& j, std::string_view dir, const std::s
 
 bool get_number(JsonObjectReader& r, std::string_view key, double& out, double hi,
                 std::string_view what, bool zero_ok, bool required) {
-  constexpr double kAny = std::numeric_limits<double>::max();
-  double x = 0;
-  if (!r.get(key, x, required, -kAny, kAny)) return false;
+  const Json* v = r.child(key, required);  // reports a missing required key
+  if (!v) return false;
+  if (!v->is_number()) {
+    r.error(key, std::string("expected a number, found ") +
+                     (v->is_string() ? "a string" : v->is_boolean() ? "a boolean" : "an object or array"),
+            std::string(what));
+    return false;
+  }
+  double x = v->get<double>();
   if (x < 0 || (x == 0 && !zero_ok)) {
     r.error(key, std::string(zero_ok ? "must not be negative" : "must be greater than 0") +
                      ", found " + num(x),
             std::string(what));
     return false;
   }
-  if (x > hi) {
+  if (!std::isfinite(x) || x > hi) {
     r.error(key, "value " + num(x) + " is implausibly large (at most " + num(hi) + ")",
             "check the unit: " + std::string(what));
     return false;
@@ -104,10 +110,12 @@ bool get_number(JsonObjectReader& r, std::string_view key, double& out, double h
   return true;
 }
 
-double tidy(double x) {
+Json tidy(double x) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.15g", x);
-  return std::strtod(buf, nullptr);
+  double r = std::strtod(buf, nullptr);
+  if (std::abs(r) < 1e15 && r == std::floor(r)) return static_cast<std::int64_t>(r);
+  return r;
 }
 
 }  // namespace hwdb_detail
@@ -141,6 +149,16 @@ Expected<SystemSpec> system_preset(std::string_view name) {
 std::vector<std::string> gpu_preset_names() { return hwdb_detail::preset_names(hwdb_detail::kGpuDir); }
 std::vector<std::string> system_preset_names() {
   return hwdb_detail::preset_names(hwdb_detail::kSystemDir);
+}
+
+std::string hardware_preset_source(std::string_view name) {
+  const EmbeddedFile* f = hwdb_detail::find_preset(hwdb_detail::kSystemDir, name);
+  if (!f) f = hwdb_detail::find_preset(hwdb_detail::kGpuDir, name);
+  if (!f) return "";
+  Json j = Json::parse(f->text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return "";
+  auto it = j.find("source");
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 }  // namespace dsplan

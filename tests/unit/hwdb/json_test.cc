@@ -78,6 +78,7 @@ TEST(HwdbJson, WrittenValuesKeepTheirUnits) {
   EXPECT_EQ(j["host_mem_GBps"].get<double>(), 409.6);
   EXPECT_EQ(j["gpu"]["memory_GiB"].get<double>(), 80);
   EXPECT_EQ(j["gpu"]["pcie_GBps"].get<double>(), 31.5);
+  EXPECT_TRUE(j["gpu"]["tdp_W"].is_number_integer());  // whole numbers print as 400, not 400.0
 }
 
 TEST(HwdbJson, MalformedFileNamesTheFile) {
@@ -119,6 +120,7 @@ TEST(HwdbJson, NonNumericValueNamesTheNestedPath) {
   ASSERT_EQ(s.errors().size(), 1u);
   EXPECT_EQ(s.errors()[0].json_path, "/gpu/hbm_GBps");
   EXPECT_EQ(s.errors()[0].message, "expected a number, found a string");
+  EXPECT_EQ(s.errors()[0].hint, "GB/s (1e9 bytes/s), not bytes/s");
 }
 
 TEST(HwdbJson, EveryErrorIsReportedAtOnce) {
