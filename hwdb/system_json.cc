@@ -3,7 +3,7 @@
 // per NIC, as network cards are sold). Checks that the intra-node rate fits the GPU's own
 // links so that a bidirectional datasheet figure (600 GB/s) is caught. Schema:
 // docs/model/hardware.md.
-#include <cmath>
+#include <cstdio>
 
 #include "core/names.h"
 #include "hwdb/hwdb.h"
@@ -21,6 +21,11 @@ std::string num(double x) {
   return buf;
 }
 
+bool append(Diagnostics& errs, const Diagnostics& more) {
+  errs.insert(errs.end(), more.begin(), more.end());
+  return false;
+}
+
 // Reads "gpu": a preset name or an inline object. Returns false (with diagnostics) on failure.
 bool read_gpu(JsonObjectReader& r, const std::string& file, GpuSpec& out, Diagnostics& errs) {
   const Json* g = r.child("gpu", true);
@@ -32,7 +37,7 @@ bool read_gpu(JsonObjectReader& r, const std::string& file, GpuSpec& out, Diagno
       return false;
     }
     Expected<GpuSpec> spec = gpu_preset(name);
-    if (!spec) return errs.insert(errs.end(), spec.errors().begin(), spec.errors().end()), false;
+    if (!spec) return append(errs, spec.errors());
     out = *spec;
     return true;
   }
@@ -42,7 +47,7 @@ bool read_gpu(JsonObjectReader& r, const std::string& file, GpuSpec& out, Diagno
     return false;
   }
   Expected<GpuSpec> spec = parse_gpu_json(*g, file, "/gpu");
-  if (!spec) return errs.insert(errs.end(), spec.errors().begin(), spec.errors().end()), false;
+  if (!spec) return append(errs, spec.errors());
   out = *spec;
   return true;
 }
