@@ -1,12 +1,12 @@
 # Runs dsplan for one CLI test case and checks its exit status and output.
 #   ARGS    the arguments joined by "^^"; a "THEN" argument separates a second command,
-#           run only if the first one exits 0; @WORKDIR@ is a fresh scratch folder.
+#           run only if the first one exits 0; %WORKDIR% is a fresh scratch folder.
 #   STATUS  regex the LAST command's exit status must match exactly ("2", "2|0").
 #   PATTERN regex its stdout+stderr must contain ("^$" = no output at all).
 # On a non-zero status WORKDIR must be empty: no partial output file.
 file(REMOVE_RECURSE "${WORKDIR}")
 file(MAKE_DIRECTORY "${WORKDIR}")
-string(REPLACE "@WORKDIR@" "${WORKDIR}" args "${ARGS}")
+string(REPLACE "%WORKDIR%" "${WORKDIR}" args "${ARGS}")
 string(REPLACE "^^THEN^^" "|" args "${args}")
 string(REPLACE "|" ";" commands "${args}")
 foreach(cmd IN LISTS commands)
