@@ -171,7 +171,8 @@ void add_confirm(CLI::App& app, int& exit_code) {
   sub->add_flag("--adaptive", f->run.adaptive, "Pick each next run from the residual-corrected ranking");
   sub->add_flag("--run", f->launch_best, "Then launch the best configuration for the real training");
   sub->add_option("--arg-map", f->arg_map, "KEY=FLAG: pass a config value to the script as FLAG "
-                  "(keys: train_micro_batch_size_per_gpu, gradient_accumulation_steps, tp, pp, ...)");
+                  "(keys: train_micro_batch_size_per_gpu, gradient_accumulation_steps, tp, pp, ...); repeatable")
+      ->allow_extra_args(false);
   sub->add_option("--start-profile-step", f->start_step, "First profiled step (default 3)");
   sub->add_option("--end-profile-step", f->end_step, "Last profiled step (default 5)");
   sub->add_option("command", f->command, "Launch command, after '--' (default: examples/train_gpt.py)");

@@ -1,0 +1,123 @@
+// `dsplan confirm` end to end through the binary: exit statuses, Ctrl-C in the middle of
+// a run (the run's whole process group ends, exit 130) and resuming with the same command.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <chrono>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+namespace dsplan {
+namespace {
+
+using test::ScratchDir;
+using test::slurp;
+namespace fs = std::filesystem;
+
+// Starts dsplan with `args` (stdout/stderr to files in `d`), returns its pid.
+pid_t start_dsplan(const ScratchDir& d, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {DSPLAN_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargs;
+  for (auto& a : argv) cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  const std::string out = d / "out.txt", err = d / "err.txt";
+  pid_t pid = fork();
+  if (pid == 0) {
+    ::chdir(d.path().c_str());
+    int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(o, 1);
+    ::dup2(e, 2);
+    ::execv(cargs[0], cargs.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int run_dsplan(const ScratchDir& d, const std::vector<std::string>& args) {
+  return wait_exit(start_dsplan(d, args));
+}
+
+std::vector<std::string> confirm_args(const ScratchDir& d, const std::vector<std::string>& workload_flags) {
+  std::vector<std::string> a = {"confirm", "--plan", std::string(DSPLAN_TEST_DATA) + "/confirm/plan_tiny.json",
+                                "--top", "5", "--timeout", "20", "--results-dir", d / "r", "--exps-dir", d / "e",
+                                "--", "python3", test::fake_workload(), "--deepspeed_config", "ds.json"};
+  a.insert(a.end(), workload_flags.begin(), workload_flags.end());
+  return a;
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+TEST(ConfirmCli, InterruptKillsTheRunAndTheSameCommandResumes) {
+  ScratchDir d;
+  std::ofstream(d / "rules") << "z1_mbs2=slow\n";
+  auto args = confirm_args(d, {"--rules-file", d / "rules", "--sleep", "60", "--pid-file", d / "pid"});
+  pid_t pid = start_dsplan(d, args);
+  const std::string log = d / "r/z1_tp1_pp1_gas1_tmbspg2/stdout.log";
+  for (int i = 0; i < 1500 && slurp(log).find("mode=slow") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_NE(slurp(log).find("mode=slow"), std::string::npos) << slurp(d / "err.txt");
+  const int workload = std::stoi(slurp(d / "pid"));
+  ::kill(pid, SIGINT);
+  EXPECT_EQ(wait_exit(pid), 130) << slurp(d / "err.txt");
+  for (int i = 0; i < 100 && !test::process_gone(workload); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(test::process_gone(workload));
+  EXPECT_NE(slurp(d / "out.txt").find("run the same command again to resume"), std::string::npos);
+
+  fs::remove(d / "rules");
+  EXPECT_EQ(run_dsplan(d, args), 0) << slurp(d / "err.txt");
+  std::string out = slurp(d / "out.txt");
+  EXPECT_EQ(count(out, "(reused)"), 2) << out;
+  EXPECT_EQ(count(out, "/5] "), 5) << out;
+  EXPECT_NE(out.find("| experiment | outcome | pred samples/s | meas samples/s |"), std::string::npos);
+  EXPECT_TRUE(fs::exists(d / "r/ds_config_optimal.json"));
+  EXPECT_TRUE(fs::exists(d / "r/cmd_optimal.txt"));
+}
+
+TEST(ConfirmCli, NothingSucceedsExitsOneAndListsFailures) {
+  ScratchDir d;
+  auto args = confirm_args(d, {"--mode", "oom"});
+  args[4] = "2";  // --top 2
+  EXPECT_EQ(run_dsplan(d, args), 1);
+  std::string err = slurp(d / "err.txt");
+  EXPECT_NE(err.find("No configuration succeeded"), std::string::npos) << err;
+  EXPECT_EQ(count(err, ": oom - out of memory"), 2) << err;
+  EXPECT_FALSE(fs::exists(d / "r/ds_config_optimal.json"));
+}
+
+TEST(ConfirmCli, BadInputExitsTwoWithoutOutputFiles) {
+  ScratchDir d;
+  auto args = confirm_args(d, {});
+  args[4] = "0";  // --top 0
+  EXPECT_EQ(run_dsplan(d, args), 2);
+  EXPECT_NE(slurp(d / "err.txt").find("--top"), std::string::npos);
+  EXPECT_EQ(run_dsplan(d, {"confirm", "--plan", d / "missing.json", "--results-dir", d / "r"}), 2);
+  EXPECT_EQ(run_dsplan(d, {"confirm", "--plan", std::string(DSPLAN_TEST_DATA) + "/confirm/plan_tiny.json",
+                           "--results-dir", d / "r", "--arg-map", "mbs", "--", "python3", "x.py",
+                           "--deepspeed", "c.json"}),
+            2);
+  EXPECT_NE(slurp(d / "err.txt").find("is not KEY=FLAG"), std::string::npos);
+  EXPECT_EQ(run_dsplan(d, {"confirm", "--results-dir", d / "r"}), 2);  // neither --plan nor --model
+  EXPECT_FALSE(fs::exists(d / "r"));
+  EXPECT_FALSE(fs::exists(d / "autotuning_results"));
+}
+
+}  // namespace
+}  // namespace dsplan
