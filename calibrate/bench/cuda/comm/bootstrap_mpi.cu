@@ -1,9 +1,11 @@
-// Bootstrap over MPI (built when CMake finds MPI). Launched alone, it behaves like the
-// single-process bootstrap. Under mpirun/srun with one process per GPU: the node-local
-// ranks (MPI_COMM_TYPE_SHARED) form the intra-node group; with more than one node, all
-// ranks form the inter-node group. Each group's ncclUniqueId is made by its rank 0 and
+// Bootstrap over MPI (built when CMake finds MPI). Started without an MPI launcher, or as
+// a single rank, it behaves like the single-process bootstrap. Under mpirun/srun with one
+// process per GPU: the node-local ranks (MPI_COMM_TYPE_SHARED) form the intra-node group;
+// with more than one node, all ranks form the inter-node group. Each group's ncclUniqueId is made by its rank 0 and
 // broadcast over the group's MPI communicator; times and error counts are reduced over it.
 #include <mpi.h>
+
+#include <cstdlib>
 
 #include "calibrate/bench/cuda/comm/comm.h"
 #include "calibrate/bench/cuda/cuda_util.h"
@@ -43,11 +45,34 @@ CommGroup open_mpi_group(MPI_Comm mc, CommScope scope, int device) {
   return g;
 }
 
+// True when a launcher (Open MPI, MPICH/PMI, PMIx, MVAPICH, Intel MPI) started us. A
+// plain `dsplan calibrate` does not touch MPI at all: singleton MPI_Init can abort in
+// containers without a process manager.
+bool launched_by_mpi() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MV2_COMM_WORLD_SIZE",
+                        "MPI_LOCALNRANKS"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
+CommWorld single_process(int visible_devices) {
+  CommWorld w;
+  w.gpu_count = visible_devices;
+  if (visible_devices >= 2) {
+    std::vector<int> devs;
+    for (int d = 0; d < visible_devices; ++d) devs.push_back(d);
+    w.groups.push_back(open_local_group(devs));
+  }
+  w.shutdown = [] {};
+  return w;
+}
+
 }  // namespace
 
 CommWorld open_comm_world(int visible_devices) {
   int inited = 0;
   mpi_check(MPI_Initialized(&inited), "MPI_Initialized");
+  if (!inited && !launched_by_mpi()) return single_process(visible_devices);
   bool we_init = false;
   if (!inited) {
     int provided = 0;
@@ -62,13 +87,9 @@ CommWorld open_comm_world(int visible_devices) {
   mpi_check(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank), "MPI_Comm_rank");
   mpi_check(MPI_Comm_size(MPI_COMM_WORLD, &world_size), "MPI_Comm_size");
   if (world_size == 1) {
-    w.gpu_count = visible_devices;
-    if (visible_devices >= 2) {
-      std::vector<int> devs;
-      for (int d = 0; d < visible_devices; ++d) devs.push_back(d);
-      w.groups.push_back(open_local_group(devs));
-    }
-    return w;
+    CommWorld single = single_process(visible_devices);
+    single.shutdown = w.shutdown;
+    return single;
   }
   MPI_Comm node = MPI_COMM_NULL;  // kept for the life of the process
   mpi_check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node),
