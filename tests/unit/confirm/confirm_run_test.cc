@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "confirm/ds_config.h"
 #include "confirm/report.h"
 #include "test_util.h"
 
@@ -216,6 +217,47 @@ TEST(Confirm, AdaptiveStartsFromTheCorrectedRanking) {
   EXPECT_EQ(rep->runs.at(0).cand.name, "z0_tp1_pp1_gas1_tmbspg4");
   EXPECT_GT(rep->runs.at(0).corrected_samples_per_s, 190.0);
   EXPECT_EQ(rep->training_runs, 6);
+}
+
+// The reference workload cannot train here (no PyTorch), but its flag parser must accept
+// every flag confirm generates for it; parse_args imports nothing beyond the standard library.
+TEST(Confirm, ReferenceWorkloadAcceptsTheGeneratedFlags) {
+  ScratchDir d;
+  ModelSpec llama;
+  llama.layers = 8;
+  llama.hidden = 512;
+  llama.heads = 8;
+  llama.kv_heads = 2;
+  llama.ffn_hidden = 1408;
+  llama.gated_mlp = true;
+  llama.activation = Activation::silu;
+  llama.norm = NormKind::rmsnorm;
+  llama.position = PositionKind::rotary;
+  llama.tied_embeddings = false;
+  llama.linear_bias = false;
+  llama.vocab = 32000;
+  llama.max_positions = 2048;
+  TrainConfig c;
+  c.zero_stage = 3;
+  c.checkpointing = Checkpointing::full;
+  c.flash_attention = true;
+  c.precision = Precision::fp16;
+  for (const ModelSpec& m : {test::tiny_plan().model, llama}) {
+    std::vector<std::string> argv = {"python3", "-c",
+                                     "import sys; sys.path.insert(0, sys.argv[1]); import train_gpt; "
+                                     "a = train_gpt.parse_args(sys.argv[2:]); print(train_gpt.recompute_mode(a))",
+                                     std::string(DSPLAN_SOURCE_DIR) + "/examples"};
+    auto args = megatron_args(c, m);
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--deepspeed_config", "ds.json"});
+    auto r = run_process(argv, d / "out", d / "err", {});
+    EXPECT_TRUE(r.exited && r.exit_code == 0) << test::slurp(d / "err");
+    EXPECT_EQ(test::slurp(d / "out"), "full\n");
+  }
+  const std::string src = std::string(DSPLAN_SOURCE_DIR) + "/examples/train_gpt.py";
+  auto r = run_process({"python3", "-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())", src},
+                       "", d / "err", {});
+  EXPECT_EQ(r.exit_code, 0) << test::slurp(d / "err");
 }
 
 }  // namespace

@@ -1,0 +1,423 @@
+#!/usr/bin/env python3
+"""dsplan's reference workload: a GPT training script on synthetic tokens that follows the
+DeepSpeed autotuner's metric protocol, so `dsplan confirm` can measure any configuration.
+
+Model shape: Megatron-style flags (what `dsplan confirm` passes: --num-layers, --hidden-size,
+--num-attention-heads, --seq-length, ...) or a Hugging Face config.json (--hf-config).
+Configuration: the DeepSpeed config given by --deepspeed CONFIG or --deepspeed_config CONFIG
+(batch sizes, precision, ZeRO stage and offload, gradient clipping, autotuning section).
+
+With DeepSpeed importable (and not --no-deepspeed) the model is trained by
+deepspeed.initialize(config=...): the engine itself times the profile steps, writes
+autotuning.metric_path and exits after end_profile_step; an exit hook adds the peak memory.
+Without DeepSpeed the PyTorch equivalents are used: DDP (ZeRO 0), ZeroRedundancyOptimizer
+(ZeRO 1/2: optimizer states sharded; PyTorch has no gradient partitioning), FSDP FULL_SHARD
+(ZeRO 3, CPUOffload for offload_param), torch.utils.checkpoint for recompute, and
+scaled_dot_product_attention restricted to the flash kernel for --use-flash-attn; the script
+then writes the same metrics itself.
+
+metrics.json: throughput (samples/s), latency (microseconds per optimizer step, as DeepSpeed
+writes it), FLOPS_per_gpu (model FLOP/s per GPU: 6 x params x tokens plus causal attention),
+peak_memory_GiB (torch.cuda.max_memory_allocated on rank 0).
+Only data parallelism is implemented here: tensor/pipeline parallel degrees > 1 exit with an
+explanation (use Megatron-DeepSpeed for those).
+"""
+import argparse
+import atexit
+import json
+import math
+import os
+import socket
+import sys
+import time
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--deepspeed", nargs="?", const=True, default=None, help="[CONFIG]")
+    p.add_argument("--deepspeed_config", default=None)
+    p.add_argument("--no-deepspeed", action="store_true", help="use the plain PyTorch path")
+    p.add_argument("--local_rank", "--local-rank", type=int, default=None)
+    p.add_argument("--hf-config", default=None, help="Hugging Face config.json for the shape")
+    p.add_argument("--num-layers", type=int, default=12)
+    p.add_argument("--hidden-size", type=int, default=768)
+    p.add_argument("--num-attention-heads", type=int, default=12)
+    p.add_argument("--num-query-groups", type=int, default=None)
+    p.add_argument("--group-query-attention", action="store_true")
+    p.add_argument("--ffn-hidden-size", type=int, default=None)
+    p.add_argument("--vocab-size", type=int, default=50257)
+    p.add_argument("--seq-length", type=int, default=1024)
+    p.add_argument("--max-position-embeddings", type=int, default=None)
+    p.add_argument("--swiglu", action="store_true")
+    p.add_argument("--normalization", default="LayerNorm", choices=["LayerNorm", "RMSNorm"])
+    p.add_argument("--position-embedding-type", default="learned_absolute",
+                   choices=["learned_absolute", "rope"])
+    p.add_argument("--untie-embeddings-and-output-weights", action="store_true")
+    p.add_argument("--disable-bias-linear", action="store_true")
+    p.add_argument("--tensor-model-parallel-size", type=int, default=1)
+    p.add_argument("--pipeline-model-parallel-size", type=int, default=1)
+    p.add_argument("--num-layers-per-virtual-pipeline-stage", type=int, default=None)
+    p.add_argument("--micro-batch-size", type=int, default=None)
+    p.add_argument("--global-batch-size", type=int, default=None)
+    p.add_argument("--recompute-activations", action="store_true", help="selective recompute")
+    p.add_argument("--recompute-granularity", default=None, choices=["full", "selective"])
+    p.add_argument("--recompute-method", default=None)
+    p.add_argument("--recompute-num-layers", type=int, default=None)
+    p.add_argument("--sequence-parallel", action="store_true")
+    p.add_argument("--use-flash-attn", action="store_true")
+    p.add_argument("--fp16", action="store_true")
+    p.add_argument("--bf16", action="store_true")
+    p.add_argument("--zero-stage", type=int, default=None)
+    p.add_argument("--use-distributed-optimizer", action="store_true")
+    p.add_argument("--train-iters", type=int, default=20, help="steps when autotuning is off")
+    p.add_argument("--seed", type=int, default=1234)
+    return p.parse_args(argv)
+
+
+def apply_hf_config(args):
+    """Overrides the shape flags from a Hugging Face config.json."""
+    with open(args.hf_config) as f:
+        c = json.load(f)
+
+    def pick(*keys, default=None):
+        for k in keys:
+            if c.get(k) is not None:
+                return c[k]
+        return default
+
+    args.num_layers = pick("num_hidden_layers", "n_layer", default=args.num_layers)
+    args.hidden_size = pick("hidden_size", "n_embd", default=args.hidden_size)
+    args.num_attention_heads = pick("num_attention_heads", "n_head", default=args.num_attention_heads)
+    args.num_query_groups = pick("num_key_value_heads", default=args.num_query_groups)
+    args.ffn_hidden_size = pick("intermediate_size", "n_inner", "ffn_dim", default=args.ffn_hidden_size)
+    args.vocab_size = pick("vocab_size", default=args.vocab_size)
+    args.max_position_embeddings = pick("max_position_embeddings", "n_positions",
+                                        default=args.max_position_embeddings)
+    if c.get("model_type") in ("llama", "mistral", "qwen2"):
+        args.swiglu, args.normalization, args.position_embedding_type = True, "RMSNorm", "rope"
+        args.disable_bias_linear = True
+    if c.get("tie_word_embeddings") is False:
+        args.untie_embeddings_and_output_weights = True
+
+
+def ds_config_path(args):
+    if args.deepspeed_config:
+        return args.deepspeed_config
+    if isinstance(args.deepspeed, str):
+        return args.deepspeed
+    return None
+
+
+def recompute_mode(args):
+    if args.recompute_granularity:
+        return args.recompute_granularity
+    return "selective" if args.recompute_activations else "none"
+
+
+def build_model(args, torch):
+    nn, F = torch.nn, torch.nn.functional
+    h, heads = args.hidden_size, args.num_attention_heads
+    kv_heads = args.num_query_groups or heads
+    head_dim = h // heads
+    ffn = args.ffn_hidden_size or (4 * h if not args.swiglu else int(8 * h / 3 / 64 + 0.999) * 64)
+    bias = not args.disable_bias_linear
+    recompute = recompute_mode(args)
+    Norm = nn.LayerNorm if args.normalization == "LayerNorm" else getattr(nn, "RMSNorm", None)
+    if Norm is None:
+        class Norm(nn.Module):  # RMSNorm for PyTorch < 2.4
+            def __init__(self, d, eps=1e-5):
+                super().__init__()
+                self.weight, self.eps = nn.Parameter(torch.ones(d)), eps
+
+            def forward(self, x):
+                return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+    def rope(x, seq):
+        # x: [b, heads, s, d]; rotates pairs (first half, second half) by position angles.
+        d = x.shape[-1]
+        inv = 1.0 / (10000 ** (torch.arange(0, d, 2, device=x.device, dtype=torch.float32) / d))
+        ang = torch.outer(torch.arange(seq, device=x.device, dtype=torch.float32), inv)
+        cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
+        x1, x2 = x[..., : d // 2], x[..., d // 2:]
+        return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+
+    def core_attention(q, k, v):
+        if args.use_flash_attn:
+            try:
+                from torch.nn.attention import SDPBackend, sdpa_kernel
+                with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            except ImportError:  # PyTorch < 2.3: let SDPA pick (flash when it can)
+                return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        # The unfused path keeps the s x s scores in memory, as non-flash training does.
+        s = q.shape[-2]
+        scores = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
+        mask = torch.ones(s, s, device=q.device, dtype=torch.bool).triu(1)
+        return torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1) @ v
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = Norm(h), Norm(h)
+            self.qkv = nn.Linear(h, (heads + 2 * kv_heads) * head_dim, bias=bias)
+            self.proj = nn.Linear(heads * head_dim, h, bias=bias)
+            self.fc1 = nn.Linear(h, ffn * (2 if args.swiglu else 1), bias=bias)
+            self.fc2 = nn.Linear(ffn, h, bias=bias)
+
+        def attention(self, x):
+            b, s, _ = x.shape
+            q, k, v = self.qkv(x).split([heads * head_dim, kv_heads * head_dim, kv_heads * head_dim], -1)
+            q = q.view(b, s, heads, head_dim).transpose(1, 2)
+            k = k.view(b, s, kv_heads, head_dim).transpose(1, 2)
+            v = v.view(b, s, kv_heads, head_dim).transpose(1, 2)
+            if args.position_embedding_type == "rope":
+                q, k = rope(q, s), rope(k, s)
+            if kv_heads != heads:
+                k = k.repeat_interleave(heads // kv_heads, dim=1)
+                v = v.repeat_interleave(heads // kv_heads, dim=1)
+            if recompute == "selective":  # recompute only the attention core (Megatron's choice)
+                o = torch.utils.checkpoint.checkpoint(core_attention, q, k, v, use_reentrant=False)
+            else:
+                o = core_attention(q, k, v)
+            return self.proj(o.transpose(1, 2).reshape(b, s, heads * head_dim))
+
+        def mlp(self, x):
+            if args.swiglu:
+                a, g = self.fc1(x).chunk(2, dim=-1)
+                return self.fc2(F.silu(a) * g)
+            return self.fc2(F.gelu(self.fc1(x)))
+
+        def forward(self, x):
+            x = x + self.attention(self.ln1(x))
+            return x + self.mlp(self.ln2(x))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Embedding(args.vocab_size, h)
+            self.wpe = None
+            if args.position_embedding_type == "learned_absolute":
+                self.wpe = nn.Embedding(args.max_position_embeddings or args.seq_length, h)
+            self.blocks = nn.ModuleList(Block() for _ in range(args.num_layers))
+            self.ln_f = Norm(h)
+            self.head = nn.Linear(h, args.vocab_size, bias=False)
+            if not args.untie_embeddings_and_output_weights:
+                self.head.weight = self.wte.weight
+
+        def forward(self, tokens):
+            ids, labels = tokens[:, :-1], tokens[:, 1:]
+            x = self.wte(ids)
+            if self.wpe is not None:
+                x = x + self.wpe(torch.arange(ids.shape[1], device=ids.device))
+            for blk in self.blocks:
+                if recompute == "full":
+                    x = torch.utils.checkpoint.checkpoint(blk, x, use_reentrant=False)
+                else:
+                    x = blk(x)
+            logits = self.head(self.ln_f(x)).float()
+            return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
+
+    return GPT()
+
+
+def flops_per_sample(args, n_params):
+    """6 x params per token plus the causal attention scores (halved by the mask)."""
+    s = args.seq_length
+    return s * (6 * n_params + 6 * args.num_layers * args.hidden_size * s)
+
+
+class Metrics:
+    """Times optimizer steps start..end (inclusive, 1-based) and writes the metrics file."""
+
+    def __init__(self, torch, ds, path, start, end):
+        self.torch, self.ds, self.path, self.start, self.end = torch, ds, path, start, end
+        self.times = []
+
+    def step_done(self, step, seconds):
+        if self.start <= step <= self.end:
+            self.times.append(seconds)
+
+    def write(self, args, n_params, world):
+        step_s = sum(self.times) / max(1, len(self.times))
+        ds = self.ds
+        batch = ds.get("train_batch_size") or (
+            ds["train_micro_batch_size_per_gpu"] * ds["gradient_accumulation_steps"] * world)
+        out = {"throughput": batch / step_s, "latency": step_s * 1e6,
+               "FLOPS_per_gpu": flops_per_sample(args, n_params) * batch / world / step_s,
+               "peak_memory_GiB": peak_memory_gib(self.torch)}
+        with open(self.path, "w") as f:
+            json.dump(out, f)
+
+
+def peak_memory_gib(torch):
+    return torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available() else 0.0
+
+
+def add_peak_memory_at_exit(torch, path):
+    """DeepSpeed writes metrics and calls exit(); this adds the peak memory afterwards."""
+    def hook():
+        try:
+            with open(path) as f:
+                m = json.load(f)
+            m["peak_memory_GiB"] = peak_memory_gib(torch)
+            with open(path, "w") as f:
+                json.dump(m, f)
+        except (OSError, ValueError):
+            pass  # no metrics yet (the run failed earlier): nothing to add
+    atexit.register(hook)
+
+
+def init_distributed(torch):
+    if "WORLD_SIZE" not in os.environ:  # a plain `python train_gpt.py`: a group of one
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1",
+                          MASTER_PORT=str(port))
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    torch.cuda.set_device(local)
+    if not torch.distributed.is_initialized():
+        torch.distributed.init_process_group("nccl")
+    return torch.distributed.get_rank(), torch.distributed.get_world_size(), local
+
+
+def train_deepspeed(deepspeed, torch, args, ds, model, metric_path):
+    deepspeed.init_distributed()
+    rank = torch.distributed.get_rank()
+    if rank == 0 and ds.get("autotuning", {}).get("enabled"):
+        add_peak_memory_at_exit(torch, metric_path)
+    kwargs = {}
+    if "optimizer" not in ds:  # e.g. adam-8bit: DeepSpeed cannot build it from the config
+        import bitsandbytes as bnb
+        kwargs["optimizer"] = bnb.optim.Adam8bit(model.parameters(), lr=1e-4)
+    engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(),
+                                           config=ds, **kwargs)
+    mbs, gas = ds["train_micro_batch_size_per_gpu"], ds["gradient_accumulation_steps"]
+    steps = args.train_iters
+    if ds.get("autotuning", {}).get("enabled"):
+        steps = ds["autotuning"].get("end_profile_step", 5) + 2  # the engine exits before
+    gen = torch.Generator(device=engine.device).manual_seed(args.seed + rank)
+    for step in range(1, steps + 1):
+        for _ in range(gas):
+            tokens = torch.randint(args.vocab_size, (mbs, args.seq_length + 1), device=engine.device,
+                                   generator=gen)
+            loss = engine(tokens)
+            engine.backward(loss)
+            engine.step()
+        if rank == 0:
+            print("step %d loss %.4f" % (step, loss.item()), flush=True)
+
+
+def wrap_plain(torch, args, ds, model, world, local):
+    """The PyTorch stand-ins for DeepSpeed's ZeRO stages; returns (model, optimizer)."""
+    zero = ds.get("zero_optimization", {})
+    stage = zero.get("stage", 0)
+    opt_cfg = ds.get("optimizer", {"type": "AdamW", "params": {"lr": 1e-4}})
+    name, params = opt_cfg.get("type", "AdamW"), dict(opt_cfg.get("params", {}))
+    opt_cls = {"adam": torch.optim.AdamW, "adamw": torch.optim.AdamW}.get(name.lower())
+    if opt_cls is None:
+        opt_cls = getattr(torch.optim, name)
+    if "betas" in params:
+        params["betas"] = tuple(params["betas"])
+    if zero.get("offload_optimizer") and stage < 3:
+        print("train_gpt.py: optimizer offload has no plain-PyTorch equivalent here; ignored",
+              file=sys.stderr)
+    if stage == 3:
+        from torch.distributed.fsdp import CPUOffload, FullyShardedDataParallel as FSDP, ShardingStrategy
+        from torch.distributed.fsdp.wrap import ModuleWrapPolicy
+        block = type(model.blocks[0])
+        model = FSDP(model, sharding_strategy=ShardingStrategy.FULL_SHARD,
+                     auto_wrap_policy=ModuleWrapPolicy({block}), device_id=local,
+                     cpu_offload=CPUOffload(offload_params=bool(zero.get("offload_param"))))
+        return model, opt_cls(model.parameters(), **params)
+    model = model.cuda(local)
+    if world > 1:
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local])
+    if stage >= 1 and world > 1:
+        from torch.distributed.optim import ZeroRedundancyOptimizer
+        return model, ZeroRedundancyOptimizer(model.parameters(), optimizer_class=opt_cls, **params)
+    return model, opt_cls(model.parameters(), **params)
+
+
+def train_plain(torch, args, ds, model, metric_path, n_params):
+    rank, world, local = init_distributed(torch)
+    model, opt = wrap_plain(torch, args, ds, model, world, local)
+    mbs, gas = ds["train_micro_batch_size_per_gpu"], ds["gradient_accumulation_steps"]
+    dtype = torch.bfloat16 if ds.get("bf16", {}).get("enabled") else (
+        torch.float16 if ds.get("fp16", {}).get("enabled") else None)
+    if hasattr(model, "no_sync") and hasattr(model, "clip_grad_norm_"):  # FSDP shards the grads
+        from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
+        scaler = ShardedGradScaler(enabled=dtype is torch.float16)
+    else:
+        scaler = torch.amp.GradScaler("cuda", enabled=dtype is torch.float16)
+    clip = ds.get("gradient_clipping", 0)
+    at = ds.get("autotuning", {})
+    profiling = bool(at.get("enabled"))
+    meter = Metrics(torch, ds, metric_path, at.get("start_profile_step", 3), at.get("end_profile_step", 5))
+    steps = meter.end if profiling else args.train_iters
+    gen = torch.Generator(device="cuda").manual_seed(args.seed + rank)
+    for step in range(1, steps + 1):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for micro in range(gas):
+            tokens = torch.randint(args.vocab_size, (mbs, args.seq_length + 1), device="cuda", generator=gen)
+            sync = micro == gas - 1 or not hasattr(model, "no_sync")
+            ctx = model.no_sync() if not sync else torch.enable_grad()
+            with ctx, torch.autocast("cuda", dtype=dtype or torch.float32, enabled=dtype is not None):
+                loss = model(tokens) / gas
+            scaler.scale(loss).backward()
+        if clip:
+            scaler.unscale_(opt)
+            if hasattr(model, "clip_grad_norm_"):  # FSDP: the norm over all shards
+                model.clip_grad_norm_(clip)
+            else:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad(set_to_none=True)
+        torch.cuda.synchronize()
+        meter.step_done(step, time.perf_counter() - t0)
+        if rank == 0:
+            print("step %d loss %.4f %.1f ms" % (step, loss.item() * gas, (time.perf_counter() - t0) * 1e3),
+                  flush=True)
+    if profiling and rank == 0:
+        meter.write(args, n_params, world)
+    torch.distributed.barrier()
+    torch.distributed.destroy_process_group()
+
+
+def main():
+    args = parse_args()
+    if args.hf_config:
+        apply_hf_config(args)
+    if args.tensor_model_parallel_size > 1 or args.pipeline_model_parallel_size > 1:
+        sys.exit("train_gpt.py implements data parallelism only (tensor/pipeline parallel size 1); "
+                 "run TP/PP configurations with Megatron-DeepSpeed")
+    path = ds_config_path(args)
+    if path is None:
+        sys.exit("train_gpt.py: give --deepspeed CONFIG or --deepspeed_config CONFIG")
+    with open(path) as f:
+        ds = json.load(f)
+    if args.micro_batch_size and "train_micro_batch_size_per_gpu" not in ds:
+        ds["train_micro_batch_size_per_gpu"] = args.micro_batch_size
+    ds.setdefault("gradient_accumulation_steps", 1)
+    metric_path = ds.get("autotuning", {}).get("metric_path") or "autotuning_metric.json"
+
+    import torch
+    torch.manual_seed(args.seed)
+    model = build_model(args, torch)
+    n_params = sum(p.numel() for p in model.parameters())
+    deepspeed = None
+    if not args.no_deepspeed:
+        try:
+            import deepspeed
+        except ImportError:
+            deepspeed = None
+    if deepspeed is not None:
+        train_deepspeed(deepspeed, torch, args, ds, model, metric_path)
+    else:
+        train_plain(torch, args, ds, model, metric_path, n_params)
+
+
+if __name__ == "__main__":
+    main()
