@@ -134,7 +134,9 @@ PlanResult plan(const PlanRequest& req) {
 
   std::vector<Evaluation> best;     // heap whose front is the worst kept (feasible)
   std::vector<Evaluation> rejected; // heap of infeasible ones when include_infeasible
-  std::map<int, Evaluation> deepest;  // per stage: the feasible config with the largest mbs
+  // Per stage: the feasible configs at the largest micro-batch seen (capped), from which
+  // the largest fitting micro-batch is found by bisection beyond the searched list.
+  std::map<int, std::vector<TrainConfig>> deepest;
   std::vector<std::string> invalid;
   const bool pinned = with_defaults(req.space, req.model, req.cluster).pinned();
 
@@ -157,9 +159,9 @@ PlanResult plan(const PlanRequest& req) {
     strategy->report(e);
     if (e.fits) {
       ++out.feasible;
-      auto it = deepest.find(e.cfg.zero_stage);
-      if (it == deepest.end() || e.cfg.micro_batch > it->second.cfg.micro_batch)
-        deepest[e.cfg.zero_stage] = e;
+      auto& v = deepest[e.cfg.zero_stage];
+      if (!v.empty() && e.cfg.micro_batch > v.front().micro_batch) v.clear();
+      if ((v.empty() || e.cfg.micro_batch == v.front().micro_batch) && v.size() < 256) v.push_back(e.cfg);
     } else {
       for (const auto& r : e.reasons) ++out.rejections[r];
     }
@@ -176,9 +178,10 @@ PlanResult plan(const PlanRequest& req) {
   }
 
   for (int stage : with_defaults(req.space, req.model, req.cluster).zero) {
-    auto it = deepest.find(stage);
-    out.max_micro_batch[stage] =
-        it == deepest.end() ? 0 : largest_fitting_micro_batch(it->second.cfg, mem, req.cluster);
+    int most = 0;
+    for (const auto& cfg : deepest[stage])
+      most = std::max(most, largest_fitting_micro_batch(cfg, mem, req.cluster));
+    out.max_micro_batch[stage] = most;
   }
 
   std::sort(best.begin(), best.end(), worse_first);
