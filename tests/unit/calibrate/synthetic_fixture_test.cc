@@ -66,9 +66,12 @@ TEST(SyntheticFixture, GeneratorStillMatchesTheCommittedFixture) {
   auto fresh = fit_records(testing::synthetic_records(testing::Truth{}, 2024), testing::a100_80gb());
   auto committed = fit_records(load_fixture(), testing::a100_80gb());
   ASSERT_TRUE(fresh.ok() && committed.ok());
+  const char* hint = "the plan, the generator or estimate_gemm() changed: regenerate the fixture "
+                     "with make_synthetic_fixture (docs/calibration.md, Tests)";
   for (int d = 0; d < 4; ++d)
-    EXPECT_NEAR(fresh->fitted.gemm[d]->peak_fraction, committed->fitted.gemm[d]->peak_fraction, 1e-9);
-  EXPECT_NEAR(fresh->fitted.gemm_k_half, committed->fitted.gemm_k_half, 1e-6);
+    EXPECT_NEAR(fresh->fitted.gemm[d]->peak_fraction, committed->fitted.gemm[d]->peak_fraction, 1e-6)
+        << hint;
+  EXPECT_NEAR(fresh->fitted.gemm_k_half, committed->fitted.gemm_k_half, 1e-3) << hint;
 }
 
 TEST(SyntheticFixture, OtherSeedsRecoverToo) {
