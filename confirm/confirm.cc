@@ -95,8 +95,9 @@ std::vector<double> learn(const Plan& plan, const RunsDb& db, const std::string&
 
 std::string progress_line(int k, int total, const ExperimentRecord& r) {
   const auto& out = r.result;
-  std::string s = "[" + std::to_string(k) + "/" + std::to_string(total) + "] " + r.cand.name + ": " +
-                  outcome_name(out.cls.outcome);
+  std::string s = "[";
+  s += std::to_string(k) + "/" + std::to_string(total) + "] " + r.cand.name + ": " +
+       outcome_name(out.cls.outcome);
   if (out.cls.outcome == Outcome::ok) {
     const double pred = r.cand.pred.samples_per_s, meas = out.measured.throughput;
     s += ", " + fmt("%.4g", meas) + " samples/s measured, " + fmt("%.4g", pred) + " predicted (" +

@@ -74,7 +74,9 @@ std::string autotuner_summary(const ConfirmReport& rep) {
   };
   Space global;
   for (size_t i = 0; i < rep.runs.size(); ++i) {
-    consider(spaces["z" + std::to_string(rep.runs[i].cand.cfg.zero_stage)], static_cast<int>(i));
+    std::string space = "z";
+    space += std::to_string(rep.runs[i].cand.cfg.zero_stage);
+    consider(spaces[space], static_cast<int>(i));
     consider(global, static_cast<int>(i));
   }
   std::string s = row({"tuning_space", "num_experiments", "best_metric_val", "best_exp_name",
