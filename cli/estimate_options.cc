@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <sstream>
 
+#include "calibrate/profile.h"
+#include "confirm/residual_model.h"
 #include "core/json/model_json.h"
 #include "core/names.h"
 #include "estimator/params.h"
@@ -206,6 +209,14 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   plan.assumptions.insert(plan.assumptions.begin(), "hardware: " + describe(req.cluster.node) + ", " +
                                                         std::to_string(req.cluster.nodes()) + " node(s)");
   req.efficiency = default_efficiency(gpu);
+  if (!o.profile.empty()) {
+    auto text = read_text_file(o.profile);
+    if (!text) return text.errors();
+    auto eff = efficiency_from_profile_file_text(*text, o.profile, gpu, req.efficiency);
+    if (!eff) return eff.errors();
+    req.efficiency = *eff;
+    plan.assumptions.push_back("measured efficiencies from " + req.efficiency.source);
+  }
   req.top = o.top;
   req.include_infeasible = o.all;
   req.refine_top = o.simulate_top;
@@ -247,6 +258,24 @@ Expected<EstimatePlan> run_estimate(const EstimateOptions& o) {
   p.result = plan(p.request);
   p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   p.json = plan_to_json(p);
+  // A residual model learned by `confirm` lives beside the calibration profile
+  // (PROFILE minus .json + ".residual.json") or is named with --residual.
+  std::string residual = o.residual;
+  if (residual.empty() && !o.profile.empty()) {
+    std::string stem = o.profile;
+    if (stem.size() > 5 && stem.substr(stem.size() - 5) == ".json") stem.resize(stem.size() - 5);
+    std::error_code ec;
+    if (std::filesystem::exists(stem + ".residual.json", ec)) residual = stem + ".residual.json";
+  }
+  if (!residual.empty()) {
+    auto applied = apply_residual_model(residual, p.request.model, p.json["configs"]);
+    if (!applied) return applied.errors();
+    const std::string note = "residual model " + residual + " applied (trained on " +
+                             std::to_string(applied->training_runs) + " confirmed runs on " + applied->cluster +
+                             "): configs carry residual.samples_per_s and are re-ranked by it";
+    p.assumptions.push_back(note);
+    p.json["assumptions"].push_back(note);
+  }
   return p;
 }
 

@@ -3,6 +3,7 @@
 // when the simulator rejects the costs (it should not) the closed form stands.
 #include <algorithm>
 #include <iomanip>
+#include <map>
 #include <sstream>
 
 #include "cli/estimate_options.h"
@@ -21,14 +22,22 @@ std::function<StepTimeBreakdown(const TrainConfig&)> make_refiner(const PlanRequ
     b.model_flops = closed.model_flops;
     b.hw_flops = closed.hw_flops;
     b.critical_path.clear();
-    // The path can hold thousands of tasks: show its length and its longest steps.
-    auto steps = sim->critical_path;
-    std::sort(steps.begin(), steps.end(), [](const auto& x, const auto& y) { return x.duration > y.duration; });
-    b.critical_path.push_back(std::to_string(sim->critical_path.size()) + " tasks on the critical path (rank " +
-                              std::to_string(sim->critical_rank) + "); longest:");
-    for (size_t i = 0; i < steps.size() && i < 8; ++i) {
+    // The path can hold thousands of tasks: summarise it by kind of task (the word after
+    // "rankN/"), largest total first.
+    std::map<std::string, std::pair<double, int>> kinds;
+    for (const auto& st : sim->critical_path) {
+      std::string k = st.task.substr(st.task.find('/') == std::string::npos ? 0 : st.task.find('/') + 1);
+      k = k.substr(0, k.find(' '));
+      kinds[k].first += st.duration.v;
+      kinds[k].second += 1;
+    }
+    std::vector<std::pair<std::string, std::pair<double, int>>> sorted(kinds.begin(), kinds.end());
+    std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.second.first > y.second.first; });
+    b.critical_path.push_back(std::to_string(sim->critical_path.size()) + " tasks on the critical path, rank " +
+                              std::to_string(sim->critical_rank) + ":");
+    for (const auto& [k, v] : sorted) {
       std::ostringstream line;
-      line << std::fixed << std::setprecision(3) << steps[i].task << ": " << in_ms(steps[i].duration) << " ms";
+      line << std::fixed << std::setprecision(1) << k << " x" << v.second << ": " << 1e3 * v.first << " ms";
       b.critical_path.push_back(line.str());
     }
     return b;
