@@ -67,7 +67,7 @@ std::vector<StreamUtilisation> utilisation(const sim::TaskGraph& g, const sim::S
   for (sim::TaskId v = 0; v < g.size(); ++v) {
     const int stream = g.task(v).stream;
     if (stream < 0) continue;
-    busy[stream] += g.task(v).duration;
+    busy[stream] += g.task(v).duration + g.task(v).overlapped;
     used[stream] = true;
   }
   std::vector<StreamUtilisation> out;
@@ -126,8 +126,10 @@ Seconds closed_form_sum(const StepCosts& c) {
                             l.param_gather * 2.0;
   const Seconds per_mb = per_layer * layers + c.embed_fwd + c.embed_bwd + c.head_fwd +
                          c.head_bwd;
-  return per_mb * c.micro_batches + l.grad_reduce * layers + c.grad_reduce_tail +
-         c.embed_grad_sync + c.optimizer + c.param_allgather + c.offload_d2h + c.offload_h2d;
+  const double rounds = c.grad_reduce_every_micro_batch ? c.micro_batches : 1;
+  const Seconds per_round = l.grad_reduce * layers + c.grad_reduce_tail + c.offload_d2h;
+  return per_mb * c.micro_batches + per_round * rounds + c.embed_grad_sync + c.optimizer +
+         c.param_allgather + c.offload_h2d;
 }
 
 }  // namespace dsplan

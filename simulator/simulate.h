@@ -3,11 +3,13 @@
 // the step time, its breakdown, the critical path and per-stream utilisation. Pure: no
 // I/O, no clocks, no globals. The model is documented in docs/model/simulator.md.
 //
-// Contract on StepCosts beyond its header: grad_reduce_tail is the reduction of
-// gradients OUTSIDE the per-layer buckets (embeddings, final norm); the simulator derives
-// the exposure of the last layer bucket itself from the schedule and always exposes
-// grad_reduce_tail after the rank's backward. With pp = 1 and overlap_grad_reduce off the
-// step therefore equals the plain sum of the StepCosts terms (closed_form_sum()).
+// Reading of StepCosts (its header states the contract): grad_reduce_tail is the
+// reduction of gradients OUTSIDE the per-layer buckets (embeddings, final norm); the
+// simulator derives the exposure of the last layer bucket itself from the schedule and
+// always exposes grad_reduce_tail after the rank's backward. With
+// grad_reduce_every_micro_batch the reductions, tail and offload_d2h follow every
+// micro-batch's backward (micro_batch_reduce.h). With pp = 1 and overlap_grad_reduce off
+// the step therefore equals the plain sum of the StepCosts terms (closed_form_sum()).
 #pragma once
 
 #include <cstddef>
@@ -50,7 +52,8 @@ Expected<SimulationResult> simulate_step(const StepCosts& costs);
 
 // The step time with nothing overlapped and no pipeline: every term of StepCosts summed
 // (micro-batches x passes, every layer's gather and reduction, tail, sync, optimizer,
-// parameter all-gather, both offload copies). simulate_step() equals it when pp == 1,
+// parameter all-gather, both offload copies; the reductions, tail and gradient copy once
+// per micro-batch with grad_reduce_every_micro_batch). simulate_step() equals it when pp == 1,
 // vpp == 1, overlap_grad_reduce is off and ZeRO-3 prefetch is off.
 Seconds closed_form_sum(const StepCosts& costs);
 

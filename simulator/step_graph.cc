@@ -2,7 +2,10 @@
 // offload copies and the optimizer update. See step_graph.h for the model.
 #include "simulator/step_graph.h"
 
+#include <utility>
+
 #include "simulator/backward_tail.h"
+#include "simulator/micro_batch_reduce.h"
 #include "simulator/pass_costs.h"
 #include "simulator/pipeline_order.h"
 
@@ -29,12 +32,13 @@ class Builder {
   explicit Builder(const StepCosts& c)
       : c_(c), stages_(c.pp * c.vpp),
         fwd_(static_cast<std::size_t>(c.micro_batches) * stages_),
-        bwd_(fwd_.size()), buckets_(c.pp) {}
+        bwd_(fwd_.size()), buckets_(c.pp), sync_(c.pp, kNoTask) {}
 
   StepGraph build() {
     sg_.offload = c_.offload_d2h.v > 0.0 || c_.offload_h2d.v > 0.0;
     add_streams();
     for (int r = 0; r < c_.pp; ++r) {
+      if (c_.grad_reduce_every_micro_batch) reduce_.push_back(micro_batch_reduction(c_, r));
       orders_.push_back(rank_order(c_.pp, c_.vpp, c_.micro_batches, r));
       for (const PipelineOp& op : orders_[r]) add_pass(r, op);
       sg_.last_compute.push_back(sg_.graph.last_on(sg_.ranks[r].compute));
@@ -54,6 +58,8 @@ class Builder {
   std::vector<PassIds> fwd_, bwd_;  // by idx(micro_batch, stage)
   std::vector<std::vector<GradBucket>> buckets_;
   std::vector<std::vector<PipelineOp>> orders_;
+  std::vector<MicroBatchReduction> reduce_;  // per rank, with grad_reduce_every_micro_batch
+  std::vector<TaskId> sync_;  // per rank: what its next compute task must wait for
 
   std::size_t idx(int mb, int stage) const {
     return static_cast<std::size_t>(mb) * stages_ + stage;
@@ -76,9 +82,11 @@ class Builder {
   void add_pass(int rank, const PipelineOp& op) {
     const RankStreams& s = sg_.ranks[rank];
     const std::size_t i = idx(op.micro_batch, stage(rank, op.chunk));
+    const TaskId sync = std::exchange(sync_[rank], kNoTask);
     if (!op.forward && op.micro_batch == c_.micro_batches - 1) {
       const TailTasks t = add_backward_tail(sg_.graph, c_, TailStreams{s.compute, s.gather},
                                             rank, op.chunk, buckets_[rank]);
+      sg_.graph.add_dep(sync, t.first);
       bwd_[i] = PassIds{t.first, t.last};
       return;
     }
@@ -89,7 +97,32 @@ class Builder {
     t.micro_batch = op.micro_batch;
     t.chunk = op.chunk;
     const TaskId id = sg_.graph.add_task(t);
+    sg_.graph.add_dep(sync, id);
     (op.forward ? fwd_ : bwd_)[i] = PassIds{id, id};
+    // Chunk 0 runs the micro-batch's last backward pass on this rank.
+    if (!op.forward && op.chunk == 0 && c_.grad_reduce_every_micro_batch)
+      add_micro_batch_reduction(rank, op.micro_batch, id);
+  }
+
+  // ZeRO-2/3, a micro-batch before the last: its reductions (and offload copy) as one
+  // task each, the exposed part as duration (micro_batch_reduce.h); the rank's next
+  // compute task waits for them (DeepSpeed synchronises at the end of every backward).
+  void add_micro_batch_reduction(int rank, int mb, TaskId backward) {
+    const MicroBatchReduction& m = reduce_[rank];
+    const RankStreams& s = sg_.ranks[rank];
+    TaskGraph& g = sg_.graph;
+    Task t = make_task(TaskKind::grad_reduce, s.dp, rank, m.reduce_exposed);
+    t.overlapped = m.reduce_hidden;
+    t.micro_batch = mb;
+    const TaskId reduce = g.add_task(t);
+    g.add_dep(backward, reduce);
+    sync_[rank] = reduce;
+    if (!sg_.offload) return;
+    Task copy = make_task(TaskKind::offload_d2h, s.host, rank, m.copy_exposed);
+    copy.overlapped = m.copy_hidden;
+    copy.micro_batch = mb;
+    sync_[rank] = g.add_task(copy);
+    g.add_dep(reduce, sync_[rank]);
   }
 
   // Output of pass `op` on `rank` to the pass that consumes it, through a send when the

@@ -63,6 +63,8 @@ struct Task {
   int stream = -1;         // index into TaskGraph::streams(); -1 for a barrier
   Seconds duration;        // time the task occupies its stream
   Seconds blocking_comm;   // part of duration spent in blocking collectives (TP, ZeRO-3)
+  Seconds overlapped;      // work of this task already done, off the schedule, under
+                           // earlier tasks (micro_batch_reduce.h); counts as stream busy
   int rank = 0;
   int micro_batch = -1;    // -1 when not per micro-batch
   int chunk = -1;          // model chunk (virtual stage index on this rank)
