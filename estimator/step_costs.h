@@ -34,15 +34,22 @@ struct StepCosts {
   Seconds p2p;                   // activation (or gradient) send between adjacent stages
   Seconds embed_grad_sync;       // tied-embedding all-reduce between first and last stage
   Bytes bucket_bytes;            // DP gradient bucket size (DeepSpeed reduce_bucket_size)
-  bool overlap_grad_reduce = true;  // reduce buckets during the last micro-batch's backward
+  // Reduce each bucket as soon as the backward fills it (during the last micro-batch's
+  // backward, or every micro-batch's with grad_reduce_every_micro_batch); otherwise all
+  // reductions, then the offload copy, follow the backward.
+  bool overlap_grad_reduce = true;
   bool zero3_prefetch = false;      // ZeRO-3 gathers overlap the previous layer's compute
   // ZeRO-2/3 partition gradients, so every micro-batch's backward reduces its layer
   // buckets, grad_reduce_tail and offload_d2h (not only the last micro-batch's).
   bool grad_reduce_every_micro_batch = false;
-  Seconds grad_reduce_tail;      // reduction that cannot overlap (last bucket, embeddings)
+  // DP reduction of the gradients OUTSIDE the layer buckets (embeddings, final norm, head),
+  // per reduction round, issued after the backward and never overlapped. It does NOT hold
+  // the last layer bucket: that bucket's exposure follows from layer.grad_reduce,
+  // bucket_bytes and the backward it overlaps (closed form and simulator alike).
+  Seconds grad_reduce_tail;
   Seconds param_allgather;       // ZeRO-1/2 parameter all-gather after the optimizer step
   Seconds optimizer;             // optimizer step on GPU, or CPU Adam when offloaded
-  Seconds offload_d2h;           // gradients to host (offload)
+  Seconds offload_d2h;           // gradients to host (offload), per reduction round
   Seconds offload_h2d;           // updated parameters back to the device (offload)
 };
 

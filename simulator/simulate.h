@@ -52,8 +52,8 @@ Expected<SimulationResult> simulate_step(const StepCosts& costs);
 
 // The step time with nothing overlapped and no pipeline: every term of StepCosts summed
 // (micro-batches x passes, every layer's gather and reduction, tail, sync, optimizer,
-// parameter all-gather, both offload copies; the reductions, tail and gradient copy once
-// per micro-batch with grad_reduce_every_micro_batch). simulate_step() equals it when pp == 1,
+// parameter all-gather, both offload copies, every pipeline send; the reductions, tail and
+// gradient copy once per micro-batch with grad_reduce_every_micro_batch). simulate_step() equals it when pp == 1,
 // vpp == 1, overlap_grad_reduce is off and ZeRO-3 prefetch is off.
 Seconds closed_form_sum(const StepCosts& costs);
 

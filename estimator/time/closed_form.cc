@@ -1,12 +1,16 @@
 // The closed-form step time over StepCosts (docs/model/time.md, "Closed form"):
 //   per micro-batch, slowest stage:  T_mb = L (fwd + tp_fwd + bwd + recompute + tp_bwd)
 //                                    + ZeRO-3 gather exposure + embedding/head + 2 v p2p
-//   step = (m + (p-1)/v) T_mb                       1F1B / interleaved pipeline
+//   step = m T_mb + (p-1)/v T_body + min(first, last)  1F1B / interleaved pipeline
+//          (+ (v-1)(p-m)/v T_body when m < p: interleaving needs p micro-batches in flight)
+//          T_body = T_mb less the slowest end stage's embedding or head
 //        + rounds x DP exposure + param all-gather + tied-embedding sync
 //        + optimizer + exposed offload copies
 // DP exposure per reduction round (rounds = m for ZeRO-2/3, else 1): without overlap the
 // whole reduction; with overlap (DDP/FSDP, DeepSpeed overlap_comm) the part that outlasts
-// one micro-batch's backward, at least the last bucket, plus the non-layer tail.
+// one micro-batch's backward, at least the last bucket, plus the non-layer tail (which
+// never holds the last layer bucket, so nothing is counted twice). Offload gradient copies
+// overlap the backward only with overlap, like the reductions they follow.
 // Model FLOPs follow Megatron: 6 x matmul weights x tokens + 12 L s (a d) per token for
 // attention, halved when causal, + 6 h V for the logits; per GPU = replica / (tp pp).
 #include <algorithm>
@@ -24,6 +28,14 @@ Seconds gather_exposure(Seconds gather, Seconds layer, int n, bool prefetch) {
   if (gather.v <= 0 || n <= 0) return Seconds{};
   if (!prefetch) return gather * n;
   return max(gather, layer) * n + min(gather, layer) - layer * n;
+}
+
+// Reduction time of the last layer bucket, from StepCosts alone (as the simulator sees
+// it): buckets of bucket_bytes fill in backward order, so the last one holds
+// min(L, bucket_bytes / grad_bytes) layers' worth (one layer without byte counts).
+Seconds last_bucket_reduce(const LayerCosts& l, Bytes bucket, int L) {
+  if (l.grad_bytes.v <= 0 || bucket.v <= 0) return l.grad_reduce * std::min(1, L);
+  return l.grad_reduce * std::min(double(L), bucket / l.grad_bytes);
 }
 
 struct Term {
@@ -81,18 +93,29 @@ void StepTimeModel::estimate_into(const TrainConfig& cfg, StepTimeBreakdown& out
   const Seconds compute_mb = (l.fwd + l.bwd + l.recompute) * L + min(edge_compute, edge);
   const Seconds comm_mb = t_mb - compute_mb;
 
-  const Seconds bubble = t_mb * (double(p - 1) / v);
+  // Interleaving shortens the fill only when a group of p micro-batches keeps every rank
+  // busy between chunks: with m < p each of the v-1 chunk changes idles (p - m)/v more
+  // (m = 1 walks all v p virtual stages: p T_mb in all, whatever v).
+  const double idle_mbs = (p - 1 + (v - 1) * std::max(0, p - m)) / double(v);
+  // Fill and drain cross every other stage once: their layer work and sends (body), plus
+  // the lighter end stage's embedding or head; only the slowest stage pays its edge m times.
+  const Seconds body = t_mb - edge;
+  const Seconds bubble = p > 1 ? body * idle_mbs + min(first, last) : Seconds{};
   const int rounds = c.grad_reduce_every_micro_batch ? m : 1;
   const Seconds window = (l.bwd + l.recompute) * L;
   const Seconds reduce = l.grad_reduce * L;
   Seconds per_round = c.grad_reduce_tail + reduce;
   if (c.overlap_grad_reduce) {
     const Seconds free_window = max(Seconds{}, window - l.param_gather * L);
-    const Seconds last_bucket = min(reduce, ce.comm.last_bucket);
+    const Seconds last_bucket = last_bucket_reduce(l, c.bucket_bytes, L);
     per_round = c.grad_reduce_tail + max(last_bucket, reduce - free_window);
   }
   const Seconds dp = per_round * rounds + c.param_allgather + c.embed_grad_sync;
-  const Seconds d2h_exposed = max(Seconds{}, c.offload_d2h - window) * rounds;
+  // Copies follow their bucket's reduction: they overlap the backward only when the
+  // reductions do (without overlap_comm DeepSpeed reduces and copies on the compute stream).
+  const Seconds d2h_round = c.overlap_grad_reduce ? max(Seconds{}, c.offload_d2h - window)
+                                                  : c.offload_d2h;
+  const Seconds d2h_exposed = d2h_round * rounds;
   const Seconds offload = d2h_exposed + c.offload_h2d;
 
   out.compute = compute_mb * m;
