@@ -8,10 +8,14 @@
 // stage s-1 through a p2p_send task on the sender's p2p stream when the two stages live
 // on different ranks; the receiver's pass depends on the send.
 //
-// After the compute, per rank: the gradient buckets are reduced on dp_comm (as each fills
-// with overlap_grad_reduce, otherwise after the rank's last backward), then
-// grad_reduce_tail (gradients outside the layers; always after the backward), then on
-// rank 0 the tied-embedding sync with the last stage. With offload each bucket is copied
+// With grad_reduce_every_micro_batch (ZeRO-2/3), after each earlier micro-batch's last
+// backward pass on a rank: one grad_reduce task on dp_comm (and with offload one
+// offload_d2h on host) holding what outlasts that backward (micro_batch_reduce.h); the
+// rank's next compute task waits for them.
+// After the compute, per rank: the last micro-batch's gradient buckets are reduced on
+// dp_comm (as each fills with overlap_grad_reduce, otherwise after the rank's last
+// backward), then grad_reduce_tail (gradients outside the layers; always after the
+// backward), then on rank 0 the tied-embedding sync with the last stage. With offload each bucket is copied
 // to the host after its reduction (all at once after the reductions without overlap).
 // A barrier joins every rank's reductions and copies: the optimizer step needs the
 // global gradient norm. Then per rank the optimizer (GPU: compute stream; offload: CPU
