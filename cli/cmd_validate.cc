@@ -1,6 +1,8 @@
 // `dsplan validate FILE`: predicts every row of a published-measurements file (the
 // format of shared/validation/published.json) and prints predicted vs measured, the
-// error, and aggregates per kind; orderings are checked pair by pair. --json too.
+// error, and aggregates per kind; nccl-tests rows through the collective model;
+// orderings pair by pair (measured ties allowed). --json for machines, --markdown for
+// docs/accuracy.md. Rows that cannot be mapped are listed as skipped with the reason.
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
@@ -10,6 +12,8 @@
 #include "cli/commands.h"
 #include "cli/estimate_options.h"
 #include "cli/validation_rows.h"
+#include "estimator/time/collectives.h"
+#include "estimator/time/efficiency_defaults.h"
 
 namespace dsplan::cli {
 namespace {
@@ -17,6 +21,7 @@ namespace {
 struct ValidateCli {
   std::string file;
   bool json = false;
+  bool markdown = false;
 };
 
 struct RowResult {
@@ -24,6 +29,7 @@ struct RowResult {
   double predicted = 0, measured = 0, error = 0;  // error: (pred - meas) / meas
   bool pass = true;       // for checks (oom, max micro-batch)
   bool inconsistent = false;
+  bool check() const { return kind == "max_mbs" || kind == "oom"; }
 };
 
 const char* kind_name(MeasureKind k) {
@@ -38,11 +44,22 @@ const char* kind_name(MeasureKind k) {
   return "";
 }
 
+const char* figure_name(MemoryFigure f) {
+  switch (f) {
+    case MemoryFigure::allocated: return "allocated";
+    case MemoryFigure::reserved: return "reserved";
+    case MemoryFigure::device: return "device";
+    case MemoryFigure::states: return "states";
+  }
+  return "";
+}
+
 double figure(const MemoryBreakdown& m, MemoryFigure f) {
   switch (f) {
     case MemoryFigure::allocated: return in_MiB(m.allocated);
     case MemoryFigure::reserved: return in_MiB(m.reserved);
     case MemoryFigure::device: return in_MiB(m.device);
+    case MemoryFigure::states: return in_MiB(m.params + m.grads + m.optimizer);
   }
   return 0;
 }
@@ -50,77 +67,218 @@ double figure(const MemoryBreakdown& m, MemoryFigure f) {
 double percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  double pos = q * (v.size() - 1);
-  size_t i = static_cast<size_t>(pos);
-  double frac = pos - i;
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto i = static_cast<std::size_t>(pos);
+  const double frac = pos - static_cast<double>(i);
   return i + 1 < v.size() ? v[i] * (1 - frac) + v[i + 1] * frac : v[i];
+}
+
+std::string no_config_reason(const PlanResult& res) {
+  std::string why = "no configuration evaluated";
+  for (const auto& [reason, n] : res.rejections) return why + ": " + reason;
+  return why;
+}
+
+RowResult predict(const ValidationCase& c, const Measurement& m, const PlanRequest& req, const Evaluation& best) {
+  RowResult r{c.id, kind_name(m.kind), m.label, "", 0, m.value, 0, true, c.inconsistent};
+  switch (m.kind) {
+    case MeasureKind::memory:
+      r.predicted = figure(best.memory, m.figure);
+      r.note = figure_name(m.figure);
+      break;
+    case MeasureKind::step_time: r.predicted = best.time.step.v; break;
+    case MeasureKind::samples_per_s: r.predicted = best.samples_per_s; break;
+    case MeasureKind::tflops_per_gpu:
+      r.predicted = c.source_flops_per_step.value_or(0) / best.time.step.v / req.cluster.num_gpus / 1e12;
+      r.note = "source FLOP formula";
+      break;
+    case MeasureKind::max_micro_batch: {
+      const MemoryModel mem(req.model, req.cluster);
+      r.predicted = largest_fitting_micro_batch(best.cfg, mem, req.cluster);
+      r.pass = r.predicted >= m.value && r.predicted <= 3 * m.value;
+      r.note = r.pass ? "ok: >= ran, <= 3x" : r.predicted < m.value ? "FAIL: ran but predicted not to fit" : "FAIL: > 3x";
+      break;
+    }
+    case MeasureKind::oom:
+      r.predicted = best.fits ? 0 : 1;
+      r.pass = !best.fits;
+      r.note = r.pass ? "predicted OOM" : "FAIL: predicted to fit";
+      break;
+  }
+  if (!r.check() && m.value != 0) r.error = (r.predicted - m.value) / m.value;
+  if (!r.check() && !best.fits) r.note += std::string(r.note.empty() ? "" : "; ") + "predicted not to fit";
+  return r;
 }
 
 std::vector<RowResult> run_case(const ValidationCase& c) {
   std::vector<RowResult> out;
   PlanRequest req = c.request;
   req.refine = make_refiner(req);
-  PlanResult res = plan(req);
-  const Evaluation* best = res.configs.empty() ? nullptr : &res.configs.front();
+  const PlanResult res = plan(req);
   for (const auto& m : c.measured) {
-    RowResult r{c.id, kind_name(m.kind), m.label, "", 0, m.value, 0, true, c.inconsistent};
-    if (!best) {
-      r.note = "no configuration evaluated";
-      r.pass = false;
+    if (res.configs.empty()) {
+      RowResult r{c.id, kind_name(m.kind), m.label, no_config_reason(res), 0, m.value, -1, false, c.inconsistent};
       out.push_back(r);
       continue;
     }
-    switch (m.kind) {
-      case MeasureKind::memory: r.predicted = figure(best->memory, m.figure);
-        r.note = m.figure == MemoryFigure::device ? "device" : m.figure == MemoryFigure::allocated ? "allocated" : "reserved";
-        break;
-      case MeasureKind::step_time: r.predicted = best->time.step.v; break;
-      case MeasureKind::samples_per_s: r.predicted = best->samples_per_s; break;
-      case MeasureKind::tflops_per_gpu:
-        r.predicted = c.source_flops_per_step.value_or(0) / best->time.step.v / req.cluster.num_gpus / 1e12;
-        r.note = "source FLOP formula";
-        break;
-      case MeasureKind::max_micro_batch: {
-        MemoryModel mem(req.model, req.cluster);
-        r.predicted = largest_fitting_micro_batch(best->cfg, mem, req.cluster);
-        r.pass = r.predicted >= m.value && r.predicted <= 3 * m.value;
-        r.note = r.pass ? "ok: ran and fits, not over 3x" : "FAIL";
-        break;
-      }
-      case MeasureKind::oom:
-        r.predicted = best->fits ? 0 : 1;
-        r.pass = !best->fits;
-        r.note = r.pass ? "predicted OOM" : "FAIL: predicted to fit";
-        break;
-    }
-    if (m.kind != MeasureKind::oom && m.kind != MeasureKind::max_micro_batch && m.value != 0)
-      r.error = (r.predicted - m.value) / m.value;
-    out.push_back(r);
+    out.push_back(predict(c, m, req, res.configs.front()));
   }
   return out;
 }
 
+RowResult run_collective(const CollectiveCase& c) {
+  const CollectiveModel model(c.node, default_efficiency(c.node.gpu));
+  const CollectiveCost cost = model.estimate(c.collective, Bytes(c.bytes), CommGroup{c.ranks, c.ranks});
+  static const char* algos[] = {"ring", "tree", "NVLS", "p2p", "fit"};
+  RowResult r{c.id, "busbw_GB/s", "busbw_GBps", "", in_GBps(cost.busbw), c.measured_GBps, 0, true, false};
+  r.error = (r.predicted - r.measured) / r.measured;
+  r.note = std::string("model picks ") + algos[static_cast<int>(cost.algo)] + ", measured " + c.measured_algo;
+  return r;
+}
+
 struct OrderResult {
-  std::string id;
+  std::string id, note;
   std::vector<std::string> labels;
-  std::vector<double> predicted;
+  std::vector<double> measured, predicted;
   int concordant = 0, pairs = 0;
+  bool matches() const { return concordant == pairs; }
 };
 
 OrderResult run_ordering(const OrderingCase& o) {
-  OrderResult r{o.id, o.labels, {}, 0, 0};
+  OrderResult r{o.id, o.note, o.labels, o.measured, {}, 0, 0};
   for (const auto& g : o.groups) {
     PlanRequest req = g;
     req.refine = make_refiner(req);
-    PlanResult res = plan(req);
+    const PlanResult res = plan(req);
     r.predicted.push_back(res.configs.empty() || !res.configs.front().fits ? 0 : res.configs.front().samples_per_s);
   }
-  for (size_t i = 0; i < r.predicted.size(); ++i)
-    for (size_t j = i + 1; j < r.predicted.size(); ++j) {
+  for (std::size_t i = 0; i < r.predicted.size(); ++i)
+    for (std::size_t j = i + 1; j < r.predicted.size(); ++j) {
       ++r.pairs;
-      if (r.predicted[i] >= r.predicted[j]) ++r.concordant;
+      const double mi = i < o.measured.size() ? o.measured[i] : 0, mj = j < o.measured.size() ? o.measured[j] : 0;
+      const bool tie = o.tie > 0 && std::fabs(mi - mj) < o.tie * std::max(mi, mj);
+      if (tie || r.predicted[i] >= r.predicted[j]) ++r.concordant;
     }
   return r;
+}
+
+struct Summary {
+  std::vector<double> mem, time, comm;
+  int checks = 0, checks_pass = 0, over40 = 0, orders_ok = 0, orders = 0;
+  double mape() const {
+    double s = 0;
+    for (double e : time) s += e;
+    return time.empty() ? 0 : s / static_cast<double>(time.size());
+  }
+};
+
+Summary summarise(const std::vector<RowResult>& rows, const std::vector<RowResult>& comm,
+                  const std::vector<OrderResult>& orders) {
+  Summary s;
+  for (const auto& r : rows) {
+    if (r.check()) {
+      ++s.checks;
+      s.checks_pass += r.pass;
+    } else if (r.inconsistent) {
+      continue;  // listed, not aggregated: the row says it is inconsistent as published
+    } else if (r.kind == "memory_MiB") {
+      s.mem.push_back(std::fabs(r.error));
+    } else {
+      s.time.push_back(std::fabs(r.error));
+      s.over40 += std::fabs(r.error) > 0.4;
+    }
+  }
+  for (const auto& r : comm) s.comm.push_back(std::fabs(r.error));
+  for (const auto& o : orders) s.orders_ok += o.matches();
+  s.orders = static_cast<int>(orders.size());
+  return s;
+}
+
+Json to_json(const std::vector<RowResult>& rows, const std::vector<RowResult>& comm,
+             const std::vector<OrderResult>& orders, const Summary& s, const ValidationSet& set) {
+  Json j;
+  auto row_json = [](const RowResult& r) {
+    return Json{{"id", r.id},         {"kind", r.kind},   {"measured_key", r.label}, {"predicted", r.predicted},
+                {"measured", r.measured}, {"error", r.error}, {"pass", r.pass}, {"note", r.note},
+                {"inconsistent", r.inconsistent}};
+  };
+  j["rows"] = Json::array();
+  for (const auto& r : rows) j["rows"].push_back(row_json(r));
+  j["collectives"] = Json::array();
+  for (const auto& r : comm) j["collectives"].push_back(row_json(r));
+  j["assumptions"] = Json::object();
+  for (const auto& c : set.cases) j["assumptions"][c.id] = c.assumptions;
+  j["orderings"] = Json::array();
+  for (const auto& o : orders)
+    j["orderings"].push_back({{"id", o.id}, {"labels_best_first", o.labels}, {"measured", o.measured},
+                              {"predicted_samples_per_s", o.predicted}, {"concordant_pairs", o.concordant},
+                              {"pairs", o.pairs}, {"matches", o.matches()}, {"note", o.note}});
+  j["skipped"] = Json::array();
+  for (const auto& d : set.skipped) j["skipped"].push_back({{"row", d.json_path}, {"reason", d.message}});
+  j["summary"] = {{"memory_rows", s.mem.size()},      {"memory_median_abs_error", percentile(s.mem, 0.5)},
+                  {"memory_p90_abs_error", percentile(s.mem, 0.9)}, {"time_rows", s.time.size()},
+                  {"time_mape", s.mape()},            {"time_median_abs_error", percentile(s.time, 0.5)},
+                  {"time_p90_abs_error", percentile(s.time, 0.9)}, {"time_rows_over_40pct", s.over40},
+                  {"collective_rows", s.comm.size()}, {"collective_max_abs_error", percentile(s.comm, 1.0)},
+                  {"checks", s.checks},               {"checks_passed", s.checks_pass},
+                  {"orderings", s.orders},            {"orderings_matched", s.orders_ok}};
+  return j;
+}
+
+std::string error_text(const RowResult& r) {
+  std::ostringstream err;
+  if (r.check()) err << (r.pass ? "pass" : "FAIL");
+  else err << std::showpos << std::fixed << std::setprecision(1) << 100 * r.error << "%";
+  return err.str();
+}
+
+void print_table(const std::vector<RowResult>& rows, bool md) {
+  if (md) std::cout << "| row | kind | predicted | measured | error | note |\n|---|---|---:|---:|---:|---|\n";
+  else
+    std::cout << std::left << std::setw(42) << "row" << std::setw(13) << "kind" << std::right << std::setw(12)
+              << "predicted" << std::setw(12) << "measured" << std::setw(9) << "error" << "  note\n";
+  for (const auto& r : rows) {
+    const int prec = r.kind == "step_s" ? 3 : 1;
+    const std::string note = r.note + (r.inconsistent ? " (row marked inconsistent; not aggregated)" : "");
+    std::ostringstream p, m;
+    p << std::fixed << std::setprecision(prec) << r.predicted;
+    m << std::fixed << std::setprecision(prec) << r.measured;
+    if (md)
+      std::cout << "| " << r.id << " | " << r.kind << " | " << p.str() << " | " << m.str() << " | " << error_text(r)
+                << " | " << note << " |\n";
+    else
+      std::cout << std::left << std::setw(42) << r.id << std::setw(13) << r.kind << std::right << std::setw(12)
+                << p.str() << std::setw(12) << m.str() << std::setw(9) << error_text(r) << "  " << note << "\n";
+  }
+}
+
+void print_text(const std::vector<RowResult>& rows, const std::vector<RowResult>& comm,
+                const std::vector<OrderResult>& orders, const Summary& s, const ValidationSet& set, bool md) {
+  print_table(rows, md);
+  std::cout << (md ? "\n**Collectives (nccl-tests bus bandwidth, GB/s)**\n\n" : "\ncollectives (nccl-tests busbw, GB/s):\n");
+  print_table(comm, md);
+  std::cout << (md ? "\n**Orderings** (published best first; [predicted samples/s])\n\n"
+                   : "\norderings (published best first; predicted samples/s):\n");
+  for (const auto& o : orders) {
+    std::cout << (md ? "- " : "  ") << o.id << ": " << (o.matches() ? "matches" : "DIFFERS") << " (" << o.concordant
+              << "/" << o.pairs << " pairs; " << o.note << ")\n" << (md ? "  " : "    ");
+    for (std::size_t i = 0; i < o.labels.size(); ++i) {
+      std::cout << (i ? "  >  " : "") << o.labels[i];
+      if (i < o.measured.size() && o.measured[i] > 0) std::cout << " (" << std::fixed << std::setprecision(1) << o.measured[i] << ")";
+      std::cout << " [" << std::fixed << std::setprecision(1) << o.predicted[i] << "]";
+    }
+    std::cout << "\n";
+  }
+  std::cout << (md ? "\n**Skipped rows**\n\n" : "\n");
+  for (const auto& d : set.skipped) std::cout << (md ? "- " : "skipped: ") << d.json_path << ": " << d.message << "\n";
+  std::cout << std::fixed << std::setprecision(1) << (md ? "\n**Summary**\n\n" : "\nsummary\n") << (md ? "- " : "  ")
+            << "memory rows " << s.mem.size() << ": median |error| " << 100 * percentile(s.mem, 0.5) << "%, p90 "
+            << 100 * percentile(s.mem, 0.9) << "%\n" << (md ? "- " : "  ") << "time/throughput rows " << s.time.size()
+            << ": MAPE " << 100 * s.mape() << "%, median " << 100 * percentile(s.time, 0.5) << "%, p90 "
+            << 100 * percentile(s.time, 0.9) << "%, worse than 40%: " << s.over40 << "\n" << (md ? "- " : "  ")
+            << "collective rows " << s.comm.size() << ": max |error| " << 100 * percentile(s.comm, 1.0) << "%\n"
+            << (md ? "- " : "  ") << "memory checks (OOM, largest micro-batch): " << s.checks_pass << "/" << s.checks
+            << " pass\n" << (md ? "- " : "  ") << "orderings matched: " << s.orders_ok << "/" << s.orders << "\n";
 }
 
 int run(const ValidateCli& v) {
@@ -131,76 +289,15 @@ int run(const ValidateCli& v) {
   auto set = load_validation(*json, v.file);
   if (!set) return report(set.errors());
 
-  std::vector<RowResult> rows;
+  std::vector<RowResult> rows, comm;
   for (const auto& c : set->cases)
     for (auto& r : run_case(c)) rows.push_back(std::move(r));
+  for (const auto& c : set->collectives) comm.push_back(run_collective(c));
   std::vector<OrderResult> orders;
   for (const auto& o : set->orderings) orders.push_back(run_ordering(o));
-
-  std::vector<double> mem_err, time_err;
-  int checks = 0, checks_pass = 0, over40 = 0;
-  for (const auto& r : rows) {
-    if (r.kind == std::string("memory_MiB")) mem_err.push_back(std::fabs(r.error));
-    else if (r.kind == std::string("max_mbs") || r.kind == std::string("oom")) { ++checks; checks_pass += r.pass; }
-    else if (!r.inconsistent) {
-      time_err.push_back(std::fabs(r.error));
-      over40 += std::fabs(r.error) > 0.4;
-    }
-  }
-  int orders_ok = 0;
-  for (const auto& o : orders) orders_ok += o.concordant == o.pairs;
-  double mape = 0;
-  for (double e : time_err) mape += e;
-  mape = time_err.empty() ? 0 : mape / time_err.size();
-
-  if (v.json) {
-    Json j;
-    j["rows"] = Json::array();
-    for (const auto& r : rows)
-      j["rows"].push_back({{"id", r.id}, {"kind", r.kind}, {"measured_key", r.label}, {"predicted", r.predicted},
-                           {"measured", r.measured}, {"error", r.error}, {"pass", r.pass}, {"note", r.note},
-                           {"inconsistent", r.inconsistent}});
-    j["orderings"] = Json::array();
-    for (const auto& o : orders)
-      j["orderings"].push_back({{"id", o.id}, {"labels_best_first", o.labels}, {"predicted_samples_per_s", o.predicted},
-                                {"concordant_pairs", o.concordant}, {"pairs", o.pairs}, {"matches", o.concordant == o.pairs}});
-    j["summary"] = {{"memory_rows", mem_err.size()}, {"memory_median_abs_error", percentile(mem_err, 0.5)},
-                    {"memory_p90_abs_error", percentile(mem_err, 0.9)}, {"time_rows", time_err.size()},
-                    {"time_mape", mape}, {"time_median_abs_error", percentile(time_err, 0.5)},
-                    {"time_p90_abs_error", percentile(time_err, 0.9)}, {"time_rows_over_40pct", over40},
-                    {"checks", checks}, {"checks_passed", checks_pass}, {"orderings", orders.size()},
-                    {"orderings_matched", orders_ok}};
-    std::cout << j.dump(2) << "\n";
-    return 0;
-  }
-  std::cout << std::left << std::setw(42) << "row" << std::setw(13) << "kind" << std::right << std::setw(12)
-            << "predicted" << std::setw(12) << "measured" << std::setw(9) << "error" << "  note\n";
-  for (const auto& r : rows) {
-    std::ostringstream err;
-    if (r.kind == std::string("max_mbs") || r.kind == std::string("oom")) err << (r.pass ? "pass" : "FAIL");
-    else err << std::showpos << std::fixed << std::setprecision(1) << 100 * r.error << "%";
-    std::cout << std::left << std::setw(42) << r.id << std::setw(13) << r.kind << std::right << std::fixed
-              << std::setprecision(r.kind == std::string("step_s") ? 3 : 1) << std::setw(12) << r.predicted
-              << std::setw(12) << r.measured << std::setw(9) << err.str() << "  " << r.note
-              << (r.inconsistent ? " (row marked inconsistent)" : "") << "\n";
-  }
-  std::cout << "\norderings (published best first; predicted samples/s):\n";
-  for (const auto& o : orders) {
-    std::cout << "  " << o.id << ": " << (o.concordant == o.pairs ? "matches" : "DIFFERS") << " (" << o.concordant
-              << "/" << o.pairs << " pairs)\n    ";
-    for (size_t i = 0; i < o.labels.size(); ++i)
-      std::cout << (i ? "  >  " : "") << o.labels[i] << " [" << std::setprecision(1) << o.predicted[i] << "]";
-    std::cout << "\n";
-  }
-  for (const auto& d : set->skipped) std::cout << "skipped: " << d.to_string() << "\n";
-  std::cout << std::fixed << std::setprecision(1) << "\nsummary\n"
-            << "  memory rows " << mem_err.size() << ": median |error| " << 100 * percentile(mem_err, 0.5)
-            << "%, p90 " << 100 * percentile(mem_err, 0.9) << "%\n"
-            << "  time/throughput rows " << time_err.size() << ": MAPE " << 100 * mape << "%, median "
-            << 100 * percentile(time_err, 0.5) << "%, p90 " << 100 * percentile(time_err, 0.9) << "%, worse than 40%: "
-            << over40 << "\n"
-            << "  memory checks (OOM, largest micro-batch): " << checks_pass << "/" << checks << " pass\n"
-            << "  orderings matched: " << orders_ok << "/" << orders.size() << "\n";
+  const Summary s = summarise(rows, comm, orders);
+  if (v.json) std::cout << to_json(rows, comm, orders, s, *set).dump(2) << "\n";
+  else print_text(rows, comm, orders, s, *set, v.markdown);
   return 0;
 }
 
@@ -211,6 +308,7 @@ void add_validate(CLI::App& app, int& exit_code) {
   auto* sub = app.add_subcommand("validate", "Compare predictions with published measurements");
   sub->add_option("file", cli->file, "Measurements JSON (format of shared/validation/published.json)")->required();
   sub->add_flag("--json", cli->json, "Print results as JSON");
+  sub->add_flag("--markdown", cli->markdown, "Print the tables as Markdown (docs/accuracy.md)");
   sub->callback([cli, &exit_code] { exit_code = run(*cli); });
 }
 

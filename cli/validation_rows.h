@@ -1,9 +1,11 @@
 // Turning rows of shared/validation/published.json into dsplan requests. Each row names
-// a model shape, hardware, a parallel layout and what was measured; this file decides,
-// per source, which dsplan model/hardware/framework stand for it and which predicted
+// a model shape, hardware, a parallel layout and what was measured; this code decides,
+// from the row's own text (source, model name, hardware, parallel.other, notes,
+// inferred), which dsplan model/hardware/framework stand for it and which predicted
 // figure matches the measured one (e.g. nvidia-smi memory -> `device`, Megatron's
-// hardware TFLOP/s -> the source's own FLOP formula over predicted step time). Every
-// such decision is listed in docs/accuracy.md.
+// hardware TFLOP/s -> the source's own FLOP formula over predicted step time). It is
+// the one canonical mapping: `dsplan validate` uses it and docs/accuracy.md lists every
+// decision. A row that cannot be mapped is skipped with a reason, never fatal.
 #pragma once
 
 #include <optional>
@@ -11,13 +13,15 @@
 #include <vector>
 
 #include "core/diagnostic.h"
+#include "core/efficiency.h"
 #include "core/json_reader.h"
 #include "estimator/search/planner.h"
 
 namespace dsplan::cli {
 
 enum class MeasureKind { memory, step_time, samples_per_s, tflops_per_gpu, max_micro_batch, oom };
-enum class MemoryFigure { allocated, reserved, device };
+// states = params + grads + optimizer: memory_allocated() between iterations.
+enum class MemoryFigure { allocated, reserved, device, states };
 
 struct Measurement {
   MeasureKind kind;
@@ -37,20 +41,51 @@ struct ValidationCase {
   std::optional<double> source_flops_per_step;
 };
 
+// A published nccl-tests bus bandwidth, predicted with the estimator's collective model.
+struct CollectiveCase {
+  std::string id;
+  SystemSpec node;
+  Collective collective = Collective::all_reduce;
+  double bytes = 0;
+  int ranks = 1;
+  double measured_GBps = 0;
+  std::string measured_algo;        // as published ("ring", "NVLS")
+  std::vector<std::string> assumptions;
+};
+
 // An ordering row: groups of configurations whose best predicted throughput must come in
-// the published order.
+// the published order. Pairs whose measured values differ by less than `tie` (relative)
+// are ties: either predicted order counts as right.
 struct OrderingCase {
   std::string id;
   std::vector<std::string> labels;           // best first, as published
+  std::vector<double> measured;              // published values, 0 when only ranked
   std::vector<PlanRequest> groups;           // one request per label (free dims searched)
+  double tie = 0;
+  std::string note;
 };
 
 struct ValidationSet {
   std::vector<ValidationCase> cases;
+  std::vector<CollectiveCase> collectives;
   std::vector<OrderingCase> orderings;
   Diagnostics skipped;  // rows that could not be mapped, with why (reported, not fatal)
 };
 
 Expected<ValidationSet> load_validation(const Json& rows, const std::string& file);
+
+// Row-text helpers shared by the mapping files (validation_map.cc, validation_orderings.cc).
+namespace rows {
+bool has(const std::string& s, const std::string& sub);  // case-insensitive
+const Json& at(const Json& j, const char* key);           // null Json when absent
+double num(const Json& j, const char* key, double fallback = 0);
+std::string str(const Json& j, const char* key);
+// The pinned request of one row (model, hardware, framework, parallel layout); the
+// assumptions made are appended to `assumptions`.
+Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& assumptions);
+Expected<SystemSpec> system_named(const std::string& name);
+}  // namespace rows
+
+void add_orderings(const Json& rows, ValidationSet& set);
 
 }  // namespace dsplan::cli

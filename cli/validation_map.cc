@@ -1,0 +1,261 @@
+// Which dsplan model, hardware and framework stand for a published row, decided from the
+// row's own text (docs/accuracy.md, "Mapping decisions"):
+//  - Model: a preset when the model name names one (DistilBERT, BERT-base cased/uncased,
+//    BERT-large, GPT-2 sizes: the Hugging Face models the sources ran), else a
+//    Megatron-style GPT decoder of the row's shape (vocabulary padded to 128 x TP).
+//    Classification fine-tuning (run_glue, "SequenceClassification") has no vocabulary
+//    logits; pre-training and causal-LM runs do.
+//  - Hardware: Selene = dgx-a100; A100-40GB on Polaris = polaris; V100 16GB with DGX-1
+//    NVLink = dgx1-v100; one 16-GPU V100 node = dgx2 (32 GB); a 4-GPU 32 GB node whose
+//    interconnect is not stated = V100-32GB GPUs on DGX-1-style NVLink (4 per node).
+//  - Framework: Megatron-LM sources and PAI's Megatron runs = megatron; Hugging Face
+//    Trainer and "torch DDP, no DeepSpeed" = ddp (torch autocast for fp16); otherwise
+//    deepspeed. fairscale OSS / OSS+ShardedDDP = ZeRO stage 1 / 2 (closest supported).
+//  - Optimizer: HF Trainer's AdamW (a per-tensor, unfused client optimizer) wherever the
+//    Hugging Face Trainer drives training (also with DeepSpeed configs that have no
+//    "optimizer" block, as in DeepSpeedExamples autotuning/hf).
+#include <algorithm>
+#include <cctype>
+
+#include "cli/validation_rows.h"
+#include "core/json/model_json.h"
+#include "core/names.h"
+#include "estimator/time/efficiency_defaults.h"
+#include "hwdb/hwdb.h"
+
+namespace dsplan::cli::rows {
+
+bool has(const std::string& s, const std::string& sub) {
+  std::string a = s, b = sub;
+  for (auto& ch : a) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (auto& ch : b) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return a.find(b) != std::string::npos;
+}
+
+const Json& at(const Json& j, const char* key) {
+  static const Json null_json;
+  if (!j.is_object()) return null_json;
+  auto it = j.find(key);
+  return it == j.end() ? null_json : *it;
+}
+
+double num(const Json& j, const char* key, double fallback) {
+  const Json& v = at(j, key);
+  return v.is_number() ? v.get<double>() : fallback;
+}
+
+std::string str(const Json& j, const char* key) {
+  const Json& v = at(j, key);
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
+Expected<SystemSpec> system_named(const std::string& name) {
+  return resolve_hardware(name, std::nullopt, std::nullopt, [](const std::string& f) -> Expected<std::string> {
+    return Diagnostic{f, "", "validation reads no hardware files", ""};
+  });
+}
+
+namespace {
+
+std::string joined(const Json& j) {
+  std::string out;
+  if (j.is_string()) return j.get<std::string>();
+  if (j.is_array())
+    for (const Json& e : j) out += joined(e) + "; ";
+  return out;
+}
+
+// Text that says what task the model was trained on.
+std::string task_text(const Json& row) {
+  return str(at(row, "model"), "name") + " " + str(at(row, "parallel"), "other") + " " + str(row, "source");
+}
+
+Expected<ModelSpec> preset_for(const std::string& name, const std::string& task, std::vector<std::string>& notes) {
+  std::optional<std::string> p;
+  if (has(name, "distilbert")) p = "distilbert";
+  else if (has(name, "bert-large")) p = "bert-large";
+  else if (has(name, "bert-base") || has(name, "bert base"))
+    p = has(task, "bert-base-cased") ? "bert-base-cased" : "bert-base";
+  else if (has(name, "gpt2-medium")) p = "gpt2-medium";
+  else if (has(name, "gpt2-large")) p = "gpt2-large";
+  else if (has(name, "gpt2-xl")) p = "gpt2-xl";
+  if (!p) return Diagnostic{"", "", "no preset", ""};
+  notes.push_back("model preset " + *p);
+  return model_preset(*p);
+}
+
+Expected<ModelSpec> row_model(const Json& row, std::vector<std::string>& notes) {
+  const Json& m = at(row, "model");
+  if (!m.is_object()) return Diagnostic{"", "/model", "row has no model object", ""};
+  const std::string n = str(m, "name"), task = task_text(row);
+  const int layers = static_cast<int>(num(m, "layers")), hidden = static_cast<int>(num(m, "hidden")),
+            heads = static_cast<int>(num(m, "heads"));
+  ModelSpec spec;
+  if (auto p = preset_for(n, task, notes)) {
+    spec = *p;
+    if ((layers > 0 && layers != spec.layers) || (hidden > 0 && hidden != spec.hidden) ||
+        (heads > 0 && heads != spec.heads))
+      return Diagnostic{"", "/model", "row's shape differs from the " + spec.name + " preset", ""};
+  } else {
+    if (layers <= 0 || hidden <= 0 || heads <= 0 || hidden % heads != 0)
+      return Diagnostic{"", "/model", "row has no usable model shape (layers, hidden, heads)", ""};
+    spec.name = n.empty() ? "gpt" : n;
+    spec.layers = layers;
+    spec.hidden = hidden;
+    spec.heads = heads;
+    spec.kv_heads = heads;
+    spec.head_dim = hidden / heads;
+    spec.ffn_hidden = 4 * hidden;
+    spec.vocab = 50257;
+    spec.vocab_pad_multiple = 128;
+    notes.push_back("Megatron GPT decoder of the row's shape, vocab padded to 128 x TP");
+    if (num(m, "vocab") <= 0) notes.push_back("vocab not given: GPT-2 BPE 50257");
+  }
+  if (num(m, "vocab") > 0) spec.vocab = static_cast<std::int64_t>(num(m, "vocab"));
+  spec.max_positions = std::max(spec.max_positions, static_cast<int>(num(m, "seq_len", 0)));
+  if (has(task, "run_glue") || has(task, "SequenceClassification")) {
+    spec.vocab_logits = false;
+    notes.push_back("sequence classification: no vocabulary logits");
+  }
+  return spec;
+}
+
+struct RowHw {
+  std::string system;
+  std::optional<std::string> gpu;  // replaces the system's GPU
+  int gpus_per_node = 0;           // 0 = the system's
+  std::string why;
+};
+
+std::optional<RowHw> row_hardware(const Json& row) {
+  const Json& hw = at(row, "hardware");
+  const std::string g = str(hw, "gpu"), ic = str(hw, "interconnect");
+  const int gpus = static_cast<int>(num(hw, "num_gpus", 0)), nodes = static_cast<int>(num(hw, "nodes", 1));
+  if (has(g, "A100") && has(ic, "Polaris")) return RowHw{"polaris", {}, 0, "Polaris"};
+  if (has(g, "A100") && (has(g, "80") || has(ic, "Selene"))) return RowHw{"dgx-a100", {}, 0, "DGX A100 80GB"};
+  if (has(g, "A100")) return RowHw{"dgx-a100-40gb", {}, 0, "DGX A100 40GB"};
+  if (has(g, "H100")) return RowHw{"dgx-h100", {}, 0, "DGX H100"};
+  if (has(g, "H200")) return RowHw{"dgx-h200", {}, 0, "DGX H200"};
+  if (has(g, "V100") && gpus == 16 && nodes == 1)
+    return RowHw{"dgx2", {}, 0, "one 16-GPU V100 node = DGX-2 (V100 32GB, NVSwitch)"};
+  if (has(g, "V100") && has(g, "16")) return RowHw{"dgx1-v100", {}, 0, "DGX-1 V100 16GB"};
+  const std::string row_text = str(row, "source") + " " + joined(at(row, "inferred"));
+  if ((has(g, "32") || has(g, "not stated")) && has(row_text, "seed 004") && gpus > 0 && nodes == 1)
+    return RowHw{"dgx1-v100", std::string("v100-32gb"), gpus,
+                 "GPU/interconnect not stated: V100 32GB on DGX-1-style NVLink, " + std::to_string(gpus) + " per node"};
+  return std::nullopt;
+}
+
+Framework row_framework(const Json& row, std::vector<std::string>& notes) {
+  const std::string src = str(row, "source"), other = str(at(row, "parallel"), "other"),
+                    name = str(at(row, "model"), "name");
+  if (has(other, "no DeepSpeed") || has(other, "fp32 DDP") || has(src, "huggingface/transformers")) return Framework::ddp;
+  if (has(src, "Megatron-LM") || has(src, "Narayanan")) return Framework::megatron;
+  if (has(other, "ZeRO") || has(other, "OSS") || has(src, "DeepSpeed")) return Framework::deepspeed;
+  if (has(name, "(HF)")) return Framework::ddp;
+  if (has(name, "Megatron")) {
+    notes.push_back("no engine named: the Megatron model's own trainer (megatron)");
+    return Framework::megatron;
+  }
+  return Framework::deepspeed;
+}
+
+Checkpointing row_ckpt(const Json& p) {
+  const std::string r = str(p, "recompute");
+  if (has(r, "selective")) return Checkpointing::selective;
+  if (has(r, "full") || has(r, "checkpoint")) return Checkpointing::full;
+  return Checkpointing::none;
+}
+
+Precision row_precision(const std::string& p) {
+  if (has(p, "bf16")) return Precision::bf16;
+  if (has(p, "fp16")) return Precision::fp16;
+  return Precision::fp32;
+}
+
+int zero_stage(const Json& p, std::vector<std::string>& notes) {
+  const std::string other = str(p, "other");
+  if (has(other, "ShardedDDP")) {
+    notes.push_back("fairscale OSS + ShardedDDP taken as ZeRO-2 (states and gradients sharded)");
+    return 2;
+  }
+  if (has(other, "OSS")) {
+    notes.push_back("fairscale OSS taken as ZeRO-1 (optimizer states sharded)");
+    return 1;
+  }
+  return static_cast<int>(num(p, "zero_stage", 0));
+}
+
+void batch_dims(const Json& p, int gpus, SearchSpace& s, std::vector<std::string>& notes) {
+  const double mbs = num(p, "micro_batch"), gb = num(p, "global_batch"), gas = num(p, "grad_accum");
+  const int dp = std::max(1, gpus / std::max(1, s.tp[0] * s.pp[0]));
+  if (mbs > 0) {
+    s.micro_batch = {static_cast<int>(mbs)};
+    const double derived = gb > 0 ? gb / (mbs * dp) : 1;
+    s.grad_accum = {std::max(1, static_cast<int>(gas > 0 ? gas : derived))};
+    if (gas <= 0 && gb > 0) notes.push_back("grad_accum = global / (micro x dp) = " + std::to_string(s.grad_accum[0]));
+  } else if (gb > 0) {
+    s.global_batch = static_cast<std::int64_t>(gb);
+    s.micro_batch = {1, 2, 4, 8};
+    s.vpp = {1, 2, 4};
+    notes.push_back("micro-batch and interleaving not published: best predicted of mbs 1-8, vpp 1-4");
+  } else {
+    s.micro_batch = {1};
+    s.grad_accum = {1};
+    notes.push_back("no batch published: micro-batch 1");
+  }
+}
+
+}  // namespace
+
+Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& notes) {
+  const Json& m = at(row, "model");
+  const Json& hw = at(row, "hardware");
+  const Json& p = at(row, "parallel");
+  if (!p.is_object()) return Diagnostic{"", "/parallel", "row has no parallel layout", ""};
+  auto model = row_model(row, notes);
+  if (!model) return model.errors();
+  auto h = row_hardware(row);
+  if (!h) return Diagnostic{"", "/hardware", "hardware \"" + str(hw, "gpu") + "\" not recognised", ""};
+  auto found = system_named(h->system);
+  if (!found) return found.errors();
+  SystemSpec sys = *found;
+  if (h->gpu) {
+    auto g = gpu_preset(*h->gpu);
+    if (!g) return g.errors();
+    sys.gpu = *g;
+  }
+  if (h->gpus_per_node > 0) sys.gpus_per_node = h->gpus_per_node;
+  notes.push_back("hardware " + h->system + (h->gpu ? " with " + *h->gpu : "") + ": " + h->why);
+  const int gpus = static_cast<int>(num(hw, "num_gpus", 1));
+  if (gpus < 1) return Diagnostic{"", "/hardware/num_gpus", "row has no GPU count", ""};
+  PlanRequest req;
+  req.model = *model;
+  req.cluster = Cluster{sys, gpus};
+  req.efficiency = default_efficiency(sys.gpu);
+  req.top = 1;
+  req.include_infeasible = true;
+  SearchSpace& s = req.space;
+  s.seq_len = static_cast<int>(num(m, "seq_len", 0));
+  if (s.seq_len <= 0) return Diagnostic{"", "/model/seq_len", "row has no sequence length", ""};
+  s.precision = row_precision(str(p, "precision"));
+  s.framework = row_framework(row, notes);
+  const bool hf_trainer = has(str(row, "source"), "huggingface") || has(str(row, "source"), "autotuning/hf");
+  if (hf_trainer) {
+    s.fused_optimizer = 0;
+    notes.push_back("HF Trainer's AdamW (unfused, per tensor) as the optimizer");
+  }
+  s.zero = {zero_stage(p, notes)};
+  s.tp = {std::max(1, static_cast<int>(num(p, "tp", 1)))};
+  s.pp = {std::max(1, static_cast<int>(num(p, "pp", 1)))};
+  s.checkpointing = {row_ckpt(p)};
+  s.flash = {at(p, "flash_attention").is_boolean() && at(p, "flash_attention").get<bool>()};
+  s.sequence_parallel = {at(p, "sequence_parallel").is_boolean() && at(p, "sequence_parallel").get<bool>()};
+  s.offload = {Offload::none};
+  s.vpp = {1};
+  batch_dims(p, gpus, s, notes);
+  notes.push_back("framework " + std::string(name(s.framework)) + ", " + std::string(name(s.precision)));
+  return req;
+}
+
+}  // namespace dsplan::cli::rows
