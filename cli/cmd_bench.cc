@@ -105,8 +105,10 @@ int run(const BenchCli& b) {
 void add_bench(CLI::App& app, int& exit_code) {
   auto cli = std::make_shared<BenchCli>();
   auto* sub = app.add_subcommand("bench", "Measure how fast the model evaluates and ranks configurations");
-  sub->add_option("--repeats", cli->repeats, "Repeats of each whole-space estimate (default 5)");
-  sub->add_option("--min-seconds", cli->min_seconds, "Minimum time for the closed-form loop (default 2)");
+  sub->add_option("--repeats", cli->repeats, "Repeats of each whole-space estimate (default 5)")
+      ->check(number_check(true, 1, 1000, "an integer in [1, 1000]"));
+  sub->add_option("--min-seconds", cli->min_seconds, "Minimum time for the closed-form loop (default 2)")
+      ->check(number_check(false, 0, 3600, "seconds, a number in [0, 3600]"));
   sub->add_flag("--json", cli->json, "Print results as JSON");
   sub->callback([cli, &exit_code] { exit_code = run(*cli); });
 }

@@ -151,9 +151,11 @@ void add_hw(CLI::App& app, int& exit_code) {
   sub->add_option("hardware", opts->what,
                   "a system preset, a GPU preset (a generic node of it) or a system/cluster JSON path");
   sub->add_flag("--json", opts->json, "print JSON instead of tables (one item: a loadable system file)");
-  sub->add_option("--gpus-per-node", opts->gpus_per_node, "override the GPUs per node (1..64)");
+  sub->add_option("--gpus-per-node", opts->gpus_per_node, "override the GPUs per node (1..64)")
+      ->check(number_check(true, 1, 64, "an integer in [1, 64]"));
   sub->add_option("--inter-node-gbps", opts->inter_node_gbps,
-                  "override the network bandwidth per node in Gbit/s (split over its NICs)");
+                  "override the network bandwidth per node in Gbit/s (split over its NICs)")
+      ->check(number_check(false, 1e-9, 1e9, "a positive number of Gbit/s per node, e.g. 1600"));
   sub->callback([opts, &exit_code] {
     if (opts->what.empty() && (opts->gpus_per_node || opts->inter_node_gbps)) {
       exit_code = report({Diagnostic{"", "", "--gpus-per-node and --inter-node-gbps need a hardware name",

@@ -23,4 +23,13 @@ void add_confirm(CLI::App& app, int& exit_code);
 // Prints each diagnostic as "dsplan: error: ..." on stderr and returns 2.
 int report(const Diagnostics& errs);
 
+// A CLI11 check that the text of a numeric flag is a number (an integer when `integer`) in
+// [lo, hi], failing with '--flag: invalid value "abc" (<allowed>)' before CLI11's own
+// conversion, whose message names neither the allowed values nor the unit.
+CLI::Validator number_check(bool integer, double lo, double hi, const std::string& allowed);
+
+// Adds a generic number_check to every INT/FLOAT option of `app` and its subcommands that
+// has no check of its own, so no numeric flag answers "Could not convert".
+void check_numeric_options(CLI::App& app);
+
 }  // namespace dsplan::cli

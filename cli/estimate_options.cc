@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "calibrate/profile.h"
+#include "cli/commands.h"
 #include "confirm/residual_model.h"
 #include "core/json/model_json.h"
 #include "core/names.h"
@@ -120,15 +121,20 @@ void check_degrees(const std::vector<int>& tps, const std::vector<int>& pps, con
 
 void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--model", o.model, "Model preset name, dsplan model JSON or Hugging Face config.json")->required();
-  sub->add_option("--gpus", o.gpus, "Total number of GPUs")->required();
+  sub->add_option("--gpus", o.gpus, "Total number of GPUs")->required()
+      ->check(number_check(true, 1, 1000000, "an integer in [1, 1000000]"));
   sub->add_option("--hw", o.hw, "GPU or system preset, or cluster JSON (default dgx-a100)");
-  sub->add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node (overrides the preset)");
-  sub->add_option("--inter-node-gbps", o.inter_node_gbps, "Network bandwidth per node, Gbit/s");
+  sub->add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node (overrides the preset)")
+      ->check(number_check(true, 1, 64, "an integer in [1, 64]"));
+  sub->add_option("--inter-node-gbps", o.inter_node_gbps, "Network bandwidth per node, Gbit/s")
+      ->check(number_check(false, 1e-9, 1e9, "a positive number of Gbit/s per node, e.g. 1600"));
   sub->add_option("--framework", o.framework, "deepspeed (default), megatron, fsdp or ddp");
   sub->add_option("--precision", o.precision, "fp32, fp16 or bf16 (default bf16 where supported, else fp16)");
   sub->add_option("--optimizer", o.optimizer, "adam (default), sgd, adafactor or adam-8bit");
-  sub->add_option("--seq", o.seq, "Sequence length (default: the model's maximum context)");
-  sub->add_option("--global-batch", o.global_batch, "Fixed global batch (samples); gas is derived");
+  sub->add_option("--seq", o.seq, "Sequence length (default: the model's maximum context)")
+      ->check(number_check(true, 0, 1 << 24, "tokens, an integer in [1, 16777216]; 0 = the model's maximum"));
+  sub->add_option("--global-batch", o.global_batch, "Fixed global batch (samples); gas is derived")
+      ->check(number_check(true, 1, 1e12, "a positive integer number of samples"));
   sub->add_option("--zero", o.zero, "ZeRO stages to search, e.g. 0,1,2,3");
   sub->add_option("--tp", o.tp, "Tensor-parallel degrees, e.g. 1,2,4,8");
   sub->add_option("--pp", o.pp, "Pipeline-parallel degrees");
@@ -140,9 +146,11 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--sp", o.sp, "Sequence parallelism: on, off");
   sub->add_option("--offload", o.offload, "CPU offload: none, optimizer, all");
   sub->add_option("--metric", o.metric, "Ranking metric: throughput (default), latency, flops");
-  sub->add_option("--top", o.top, "How many configurations to show (default 10)");
+  sub->add_option("--top", o.top, "How many configurations to show (default 10)")
+      ->check(number_check(true, 1, 1e9, "a positive integer"));
   sub->add_flag("--all", o.all, "Also show configurations that do not fit, with reasons");
-  sub->add_option("--simulate-top", o.simulate_top, "Finalists re-ranked by the step simulator (default 100)");
+  sub->add_option("--simulate-top", o.simulate_top, "Finalists re-ranked by the step simulator (default 100)")
+      ->check(number_check(true, 0, 1e9, "a non-negative integer"));
   sub->add_option("--profile", o.profile, "Calibration profile from 'dsplan calibrate'");
   sub->add_option("--residual", o.residual, "Residual model learned by 'dsplan confirm'");
 }

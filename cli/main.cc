@@ -1,6 +1,9 @@
 // dsplan's entry point: builds the CLI11 app from the subcommands in cli/cmd_*.cc, turns
 // parse errors and any escaped exception into a one-line message and exit status 2.
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 
@@ -11,6 +14,36 @@ namespace dsplan::cli {
 int report(const Diagnostics& errs) {
   for (const auto& e : errs) std::cerr << "dsplan: error: " << e.to_string() << "\n";
   return 2;
+}
+
+CLI::Validator number_check(bool integer, double lo, double hi, const std::string& allowed) {
+  auto fn = [=](std::string& text) -> std::string {
+    const char* begin = text.c_str();
+    char* end = nullptr;
+    errno = 0;
+    const double v = integer ? static_cast<double>(std::strtoll(begin, &end, 10)) : std::strtod(begin, &end);
+    const bool whole = !text.empty() && end == begin + text.size() && errno == 0;
+    if (whole && std::isfinite(v) && v >= lo && v <= hi) return "";
+    return "invalid value \"" + text + "\" (" + allowed + ")";
+  };
+  return CLI::Validator(fn, "", "dsplan-number");
+}
+
+void check_numeric_options(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) {
+    const std::string type = opt->get_type_name();
+    if (type != "INT" && type != "UINT" && type != "FLOAT") continue;
+    try {
+      opt->get_validator("dsplan-number");
+      continue;  // the command gave this flag its own range and allowed values
+    } catch (const CLI::OptionNotFound&) {
+    }
+    const bool integer = type != "FLOAT";
+    const double lo = type == "UINT" ? 0 : integer ? -2147483648.0 : -HUGE_VAL;
+    const double hi = integer ? 2147483647.0 : HUGE_VAL;
+    opt->check(number_check(integer, lo, hi, integer ? "an integer" : "a number"));
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) check_numeric_options(*sub);
 }
 
 }  // namespace dsplan::cli
@@ -28,6 +61,7 @@ int main(int argc, char** argv) {
   add_bench(app, exit_code);
   add_calibrate(app, exit_code);
   add_confirm(app, exit_code);
+  check_numeric_options(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
