@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Runs one dsplan CLI test; ctest calls it once per case (tests/cli/CMakeLists.txt).
+
+  run_cli_test.py --dsplan BIN golden CASE.json   args -> JSON, compared with "expect" within
+                                                 tolerances (cli_harness.compare)
+  run_cli_test.py --dsplan BIN error CASE.json    bad input: exit 2, message substrings, empty
+                                                 stdout, no crash text, no output folder
+  run_cli_test.py --dsplan BIN out                estimate --out DIR on good input: plan.json and
+                                                 one folder per fitting config whose ds_config
+                                                 batch sizes agree with the prediction
+  run_cli_test.py --dsplan BIN properties         monotonicity properties of gpt-2.7b's memory
+                                                 and the table/--json count agreement
+Exit status 0 = pass, 1 = fail (every problem is printed).
+"""
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cli_harness as h  # noqa: E402
+
+
+def golden(dsplan, src, case_path):
+    case = h.load_case(case_path)
+    doc, problems = h.run_json_case(dsplan, case["args"], src)
+    if doc is not None:
+        problems += h.compare(case["expect"], doc, case.get("tolerance"), case.get("ignore"))
+    for check in case.get("checks", []):  # structural facts the case exists to show
+        problems += contract_check(check, doc)
+    if problems:
+        problems.append("if the change is intended, regenerate with: tests/cli/update_golden.py %s"
+                        % os.path.splitext(os.path.basename(case_path))[0])
+    return problems
+
+
+def contract_check(check, doc):
+    """Named checks a golden case can ask for on top of the comparison."""
+    if doc is None:
+        return []
+    configs = doc.get("configs", [])
+    if check == "pinned_fits" or check == "pinned_does_not_fit":
+        want = check == "pinned_fits"
+        if len(configs) != 1:
+            return ["%s: configs must hold exactly the pinned config, has %d" % (check, len(configs))]
+        c = configs[0]
+        out = [] if c["fits"] is want else ["%s: fits is %r" % (check, c["fits"])]
+        if want and c["reasons"]:
+            out.append("%s: a fitting config has reasons %r" % (check, c["reasons"]))
+        if not want and not c["reasons"]:
+            out.append("%s: a config that does not fit must say why (reasons is empty)" % check)
+        return out
+    if check == "all_includes_unfit":
+        if not any(not c["fits"] for c in configs):
+            return ["--all: no config that does not fit was listed"]
+        return ["--all: unfit config %d has no reasons" % i for i, c in enumerate(configs)
+                if not c["fits"] and not c["reasons"]]
+    if check == "global_batch_fixed":
+        gb = {c["global_batch"] for c in configs}
+        bad = [i for i, c in enumerate(configs)
+               if c["micro_batch"] * c["grad_accum"] * c["dp"] != c["global_batch"]]
+        return (["--global-batch: configs have global batches %s" % sorted(gb)] if len(gb) != 1 else []) + \
+               ["config %d: micro x gas x dp != global_batch" % i for i in bad]
+    if check == "best_first_latency":
+        steps = [c["time"]["step_s"] for c in configs if c["fits"]]
+        return [] if steps == sorted(steps) else ["--metric latency: step_s not ascending: %s" % steps]
+    if check == "best_first_throughput":
+        rates = [c["throughput"]["samples_per_s"] for c in configs if c["fits"]]
+        return [] if rates == sorted(rates, reverse=True) else ["samples/s not descending: %s" % rates]
+    return ["unknown check %r in the case file" % check]
+
+
+def error(dsplan, src, case_path):
+    case = h.load_case(case_path)
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="dsplan-cli-") as tmp:
+        for pre in case.get("create", []):  # files or folders that must exist beforehand
+            p = h.expand([pre], src, tmp)[0]
+            os.makedirs(p, exist_ok=True)
+        before = sorted(os.listdir(tmp))
+        code, out, err = h.run_dsplan(dsplan, case["args"], src, tmp)
+        want = case.get("exit", 2)
+        if code != want:
+            problems.append("exit status %d, expected %d" % (code, want))
+        for s in case["stderr"]:
+            if s not in err:
+                problems.append("stderr lacks %r" % s)
+        n_errors = len(re.findall(r"^dsplan: error:", err, re.M))
+        if n_errors != case.get("errors", 1):
+            problems.append("%d 'dsplan: error:' lines, expected %d" % (n_errors, case.get("errors", 1)))
+        if out.strip():
+            problems.append("stdout must be empty on bad input, got:\n" + out[:1000])
+        problems += ["stderr contains %r" % m for m in h.crash_markers(err)]
+        for path in case.get("absent", []):  # e.g. the --out folder
+            p = h.expand([path], src, tmp)[0]
+            if os.path.exists(p):
+                problems.append("%s was created" % path)
+        after = sorted(os.listdir(tmp))
+        if after != before:
+            problems.append("files appeared in the working folder: %s" % sorted(set(after) - set(before)))
+        if problems:
+            problems.append("stderr was:\n" + err)
+    return problems
+
+
+def out_folder(dsplan, src):
+    """--out on good input, then --out into a folder that is not a dsplan folder."""
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="dsplan-cli-") as tmp:
+        # A fixed global batch, so gradient accumulation > 1 shows in the product checked below.
+        args = ["estimate", "--model", "gpt-2.7b", "--gpus", "16", "--global-batch", "256", "--top", "4",
+                "--out", "{tmp}/plan"]
+        code, out, err = h.run_dsplan(dsplan, args, src, tmp)
+        if code != 0:
+            return ["estimate --out exit status %d: %s" % (code, err)]
+        d = os.path.join(tmp, "plan")
+        if sorted(os.listdir(tmp)) != ["plan"]:
+            problems.append("--out left other files beside the folder: %s" % os.listdir(tmp))
+        with open(os.path.join(d, "plan.json")) as f:
+            plan = json.load(f)
+        fitting = [c for c in plan["configs"] if c["fits"]]
+        folders = sorted(e for e in os.listdir(d) if os.path.isdir(os.path.join(d, e)))
+        if len(folders) != len(fitting) or not folders:
+            problems.append("%d config folders for %d fitting configs" % (len(folders), len(fitting)))
+        for name in folders:
+            problems += check_config_folder(os.path.join(d, name), name, 256)
+        if not any(c["grad_accum"] > 1 for c in fitting):
+            problems.append("no top config accumulates gradients; the batch check is weaker than meant")
+        # Rewriting a dsplan --out folder is allowed; a foreign non-empty folder is refused and kept.
+        code, _, err = h.run_dsplan(dsplan, args, src, tmp)
+        if code != 0:
+            problems.append("rewriting an earlier --out folder failed: " + err)
+        foreign = os.path.join(tmp, "foreign")
+        os.makedirs(foreign)
+        with open(os.path.join(foreign, "keep.txt"), "w") as f:
+            f.write("user data\n")
+        code, out, err = h.run_dsplan(dsplan, args[:-1] + ["{tmp}/foreign"], src, tmp)
+        if code != 2 or "--out" not in err and "output folder" not in err:
+            problems.append("--out into a foreign folder: exit %d, stderr %r" % (code, err))
+        if os.listdir(foreign) != ["keep.txt"]:
+            problems.append("--out into a foreign folder changed it: %s" % os.listdir(foreign))
+        leftovers = [e for e in os.listdir(tmp) if "tmp" in e]
+        if leftovers:
+            problems.append("temporary folders left behind: %s" % leftovers)
+    return problems
+
+
+def check_config_folder(folder, name, global_batch):
+    problems = []
+    for f in ["ds_config.json", "launch.sh", "megatron_args.txt", "prediction.json"]:
+        if not os.path.isfile(os.path.join(folder, f)):
+            problems.append("%s: %s missing" % (name, f))
+    if problems:
+        return problems
+    with open(os.path.join(folder, "ds_config.json")) as f:
+        ds = json.load(f)
+    with open(os.path.join(folder, "prediction.json")) as f:
+        pred = json.load(f)
+    mbs, gas = ds["train_micro_batch_size_per_gpu"], ds["gradient_accumulation_steps"]
+    dp = pred["dp"]
+    if ds["train_batch_size"] != mbs * gas * dp:
+        problems.append("%s: train_batch_size %d != micro %d x gas %d x dp %d"
+                        % (name, ds["train_batch_size"], mbs, gas, dp))
+    if ds["train_batch_size"] != global_batch:
+        problems.append("%s: train_batch_size %d, --global-batch was %d" % (name, ds["train_batch_size"], global_batch))
+    if (mbs, gas, ds["train_batch_size"]) != (pred["micro_batch"], pred["grad_accum"], pred["global_batch"]):
+        problems.append("%s: ds_config batch sizes disagree with prediction.json" % name)
+    stage = ds.get("zero_optimization", {}).get("stage", 0)
+    if stage != pred["zero_stage"]:
+        problems.append("%s: ds_config ZeRO stage %r, predicted config %r" % (name, stage, pred["zero_stage"]))
+    return problems
+
+
+def properties(dsplan, src):
+    """Physical properties of the memory model seen through the CLI, for gpt-2.7b on 16 A100s."""
+    problems = []
+    base = ["estimate", "--model", "gpt-2.7b", "--gpus", "16", "--json", "--all", "--top", "100",
+            "--tp", "1", "--pp", "1", "--vpp", "1", "--gas", "1", "--sp", "off", "--offload", "none"]
+
+    def configs(extra):
+        doc, errs = h.run_json_case(dsplan, base + extra, src)
+        problems.extend(errs)
+        return doc["configs"] if doc else []
+
+    def device(c):
+        return c["memory"]["device_gib"]
+
+    # Memory grows with the micro-batch, all else equal (activations scale with it).
+    by_mbs = sorted(configs(["--zero", "1", "--ckpt", "none", "--flash", "on", "--mbs", "1,2,4,8"]),
+                    key=lambda c: c["micro_batch"])
+    if [c["micro_batch"] for c in by_mbs] != [1, 2, 4, 8]:
+        problems.append("micro-batch sweep returned %s" % [c["micro_batch"] for c in by_mbs])
+    for a, b in zip(by_mbs, by_mbs[1:]):
+        if not (device(b) > device(a) and b["memory"]["breakdown"]["activations_gib"]
+                > a["memory"]["breakdown"]["activations_gib"]):
+            problems.append("memory does not grow from mbs %d (%.2f GiB) to mbs %d (%.2f GiB)"
+                            % (a["micro_batch"], device(a), b["micro_batch"], device(b)))
+    # ZeRO-3 partitions parameters, gradients and optimizer states: less memory than ZeRO-0.
+    by_zero = {c["zero_stage"]: c for c in configs(["--zero", "0,3", "--ckpt", "none", "--flash", "on",
+                                                    "--mbs", "2"])}
+    if set(by_zero) != {0, 3}:
+        problems.append("ZeRO sweep returned stages %s" % sorted(by_zero))
+    elif not device(by_zero[3]) < device(by_zero[0]):
+        problems.append("ZeRO-3 (%.2f GiB) not below ZeRO-0 (%.2f GiB)" % (device(by_zero[3]), device(by_zero[0])))
+    else:
+        for part in ["grads_gib", "optimizer_gib"]:
+            if not by_zero[3]["memory"]["breakdown"][part] < by_zero[0]["memory"]["breakdown"][part]:
+                problems.append("ZeRO-3 %s not below ZeRO-0's" % part)
+    # Full activation checkpointing keeps only layer inputs: less memory than none.
+    by_ckpt = {c["checkpointing"]: c for c in configs(["--zero", "1", "--ckpt", "none,selective,full",
+                                                       "--flash", "off", "--mbs", "4"])}
+    if set(by_ckpt) != {"none", "selective", "full"}:
+        problems.append("checkpointing sweep returned %s" % sorted(by_ckpt))
+    else:
+        act = {k: v["memory"]["breakdown"]["activations_gib"] for k, v in by_ckpt.items()}
+        if not device(by_ckpt["full"]) < device(by_ckpt["none"]):
+            problems.append("full checkpointing (%.2f GiB) not below none (%.2f GiB)"
+                            % (device(by_ckpt["full"]), device(by_ckpt["none"])))
+        if not act["full"] < act["selective"] < act["none"]:
+            problems.append("activations not ordered full < selective < none: %s" % act)
+    # The table's "searched N configurations" is the JSON's search.evaluated.
+    plain = ["estimate", "--model", "gpt-2.7b", "--gpus", "16"]
+    doc, errs = h.run_json_case(dsplan, plain + ["--json"], src)
+    problems += errs
+    with tempfile.TemporaryDirectory(prefix="dsplan-cli-") as tmp:
+        code, out, err = h.run_dsplan(dsplan, plain, src, tmp)
+    m = re.search(r"searched (\d+) configurations.*?: (\d+) fit", out)
+    if code != 0 or not m:
+        problems.append("table run: exit %d, no 'searched N configurations' line:\n%s" % (code, out[:800]))
+    elif doc:
+        if int(m.group(1)) != doc["search"]["evaluated"]:
+            problems.append("table says %s evaluated, --json %d" % (m.group(1), doc["search"]["evaluated"]))
+        if int(m.group(2)) != doc["search"]["feasible"]:
+            problems.append("table says %s fit, --json feasible %d" % (m.group(2), doc["search"]["feasible"]))
+        rows = len(re.findall(r"^\d+\s+z\d", out, re.M))
+        if rows != len(doc["configs"]):
+            problems.append("table lists %d configs, --json %d" % (rows, len(doc["configs"])))
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dsplan", help="dsplan binary (default: $DSPLAN or the newest build*/dsplan)")
+    ap.add_argument("mode", choices=["golden", "error", "out", "properties"])
+    ap.add_argument("case", nargs="?", help="case file (golden, error)")
+    a = ap.parse_args()
+    dsplan, src = h.find_dsplan(a.dsplan), h.source_dir()
+    if a.mode in ("golden", "error") and not a.case:
+        ap.error("%s needs a case file" % a.mode)
+    problems = {"golden": lambda: golden(dsplan, src, a.case), "error": lambda: error(dsplan, src, a.case),
+                "out": lambda: out_folder(dsplan, src), "properties": lambda: properties(dsplan, src)}[a.mode]()
+    for p in problems:
+        print("FAIL " + p)
+    if not problems:
+        print("ok")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
