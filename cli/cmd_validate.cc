@@ -150,7 +150,10 @@ OrderResult run_ordering(const OrderingCase& o) {
     PlanRequest req = g;
     req.refine = make_refiner(req);
     const PlanResult res = plan(req);
-    r.predicted.push_back(res.configs.empty() || !res.configs.front().fits ? 0 : res.configs.front().samples_per_s);
+    // A pinned group is a configuration that ran: its predicted throughput counts even if
+    // the memory model says it would not fit (that error is reported with the row).
+    const bool usable = !res.configs.empty() && (res.configs.front().fits || g.space.pinned());
+    r.predicted.push_back(usable ? res.configs.front().samples_per_s : 0);
   }
   for (std::size_t i = 0; i < r.predicted.size(); ++i)
     for (std::size_t j = i + 1; j < r.predicted.size(); ++j) {

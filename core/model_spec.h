@@ -24,6 +24,12 @@ struct ModelSpec {
   int ffn_hidden = 0;      // intermediate size of the MLP
   bool gated_mlp = false;  // SwiGLU/GeGLU: three FFN matrices instead of two
   Activation activation = Activation::gelu;
+  // The activation runs as a chain of separate elementwise kernels rather than one fused
+  // kernel: Hugging Face GPT-2's gelu_new, 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))),
+  // written in Python (pow, mul, add, mul, tanh, add, mul, mul). It costs 8 kernel
+  // launches and 18 tensor passes forward, and autograd keeps 3 more f-wide tensors
+  // (tanh output, 1 + tanh, 0.5x) for the backward.
+  bool activation_unfused = false;
   std::int64_t vocab = 0;
   bool tied_embeddings = true;  // LM head shares the input embedding matrix
   PositionKind position = PositionKind::learned;

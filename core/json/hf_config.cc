@@ -77,6 +77,11 @@ void read_activation(Hf& hf, const char* key, ModelSpec& m) {
   if (!hf.r.get(key, s, false)) return;
   if (auto a = hf_activation(s)) {
     m.activation = *a;
+    // transformers' NewGELUActivation (GPT-2) is a Python tanh formula: a chain of
+    // elementwise kernels (ModelSpec::activation_unfused). gelu_fast (GPT-NeoX) is one
+    // too under transformers, but NeoX-20B is trained with the gpt-neox library's fused
+    // kernel, which the preset describes; it is left fused.
+    m.activation_unfused = s == "gelu_new";
     return;
   }
   hf.r.error(key, "unsupported activation \"" + s + "\"",
@@ -93,6 +98,8 @@ void gpt2(Hf& hf, ModelSpec& m, bool bigcode) {
   m.max_positions = 1024;
   hf.get("max_positions", {"n_positions", "max_position_embeddings"}, m.max_positions, false);
   m.activation = Activation::gelu;
+  // GPT2Config's default activation_function is gelu_new (GPTBigCode's gelu_pytorch_tanh).
+  m.activation_unfused = !bigcode;
   read_activation(hf, "activation_function", m);
   m.tied_embeddings = hf.flag("tie_word_embeddings", true);
   m.kv_heads = bigcode && hf.flag("multi_query", true) ? 1 : m.heads;

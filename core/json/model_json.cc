@@ -43,6 +43,7 @@ Given read_sizes(JsonObjectReader& r, ModelSpec& m) {
 void read_flags(JsonObjectReader& r, ModelSpec& m) {
   r.get("gated_mlp", m.gated_mlp, false);
   read_enum(r, "activation", activation_names(), m.activation);
+  r.get("activation_unfused", m.activation_unfused, false);
   r.get("tied_embeddings", m.tied_embeddings, false);
   read_enum(r, "position", position_names(), m.position);
   read_enum(r, "norm", norm_names(), m.norm);
@@ -150,6 +151,7 @@ Json model_to_json(const ModelSpec& m) {
   j["ffn_hidden"] = m.ffn_hidden;
   j["gated_mlp"] = m.gated_mlp;
   j["activation"] = std::string(name(m.activation));
+  j["activation_unfused"] = m.activation_unfused;
   j["vocab"] = m.vocab;
   j["tied_embeddings"] = m.tied_embeddings;
   j["position"] = std::string(name(m.position));

@@ -73,6 +73,7 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   x.kv = d * (m.kv_heads > 0 ? m.kv_heads : m.heads);
   x.f = m.ffn_hidden;
   x.mlp_tensors = !m.gated_mlp ? 2 : cfg.framework == Framework::megatron ? 3 : 4;
+  if (m.activation_unfused) x.mlp_tensors += 3;  // tanh output, 1 + tanh, 0.5x (model_spec.h)
   x.t = cfg.tp;
   x.sp = cfg.sequence_parallel && cfg.tp > 1;
   const bool mixed = cfg.precision != Precision::fp32;

@@ -12,6 +12,9 @@
 //    below the diagonal ((n+1)/(2n) of n x n 128-wide blocks); backward 2.5x forward;
 //    it sustains flash_relative(arch) of the GEMM efficiency (FA2: ~64% of A100 peak,
 //    ~35% of H100), backward 0.85 of that. fp32 has no flash kernel: standard attention.
+//  - An unfused activation (ModelSpec::activation_unfused, HF GPT-2's gelu_new) runs 8
+//    elementwise kernels forward: pow, mul, add, mul, tanh, add, mul (1 tensor in, 1 out)
+//    and the final mul (2 in, 1 out): 18 passes over the T x f/t tensor instead of 2.
 //  - torch autocast (framework ddp, 16-bit): GEMMs run in 16-bit but norms, softmax and the
 //    residual stream come out in fp32 (type promotion), so elementwise tensors are 4-byte,
 //    the QKV and FC1 inputs and the attention probabilities are cast down (r 4 B, w 2 B),
@@ -57,7 +60,7 @@ struct Acc {
 
 struct Dims {
   double b, s, h, hq, hkv, f, t, T, Ts, e, ew, heads;
-  bool gated, megatron, flash, causal, autocast;
+  bool gated, megatron, flash, causal, autocast, act_unfused;
 };
 
 Dims dims(const ModelSpec& m, const OpKey& k) {
@@ -80,6 +83,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.megatron = k.framework == Framework::megatron;
   d.flash = flash_supported(k);
   d.causal = m.causal;
+  d.act_unfused = m.activation_unfused;
   return d;
 }
 
@@ -156,9 +160,9 @@ Elementwise layer_elementwise(const Dims& d) {
   const double norm = x * 2.0 * ew;
   const double drop_add = d.megatron ? x * (3.0 * ew + 1.0) : x * (2.0 * ew + 1.0) + x * 3.0 * ew;
   const int drop_add_kernels = d.megatron ? 1 : 2;
-  const double act = d.T * d.f / d.t * (d.gated ? 3.0 : 2.0) * d.e;
+  const double act = d.T * d.f / d.t * (d.act_unfused ? 18.0 : d.gated ? 3.0 : 2.0) * d.e;
   w.bytes = 2 * norm + 2 * drop_add + act;
-  w.kernels = 2 + 2 * drop_add_kernels + 1;
+  w.kernels = 2 + 2 * drop_add_kernels + (d.act_unfused ? 8 : 1);
   if (d.autocast) w.bytes += 2.0 * d.T * d.h * (ew + d.e), w.kernels += 2;  // QKV, FC1 inputs
   return w;
 }

@@ -139,6 +139,7 @@ std::optional<MappedRow> map_autotune(const nlohmann::json& row, MappedRow r) {
   } else {
     const auto& m = row["model"];
     r.model = gpt(m["layers"], m["hidden"], m["heads"], 1024, 1);
+    r.model.activation_unfused = true;  // HF GPT-2's gelu_new, as the gpt2 presets say
   }
   r.cluster = v100(32510, 16, 16);
   r.best_micro_batch = r.cfg.micro_batch;

@@ -65,6 +65,17 @@ TEST(HfConfig, SameShapeAsThePreset) {
   }
 }
 
+// GPT-2's gelu_new is transformers' Python tanh formula (a chain of elementwise kernels);
+// BERT's "gelu" is torch's fused kernel.
+TEST(HfConfig, Gpt2GeluNewIsUnfused) {
+  auto gpt2 = load("hf/gpt2/config.json");
+  ASSERT_TRUE(gpt2.ok());
+  EXPECT_TRUE(gpt2->activation_unfused);
+  auto bert = load("hf/bert-base-uncased/config.json");
+  ASSERT_TRUE(bert.ok());
+  EXPECT_FALSE(bert->activation_unfused);
+}
+
 TEST(HfConfig, NameComesFromNameOrPathElseTheFolder) {
   auto opt = load("hf/opt-1.3b/config.json");
   ASSERT_TRUE(opt.ok());
