@@ -29,6 +29,7 @@ struct RowResult {
   double predicted = 0, measured = 0, error = 0;  // error: (pred - meas) / meas
   bool pass = true;       // for checks (oom, max micro-batch)
   bool inconsistent = false;
+  bool unpredicted = false;  // no valid configuration: listed, counted apart
   bool check() const { return kind == "max_mbs" || kind == "oom"; }
 };
 
@@ -74,7 +75,7 @@ double percentile(std::vector<double> v, double q) {
 }
 
 std::string no_config_reason(const PlanResult& res) {
-  std::string why = "no configuration evaluated";
+  std::string why = "no valid configuration";
   for (const auto& [reason, n] : res.rejections) return why + ": " + reason;
   return why;
 }
@@ -116,8 +117,9 @@ std::vector<RowResult> run_case(const ValidationCase& c) {
   req.refine = make_refiner(req);
   const PlanResult res = plan(req);
   for (const auto& m : c.measured) {
-    if (res.configs.empty()) {
+    if (res.configs.empty() || res.configs.front().time.step.v <= 0) {
       RowResult r{c.id, kind_name(m.kind), m.label, no_config_reason(res), 0, m.value, -1, false, c.inconsistent};
+      r.unpredicted = true;
       out.push_back(r);
       continue;
     }
@@ -167,7 +169,7 @@ OrderResult run_ordering(const OrderingCase& o) {
 
 struct Summary {
   std::vector<double> mem, time, comm;
-  int checks = 0, checks_pass = 0, over40 = 0, orders_ok = 0, orders = 0;
+  int checks = 0, checks_pass = 0, over40 = 0, orders_ok = 0, orders = 0, unpredicted = 0;
   double mape() const {
     double s = 0;
     for (double e : time) s += e;
@@ -179,7 +181,9 @@ Summary summarise(const std::vector<RowResult>& rows, const std::vector<RowResul
                   const std::vector<OrderResult>& orders) {
   Summary s;
   for (const auto& r : rows) {
-    if (r.check()) {
+    if (r.unpredicted && !r.inconsistent) {
+      ++s.unpredicted;
+    } else if (r.check()) {
       ++s.checks;
       s.checks_pass += r.pass;
     } else if (r.inconsistent) {
@@ -224,6 +228,7 @@ Json to_json(const std::vector<RowResult>& rows, const std::vector<RowResult>& c
                   {"time_p90_abs_error", percentile(s.time, 0.9)}, {"time_rows_over_40pct", s.over40},
                   {"collective_rows", s.comm.size()}, {"collective_max_abs_error", percentile(s.comm, 1.0)},
                   {"checks", s.checks},               {"checks_passed", s.checks_pass},
+                  {"unpredicted_rows", s.unpredicted},
                   {"orderings", s.orders},            {"orderings_matched", s.orders_ok}};
   return j;
 }
@@ -281,7 +286,9 @@ void print_text(const std::vector<RowResult>& rows, const std::vector<RowResult>
             << 100 * percentile(s.time, 0.9) << "%, worse than 40%: " << s.over40 << "\n" << (md ? "- " : "  ")
             << "collective rows " << s.comm.size() << ": max |error| " << 100 * percentile(s.comm, 1.0) << "%\n"
             << (md ? "- " : "  ") << "memory checks (OOM, largest micro-batch): " << s.checks_pass << "/" << s.checks
-            << " pass\n" << (md ? "- " : "  ") << "orderings matched: " << s.orders_ok << "/" << s.orders << "\n";
+            << " pass\n" << (md ? "- " : "  ") << "orderings matched: " << s.orders_ok << "/" << s.orders << "\n"
+            << (md ? "- " : "  ") << "rows without a valid configuration (not marked inconsistent): " << s.unpredicted
+            << "\n";
 }
 
 int run(const ValidateCli& v) {
