@@ -117,6 +117,33 @@ void check_degrees(const std::vector<int>& tps, const std::vector<int>& pps, con
   }
 }
 
+// A search over more points than this would keep the user waiting (the search visits
+// about two million points a second on one core): refuse it and name the widest flag.
+constexpr double kMaxSearchPoints = 1e7;
+
+void check_space_size(const SearchSpace& given, const ModelSpec& m, const Cluster& c, Diagnostics& errs) {
+  const SearchSpace s = with_defaults(given, m, c);
+  const std::vector<std::pair<std::string, size_t>> dims{
+      {"zero", s.zero.size()}, {"tp", s.tp.size()}, {"pp", s.pp.size()}, {"vpp", s.vpp.size()},
+      {"mbs", s.micro_batch.size()}, {"gas", s.global_batch ? 1 : s.grad_accum.size()},
+      {"ckpt", s.checkpointing.size()}, {"flash", s.flash.size()}, {"sp", s.sequence_parallel.size()},
+      {"offload", s.offload.size()}};
+  double points = 1;
+  std::string product;
+  for (const auto& [flag, n] : dims) {
+    points *= static_cast<double>(n);
+    product += (product.empty() ? "" : " x ") + flag + " " + std::to_string(n);
+  }
+  if (points <= kMaxSearchPoints) return;
+  auto widest = std::max_element(dims.begin(), dims.end(),
+                                 [](const auto& a, const auto& b) { return a.second < b.second; });
+  std::ostringstream msg;
+  msg << "the search space has " << static_cast<long long>(points) << " points (" << product
+      << "), more than the " << static_cast<long long>(kMaxSearchPoints) << " searched at once";
+  errs.push_back(flag_error(widest->first, msg.str(),
+                            "narrow --" + widest->first + " (e.g. powers of two: 1,2,4,...) or pin more dimensions"));
+}
+
 }  // namespace
 
 void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
@@ -153,6 +180,15 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
       ->check(number_check(true, 0, 1e9, "a non-negative integer"));
   sub->add_option("--profile", o.profile, "Calibration profile from 'dsplan calibrate'");
   sub->add_option("--residual", o.residual, "Residual model learned by 'dsplan confirm'");
+  // An empty value ("--mbs ''", often an unset shell variable) would silently mean "search
+  // everything" or "the default": refuse it, repeating what the flag takes.
+  for (CLI::Option* opt : sub->get_options()) {
+    if (opt->get_type_name() != "TEXT") continue;
+    const std::string takes = opt->get_description();
+    opt->check(CLI::Validator(
+        [takes](std::string& text) { return text.empty() ? "an empty value (" + takes + ")" : std::string(); },
+        "", "dsplan-non-empty"));
+  }
 }
 
 Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
@@ -212,6 +248,7 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
                                          " learned positions", "at most " + std::to_string(req.model.max_positions)));
   s.global_batch = o.global_batch ? std::optional<std::int64_t>(*o.global_batch) : std::nullopt;
   check_degrees(s.tp, s.pp, req.model, req.cluster, errs);
+  if (errs.empty()) check_space_size(s, req.model, req.cluster, errs);
   if (!errs.empty()) return errs;
 
   plan.assumptions.insert(plan.assumptions.begin(), "hardware: " + describe(req.cluster.node) + ", " +
