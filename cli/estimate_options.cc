@@ -313,8 +313,14 @@ Expected<EstimatePlan> run_estimate(const EstimateOptions& o) {
     if (std::filesystem::exists(stem + ".residual.json", ec)) residual = stem + ".residual.json";
   }
   if (!residual.empty()) {
+    if (auto readable = read_text_file(residual); !readable) return readable.errors();
     auto applied = apply_residual_model(residual, p.request.model, p.json["configs"]);
-    if (!applied) return applied.errors();
+    if (!applied) {
+      Diagnostics errs = applied.errors();
+      for (auto& e : errs)
+        if (e.hint.empty()) e.hint = "--residual takes the .residual.json that 'dsplan confirm' writes";
+      return errs;
+    }
     const std::string note = "residual model " + residual + " applied (trained on " +
                              std::to_string(applied->training_runs) + " confirmed runs on " + applied->cluster +
                              "): configs carry residual.samples_per_s and are re-ranked by it";

@@ -1,5 +1,6 @@
 // dsplan's entry point: builds the CLI11 app from the subcommands in cli/cmd_*.cc, turns
 // parse errors and any escaped exception into a one-line message and exit status 2.
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -12,7 +13,13 @@
 namespace dsplan::cli {
 
 int report(const Diagnostics& errs) {
-  for (const auto& e : errs) std::cerr << "dsplan: error: " << e.to_string() << "\n";
+  for (Diagnostic e : errs) {
+    // Third-party messages (XGBoost's) can carry a native stack trace: users get one line.
+    const size_t trace = e.message.find("Stack trace:");
+    if (trace != std::string::npos) e.message.resize(trace);
+    while (!e.message.empty() && std::isspace(static_cast<unsigned char>(e.message.back()))) e.message.pop_back();
+    std::cerr << "dsplan: error: " << e.to_string() << "\n";
+  }
   return 2;
 }
 

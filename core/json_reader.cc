@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -35,6 +36,9 @@ Expected<Json> parse_json_text(std::string_view text, const std::string& file) {
     } catch (const Json::parse_error& e) {
       return Diagnostic{file, "", std::string("malformed JSON: ") + e.what(),
                         "check for a missing comma, quote or bracket near that byte"};
+    } catch (const Json::exception& e) {  // e.g. out_of_range.406: a number like 1e400
+      return Diagnostic{file, "", std::string("invalid JSON: ") + e.what(),
+                        "numbers must fit in a double (about 1.8e308)"};
     }
     return Diagnostic{file, "", "malformed JSON", ""};
   }
@@ -42,6 +46,9 @@ Expected<Json> parse_json_text(std::string_view text, const std::string& file) {
 }
 
 Expected<std::string> read_text_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Diagnostic{path, "", "is a folder, not a file", "give the path of a JSON file"};
   std::ifstream in(path, std::ios::binary);
   if (!in) return Diagnostic{path, "", "cannot open file", "check the path and permissions"};
   std::ostringstream s;
