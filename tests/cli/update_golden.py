@@ -53,6 +53,9 @@ def main():
             return 2
         diffs = h.compare(case["expect"], doc, case.get("tolerance"), case.get("ignore")) \
             if "expect" in case else ["new case"]
+        if not a.check and (diffs or a.force):  # write first: a closed pipe must not lose it
+            case["expect"] = doc
+            write_case(path, case)
         if diffs:
             changed += 1
             print("%s: %d difference(s)%s" % (name, len(diffs), "" if a.check else ", rewritten"))
@@ -62,9 +65,6 @@ def main():
                 print("  ... %d more" % (len(diffs) - 40))
         else:
             print("%s: within tolerance%s" % (name, ", rewritten" if a.force and not a.check else ""))
-        if not a.check and (diffs or a.force):
-            case["expect"] = doc
-            write_case(path, case)
     return 1 if a.check and changed else 0
 
 
