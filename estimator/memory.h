@@ -5,7 +5,7 @@
 //   reserved  = allocated + caching-allocator fragmentation (the allocator's peak),
 //   device    = reserved + CUDA context + NCCL buffers (what nvidia-smi shows).
 // `overhead` is device - allocated, so the six breakdown fields sum to `device`.
-// Formulas and sources: docs/model.md, "Memory".
+// Formulas and sources: docs/model.md §3 Memory.
 #pragma once
 
 #include <string>

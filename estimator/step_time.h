@@ -1,6 +1,6 @@
 // Step time of one training configuration: the closed-form tier evaluated for every
 // point of the search space. The simulator (simulator/) refines the finalists from the
-// same per-operator costs (costs()). Formulas and sources: docs/model/time.md.
+// same per-operator costs (costs()). Formulas and sources: docs/model.md §4 Step time.
 //
 // Performance: estimate() is called ~1e5-1e6 times per search. The constructor
 // precomputes model constants; per-layer operator costs (keyed by tp, sp, micro-batch,

@@ -1,7 +1,7 @@
 // GPU description <-> JSON. Keys carry their units (memory_GiB, hbm_GBps, *_MHz,
 // *_GBps...); conversion to base units happens here and nowhere else. Rates are per
 // direction and dense. Zero FLOP/clk means "no such tensor-core path" (V100 bf16/tf32),
-// zero NVLink links means a PCIe card. Schema: docs/model/hardware.md.
+// zero NVLink links means a PCIe card. Schema: docs/model.md §2 Hardware.
 #include "core/names.h"
 #include "hwdb/hwdb.h"
 #include "hwdb/internal.h"

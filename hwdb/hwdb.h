@@ -2,7 +2,7 @@
 // into the binary (hwdb/data/{gpus,systems}/*.json), and the resolution of what a user
 // names on the command line (a system preset, a GPU preset, or a cluster JSON file) into
 // one SystemSpec. The JSON schema, units and every figure's source are documented in
-// docs/model/hardware.md. Nothing here reads files itself: callers pass a reader.
+// docs/model.md §2 Hardware. Nothing here reads files itself: callers pass a reader.
 #pragma once
 
 #include <functional>
@@ -39,7 +39,7 @@ std::string hardware_preset_source(std::string_view name);
 // (default 8) on NVSwitch at the GPU's full NVLink rate for parts with NVLink, otherwise
 // on PCIe at the GPU's x16 rate; one 200 Gb/s NIC per GPU; NVLink SHARP for Hopper on
 // NVSwitch; per GPU 128 GiB host memory, 51.2 GB/s of host memory bandwidth and 16 cores
-// (a DGX A100 host divided by its 8 GPUs). See docs/model/hardware.md.
+// (a DGX A100 host divided by its 8 GPUs). See docs/model.md §2 Hardware.
 SystemSpec generic_node(const GpuSpec& gpu, int gpus_per_node = 8);
 
 // Reads a file's text given its path; a failure is a diagnostic naming the file.

@@ -1,7 +1,7 @@
 // Turns what the user names (system preset, GPU preset, or a JSON file) into one
 // SystemSpec, applies the --gpus-per-node / --inter-node-gbps overrides, and describes
 // the result in one line. A bare GPU becomes a generic node whose assumptions are listed
-// in hwdb.h and docs/model/hardware.md.
+// in hwdb.h and docs/model.md §2 Hardware.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

@@ -2,7 +2,7 @@
 // link and NIC rates are per direction (intra_GBps_per_gpu in GB/s, nic_Gbps in Gbit/s
 // per NIC, as network cards are sold). Checks that the intra-node rate fits the GPU's own
 // links so that a bidirectional datasheet figure (600 GB/s) is caught. Schema:
-// docs/model/hardware.md.
+// docs/model.md §2 Hardware.
 #include <cstdio>
 
 #include "core/names.h"
@@ -43,7 +43,7 @@ bool read_gpu(JsonObjectReader& r, const std::string& file, GpuSpec& out, Diagno
   }
   if (!g->is_object()) {
     r.error("gpu", "expected a GPU preset name or a GPU object",
-            "one of: " + join(gpu_preset_names()) + "; or an object as in docs/model/hardware.md");
+            "one of: " + join(gpu_preset_names()) + "; or an object as in docs/model.md §2 Hardware");
     return false;
   }
   Expected<GpuSpec> spec = parse_gpu_json(*g, file, "/gpu");

@@ -1,7 +1,7 @@
 // The step simulator's entry point: schedules one training step, built as a task graph
 // from the per-operator costs in StepCosts (see step_graph.h, scheduler.h), and reports
 // the step time, its breakdown, the critical path and per-stream utilisation. Pure: no
-// I/O, no clocks, no globals. The model is documented in docs/model/simulator.md.
+// I/O, no clocks, no globals. The model is documented in docs/model.md §5 Step simulator.
 //
 // Reading of StepCosts (its header states the contract): grad_reduce_tail is the
 // reduction of gradients OUTSIDE the per-layer buckets (embeddings, final norm); the

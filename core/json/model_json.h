@@ -2,7 +2,7 @@
 // config.json files (detected by their "model_type" key), and the presets compiled into the
 // binary from configs/models/*.json. Everything here returns Diagnostics instead of throwing;
 // file reading is done by the caller's callback so the library itself touches no files.
-// The schema and the preset sources are documented in docs/model/models.md.
+// The schema and the preset sources are documented in docs/model.md §1 Models.
 #pragma once
 
 #include <functional>

@@ -3,7 +3,7 @@
 // sec. 4.1: sbh(34 + 5as/h) bytes for 16-bit activations with dropout) term by term to
 // any element size, GQA/MQA, FFN width, gated MLPs, models without dropout, tensor and
 // sequence parallelism, selective recomputation and FlashAttention. Derivation in
-// docs/model/memory.md, "Activations".
+// docs/model.md §3 Memory, "Activations".
 #pragma once
 
 namespace dsplan {

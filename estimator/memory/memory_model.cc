@@ -5,7 +5,7 @@
 // device total wins. The peak is
 //   allocated = model states + max(activations + in-backward buffers, post-backward buffers)
 // reserved = allocated x (1 + f), device = reserved + CUDA context + NCCL buffers.
-// Derivations and sources: docs/model/memory.md.
+// Derivations and sources: docs/model.md §3 Memory.
 #include <algorithm>
 #include <cmath>
 

@@ -2,7 +2,7 @@
 // memory its node needs, for DeepSpeed ZeRO 0-3 with offload, Megatron (with and without
 // the distributed optimizer), PyTorch FSDP and DDP (torch.amp), in fp32 or mixed 16-bit.
 // Bytes per parameter and what is divided by the data-parallel degree follow each
-// framework's implementation; docs/model/memory.md derives every term with its source.
+// framework's implementation; docs/model.md §3 Memory derives every term with its source.
 // Pure arithmetic on doubles: no allocation, callable for every candidate of a search.
 #pragma once
 

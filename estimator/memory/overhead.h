@@ -1,6 +1,6 @@
 // Memory outside the tensors a training step allocates: the CUDA context (driver state
 // plus loaded PyTorch/cuBLAS kernels), NCCL communicator buffers and the PyTorch caching
-// allocator's fragmentation. Figures and sources: docs/model/memory.md, "Overhead".
+// allocator's fragmentation. Figures and sources: docs/model.md §3 Memory, "Overhead".
 #pragma once
 
 #include "core/hardware_spec.h"

@@ -1,4 +1,4 @@
-// The closed-form step time over StepCosts (docs/model/time.md, "Closed form"):
+// The closed-form step time over StepCosts (docs/model.md §4 Step time, "Closed form"):
 //   per micro-batch, slowest stage:  T_mb = L (fwd + tp_fwd + bwd + recompute + tp_bwd)
 //                                    + ZeRO-3 gather exposure + embedding/head + 2 v p2p
 //   step = m T_mb + (p-1)/v T_body + min(first, last)  1F1B / interleaved pipeline

@@ -1,6 +1,6 @@
 // NCCL-structured collective costs. Constants are NCCL's tuning tables (v2.30 tuning.cc,
 // reference §2); the derivation and the checks against nccl-tests measurements are in
-// docs/model/time.md, "Collectives". Times in microseconds internally, as NCCL keeps them.
+// docs/model.md §4 Step time, "Collectives". Times in microseconds internally, as NCCL keeps them.
 #include "estimator/time/collectives.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Default efficiencies per architecture. Sources (docs/model/time.md):
+// Default efficiencies per architecture. Sources (docs/model.md §4 Step time):
 //  - GEMM: cuBLAS reaches ~75-80% of the V100 fp16 tensor peak, ~80% of A100 and ~70% of
 //    H100 dense bf16/fp16 on large aligned GEMMs (sustained clocks sit below the tensor
 //    boost clock under load); fp32 SGEMM on the fp32 pipe reaches ~85%.

@@ -1,4 +1,4 @@
-// GEMM cost model (docs/model/time.md, "GEMMs"). For each candidate CTA tile and split-K
+// GEMM cost model (docs/model.md §4 Step time, "GEMMs"). For each candidate CTA tile and split-K
 // factor: tiles = ceil(M/Tm) ceil(N/Tn) batch splitK; waves = ceil(tiles/(SMs x o));
 // one wave costs o x 2 Tm Tn (K/splitK) FLOP at the per-SM rate F_SM x peak_fraction x
 // tile_efficiency x eta(K/splitK) x eta_align. The cheapest candidate wins (cuBLAS picks

@@ -1,7 +1,7 @@
 // GEMM time on one GPU: tile and wave quantisation over the SMs, a main-loop efficiency
 // eta(K) = K/(K + k_half), an alignment penalty, and a roofline against HBM traffic.
 // Follows NVIDIA's "Matrix Multiplication Background" guide (tile/wave quantisation) as
-// summarised in shared/reference/hardware-and-comm.md §3; derivation in docs/model/time.md.
+// summarised in shared/reference/hardware-and-comm.md §3; derivation in docs/model.md §4 Step time.
 // Assumes cuBLAS picks, among a few CTA tiles, the one that finishes first.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Kernel-level decomposition of a training step's compute (docs/model/time.md,
+// Kernel-level decomposition of a training step's compute (docs/model.md §4 Step time,
 // "Operator costs"). Notation: b micro-batch, s sequence, h hidden, t TP degree,
 // T = b s tokens, Ts = T/t with sequence parallelism (norms, dropout and residual adds
 // run on a 1/t slice) and T otherwise, e bytes per activation element.

@@ -4,7 +4,7 @@
 // head (final norm, vocabulary-parallel logits and cross-entropy; last stage). Forward,
 // backward (data- and weight-gradient GEMMs) and recompute are priced separately. GEMMs
 // use gemm.h; memory-bound kernels cost bytes / (HBM x hbm_fraction) + kernel overhead.
-// Communication is not included here (see parallel_comm.h). Formulas: docs/model/time.md.
+// Communication is not included here (see parallel_comm.h). Formulas: docs/model.md §4 Step time.
 #pragma once
 
 #include "core/efficiency.h"

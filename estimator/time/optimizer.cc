@@ -1,4 +1,4 @@
-// Optimizer-step and offload costs; see optimizer.h and docs/model/time.md.
+// Optimizer-step and offload costs; see optimizer.h and docs/model.md §4 Step time.
 #include "estimator/time/optimizer.h"
 
 #include <algorithm>

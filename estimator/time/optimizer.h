@@ -8,7 +8,7 @@
 // ZeRO-Offload §4). An unfused optimizer (TrainConfig::fused_optimizer; the default for
 // ddp/fsdp) runs a per-tensor loop instead: ~8 kernels per parameter tensor moving 92 B/param
 // for AdamW, plus gradient-norm clipping (r+w 8 B) and, with AMP, GradScaler unscaling (8 B).
-// Derivations: docs/model/time.md, "Optimizer and offload".
+// Derivations: docs/model.md §4 Step time, "Optimizer and offload".
 #pragma once
 
 #include "core/efficiency.h"

@@ -1,4 +1,4 @@
-// Parallelism communication costs; see parallel_comm.h and docs/model/time.md.
+// Parallelism communication costs; see parallel_comm.h and docs/model.md §4 Step time.
 // Framework behaviour assumed (gradient element bytes and bucket sizes):
 //  - DeepSpeed reduces 16-bit gradients in buckets of reduce_bucket_size elements,
 //    overlapping with backward only when overlap_comm is on (default: stage 3 only).

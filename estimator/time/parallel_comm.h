@@ -11,7 +11,7 @@
 //  - PP: b s h activations (gradients back) between adjacent stages, 1/t of it when TP
 //    ranks scatter/gather it (Megatron, or sequence parallel).
 //  - Tied embeddings with PP: the first and last stage all-reduce the embedding gradient.
-// Formulas and DeepSpeed/Megatron behaviour assumed: docs/model/time.md, "Parallelism".
+// Formulas and DeepSpeed/Megatron behaviour assumed: docs/model.md §4 Step time, "Parallelism".
 #pragma once
 
 #include "core/efficiency.h"

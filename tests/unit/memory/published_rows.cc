@@ -1,5 +1,5 @@
 // Row mapping for the memory validation test. Architectures are the public configs of
-// the named models; every mapping decision is also listed in docs/model/memory.md.
+// the named models; every mapping decision is also listed in docs/model.md §3 Memory.
 #include "published_rows.h"
 
 namespace dsplan {

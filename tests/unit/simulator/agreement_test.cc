@@ -7,7 +7,7 @@
 //    same terms, so they agree within 1% (in practice to rounding).
 //  - tp 1-8, pp 1-8 (vpp 1 and 2), gas 1-16, ZeRO 0-3, overlap_comm default and on: the
 //    simulator never exceeds closed_form_sum() (nothing overlapped, no pipeline) and stays
-//    within kBand of the closed form. docs/model/simulator.md ("Agreement with the closed
+//    within kBand of the closed form. docs/model.md §5 Step simulator ("Agreement with the closed
 //    form") explains where the two differ. A summary table goes to the test log.
 #include <gtest/gtest.h>
 

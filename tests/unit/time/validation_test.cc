@@ -125,7 +125,7 @@ TEST(Validation, PublishedRowsWithinUncalibratedBudget) {
   EXPECT_GE(step.n, 30);
   EXPECT_LE(step.mape, 0.15);
   EXPECT_LE(step.worst, 0.40) << step.worst_id;
-  EXPECT_LE(e2e.mape, 0.35);  // regression guard, not the target (see docs/model/time.md)
+  EXPECT_LE(e2e.mape, 0.35);  // regression guard, not the target (see docs/model.md §4 Step time)
 }
 
 }  // namespace
@@ -166,7 +166,7 @@ void expect_same_order(const std::vector<std::string>& ids, const char* key, dou
 // DeepSpeedExamples autotuning: best throughput per ZeRO stage (z3 of the GPT-2 models did
 // not run). Autotuner trials differ by ~2% run to run, so closer stages count as ties.
 // Reproduced: DistilBERT z0 >= z1 > z2 > z3 and GPT2-large z1 > z2 > z0. Not reproduced
-// (printed only; docs/model/time.md "Validation"): BERT-base z2 at micro-batch 240 beats
+// (printed only; docs/model.md §4 Step time "Validation"): BERT-base z2 at micro-batch 240 beats
 // z0/z1 at 220 in the model, and GPT2-medium z2 edges out z0.
 TEST(Validation, DeepSpeedAutotuningStageOrder) {
   auto ids = [](const char* m, int top) {
@@ -217,7 +217,7 @@ TEST(Validation, PolarisRanking) {
 }
 
 // Seed 004 (Alibaba PAI, 4 x 32 GB V100): tp1pp1 > tp1pp2 > tp1pp4 > tp2pp1 > tp2pp2 > tp4pp1.
-// The model does NOT reproduce the TP rows (see docs/model/time.md, "Validation"): the
+// The model does NOT reproduce the TP rows (see docs/model.md §4 Step time, "Validation"): the
 // measured TP slowdown implies ~5 GB/s all-reduce bandwidth, which the DP rows of the same
 // table contradict. The comparison is printed, and only the pipeline half is asserted.
 TEST(Validation, PaiPipelineOrder) {
