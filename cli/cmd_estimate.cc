@@ -58,13 +58,13 @@ void print_table(const EstimatePlan& p) {
   for (const auto& [stage, b] : p.result.max_micro_batch) std::cout << "  z" << stage << "=" << b;
   std::cout << "\n\n";
   std::cout << std::left << std::setw(4) << "#" << std::setw(58) << "configuration" << std::right
-            << std::setw(9) << "device" << std::setw(9) << "host" << std::setw(10) << "step" << std::setw(11)
+            << std::setw(9) << "device" << std::setw(10) << "host/node" << std::setw(10) << "step" << std::setw(11)
             << "samples/s" << std::setw(8) << "TFLOP/s" << std::setw(6) << "MFU" << "  fits\n";
   int i = 0;
   for (const auto& e : p.result.configs) {
     std::cout << std::left << std::setw(4) << ++i << std::setw(58) << describe_config(e) << std::right
               << std::setw(6) << fmt(in_GiB(e.memory.device), 1) << "GiB" << std::setw(6)
-              << fmt(in_GiB(e.memory.host), 0) << "GiB" << std::setw(9) << fmt(e.time.step.v, 3) << "s"
+              << fmt(in_GiB(e.memory.host), 0) << "GiB " << std::setw(9) << fmt(e.time.step.v, 3) << "s"
               << std::setw(11) << fmt(e.samples_per_s, 1) << std::setw(8) << fmt(e.tflops_per_gpu, 0)
               << std::setw(6) << fmt(100 * e.mfu, 0) << "%  " << (e.fits && e.reasons.empty() ? "yes" : "no");
     if (!e.reasons.empty()) std::cout << " (" << join(e.reasons, "; ") << ")";
