@@ -140,8 +140,8 @@ Buffers framework_buffers(const TrainConfig& cfg, double params, double w) {
         const double fp32_grads = cfg.precision == Precision::fp16 ? 4 * params : 0;
         b.after = std::max(flat, fp32_grads);
       } else if (cfg.zero_stage <= 2) {
-        if (z.overlap(cfg.zero_stage)) {
-          b.during = 4.5 * w * (z.reduce_bucket_elems + z.allgather_bucket_elems);
+        if (z.overlap(cfg.zero_stage) && z.contiguous_gradients) {
+          b.during = 2 * w * z.reduce_bucket_elems;  // backward() allocates two ipg buffers
         } else if (z.contiguous_gradients) {
           b.during = w * z.reduce_bucket_elems;
         } else {
@@ -176,13 +176,15 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const TrainC
   in.fsdp_unit = std::max(rp.layer, rp.embed + rp.other_embed + rp.tail);
   in.adafactor_bytes_per_param = rp.adafactor_bpp;
   in.dp = cfg.dp;
+  in.grad_accum = cfg.grad_accum;
   in.gpus_per_node = cl.gpus_per_node();
   in.nodes = cl.nodes();
   const ModelStateMemory ms = model_state_memory(in);
 
   const LayerShape x = layer_shape(m, cfg);
   const double act = stage_activations(m, cfg, x, st);
-  const Buffers buf = framework_buffers(cfg, st.params, x.e);
+  Buffers buf = framework_buffers(cfg, st.params, x.e);
+  buf.after = std::max(buf.after, ms.step_only);
   const double live_buffers = std::max(buf.during, buf.after - act);
 
   MemoryBreakdown r;

@@ -1,8 +1,11 @@
 // Model states per framework. Notation: P = params on this rank's replica, N = dp,
 // w = bytes of the working (16-bit or fp32) copy, s = optimizer state bytes per param.
 //  DeepSpeed   ZeRO-0: wP params, wP grads (+4P fp32 accumulation for bf16), (4+s)P.
-//              ZeRO-1: wP params, wP grads + 4P/N fp32 grad partition, (4+s)P/N.
-//              ZeRO-2: wP params, (w+4)P/N grads, (4+s)P/N.
+//              ZeRO-1: wP params, wP grads + wP/N contiguous partition, (4+s)P/N.
+//              ZeRO-2: wP params, wP/N grads (the contiguous partition), (4+s)P/N; with
+//              accumulation the accumulated partition and the one being filled: 2wP/N.
+//              ZeRO-1/2 build the fp32 gradient partition (4P/N) inside step() and
+//              free it there (stage_1_and_2.py, DeepSpeed 0.8): step_only, after backward.
 //              ZeRO-3: wP/N params, 4P/N fp32 grads, (4+s)P/N, + 2w x largest module.
 //              Offload moves the fp32 grads, master and states (and at 'all' the ZeRO-3
 //              params) to the host. fp32 runs still clone an fp32 master partition.
@@ -44,13 +47,15 @@ ModelStateMemory deepspeed_states(const ModelStateInputs& in, const Ctx& c) {
       break;
     case 1:
       m.params = c.w * c.P;
-      m.grads = c.w * c.P + (off_opt ? 0 : 4 * c.P / c.N);
+      m.grads = c.w * c.P + (off_opt ? 0 : c.w * c.P / c.N);
       m.optimizer = off_opt ? 0 : states_shard;
+      m.step_only = off_opt ? 0 : 4 * c.P / c.N;
       break;
     case 2:
       m.params = c.w * c.P;
-      m.grads = off_opt ? 0 : (c.w + 4) * c.P / c.N;
+      m.grads = off_opt ? 0 : (in.grad_accum > 1 ? 2 : 1) * c.w * c.P / c.N;
       m.optimizer = off_opt ? 0 : states_shard;
+      m.step_only = off_opt ? 0 : 4 * c.P / c.N;
       break;
     default:
       m.params = (off_par ? 0 : c.w * c.P / c.N) + c.w * in.persistent;

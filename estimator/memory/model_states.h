@@ -22,6 +22,7 @@ struct ModelStateInputs {
   double fsdp_unit = 0;       // FSDP: elements of the largest wrapped unit
   double adafactor_bytes_per_param = 4;  // factored second moment, from the shapes
   int dp = 1;
+  int grad_accum = 1;         // micro-batches per step (ZeRO-2 holds two partitions when > 1)
   int gpus_per_node = 1;      // ranks sharing one node's host memory
   int nodes = 1;
 };
@@ -33,6 +34,7 @@ struct ModelStateMemory {
   double grads = 0;
   double optimizer = 0;
   double gathered = 0;
+  double step_only = 0;  // bytes that exist only inside the optimizer step (after backward)
   double host_per_node = 0;
   double gpu_total() const { return params + grads + optimizer + gathered; }
 };
