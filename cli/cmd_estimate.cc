@@ -71,8 +71,11 @@ void print_table(const EstimatePlan& p) {
     std::cout << "\n";
   }
   if (p.result.configs.empty()) {
-    std::cout << "No configuration fits. Most common reasons:\n";
-    for (const auto& [why, n] : p.result.rejections) std::cout << "  " << n << " x " << why << "\n";
+    std::cout << "No configuration fits";
+    if (p.result.evaluated > 0) std::cout << " (" << p.result.evaluated << " evaluated)";
+    std::cout << ". Why the evaluated ones do not fit:\n";
+    for (const auto& [why, n] : p.result.infeasible) std::cout << "  " << n << " x " << why << "\n";
+    std::cout << "Use --all to see the configurations closest to fitting, with their memory.\n";
   }
 }
 

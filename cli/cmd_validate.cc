@@ -77,6 +77,7 @@ double percentile(std::vector<double> v, double q) {
 std::string no_config_reason(const PlanResult& res) {
   std::string why = "no valid configuration";
   for (const auto& [reason, n] : res.rejections) return why + ": " + reason;
+  for (const auto& [reason, n] : res.infeasible) return "no configuration fits: " + reason;
   return why;
 }
 

@@ -280,6 +280,8 @@ Json plan_to_json(const EstimatePlan& p) {
   j["efficiency_source"] = r.efficiency.source;
   Json rej = Json::object();
   for (const auto& [why, n] : p.result.rejections) rej[why] = n;
+  Json infeasible = Json::object();
+  for (const auto& [why, n] : p.result.infeasible) infeasible[why] = n;
   Json maxmbs = Json::object();
   for (const auto& [stage, b] : p.result.max_micro_batch) maxmbs["zero" + std::to_string(stage)] = b;
   j["search"] = {{"evaluated", p.result.evaluated}, {"feasible", p.result.feasible},
@@ -288,7 +290,7 @@ Json plan_to_json(const EstimatePlan& p) {
                             : r.metric == Metric::latency ? "latency" : "flops"},
                  {"ranked_by", p.result.time_ranked ? "predicted step time (closed form; simulator for the top "
                                    + std::to_string(r.refine_top) + ")" : "memory headroom"},
-                 {"rejections", rej}, {"max_micro_batch", maxmbs}};
+                 {"rejections", rej}, {"infeasible", infeasible}, {"max_micro_batch", maxmbs}};
   j["configs"] = Json::array();
   for (const auto& e : p.result.configs) j["configs"].push_back(config_to_json(e));
   return j;

@@ -62,6 +62,8 @@ double score(const Evaluation& e, Metric metric) {
 
 bool better(const Evaluation& a, const Evaluation& b, Metric metric) {
   if (a.fits != b.fits) return a.fits;
+  // Among configurations that do not fit, the closest to fitting comes first.
+  if (!a.fits && a.headroom != b.headroom) return a.headroom > b.headroom;
   double sa = score(a, metric), sb = score(b, metric);
   if (sa != sb) return sa > sb;
   return a.headroom > b.headroom;
@@ -163,7 +165,7 @@ PlanResult plan(const PlanRequest& req) {
       if (!v.empty() && e.cfg.micro_batch > v.front().micro_batch) v.clear();
       if ((v.empty() || e.cfg.micro_batch == v.front().micro_batch) && v.size() < 256) v.push_back(e.cfg);
     } else {
-      for (const auto& r : e.reasons) ++out.rejections[r];
+      for (const auto& r : e.reasons) ++out.infeasible[r];
     }
     auto& heap = e.fits ? best : rejected;
     if (!e.fits && !req.include_infeasible && !pinned) continue;

@@ -64,7 +64,8 @@ struct PlanResult {
   std::int64_t evaluated = 0;       // structurally valid configurations evaluated
   std::int64_t feasible = 0;        // of which fit in memory
   std::int64_t invalid = 0;         // structurally invalid points skipped
-  std::map<std::string, std::int64_t> rejections;  // reason -> count (invalid and infeasible)
+  std::map<std::string, std::int64_t> rejections;  // structural reason -> points skipped
+  std::map<std::string, std::int64_t> infeasible;  // why evaluated configs do not fit -> count
   std::map<int, int> max_micro_batch;  // ZeRO stage -> largest fitting micro-batch (0 = none)
   bool time_ranked = true;
 };
