@@ -1,6 +1,8 @@
 // Per-layer activation bytes, term by term (sb = s x b tokens on this micro-batch):
-//  replicated (split over t only with SP): 2 LayerNorm inputs, the QKV input and the FC1
-//    input (e x sb x h each) + two 1-byte dropout masks (attention output, MLP output).
+//  replicated (split over t only with SP): 2 LayerNorm inputs (r x sb x h, r = 4 under
+//    torch.amp whose residual stream is fp32, else e), the QKV input and the FC1 input
+//    (e x sb x h each; under torch.amp the 16-bit casts the linears save) + two 1-byte
+//    dropout masks (attention output, MLP output).
 //  sharded over t: Q (e sb q), K and V (e sb kv each), the attention output feeding the
 //    projection (e sb q), and mlp_tensors x e sb f for the MLP (GeLU input and FC2 input).
 //  quadratic, sharded over heads: softmax output e b a s^2, dropout mask 1 b a s^2 and
@@ -19,7 +21,8 @@ LayerActivation layer_activation(const LayerShape& x) {
   const double sb = x.s * x.b;
   LayerActivation a;
   const double masks = x.dropout ? 2 * sb * x.h : 0;
-  a.replicated = (4 * x.e * sb * x.h + masks) / (x.sp ? x.t : 1);
+  const double norms = 2 * x.residual_bytes() * sb * x.h;
+  a.replicated = (norms + 2 * x.e * sb * x.h + masks) / (x.sp ? x.t : 1);
   a.sharded = x.e * sb * (2 * x.q + 2 * x.kv + x.mlp_tensors * x.f) / x.t;
   const double s2 = x.b * x.heads * x.s * x.s / x.t;
   if (x.flash) {
@@ -40,11 +43,17 @@ double layer_backward_transient(const LayerShape& x) {
   const double sb = x.s * x.b;
   const double attn = x.flash ? 0 : 2 * x.e * x.b * x.heads * x.s * x.s / x.t;
   const double mlp = 2 * x.e * sb * x.f / x.t;
-  return std::max(attn, mlp) + 2 * x.e * sb * x.h / (x.sp ? x.t : 1);
+  return std::max(attn, mlp) + 2 * x.residual_bytes() * sb * x.h / (x.sp ? x.t : 1);
 }
 
 double layer_checkpoint_bytes(const LayerShape& x) {
-  return x.e * x.s * x.b * x.h / (x.sp ? x.t : 1);
+  return x.residual_bytes() * x.s * x.b * x.h / (x.sp ? x.t : 1);
+}
+
+double loss_bytes_per_logit(const LayerShape& x, bool vocab_parallel_inplace) {
+  if (vocab_parallel_inplace) return x.e == 2 ? 2 + 4 : 4;
+  const double c = x.e == 4 || x.fp32_residual ? 4 : x.e;
+  return 3 * c;
 }
 
 }  // namespace dsplan

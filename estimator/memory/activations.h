@@ -24,6 +24,11 @@ struct LayerShape {
   bool flash = false;  // FlashAttention: no s^2 tensors, a 4 B/row logsumexp instead
   bool selective = false;  // selective recomputation: drop the s^2 tensors
   bool amp_softmax = false;  // torch.amp: softmax saved in fp32 plus a 16-bit cast
+  // torch.amp: the residual stream (embedding sum, LayerNorm outputs, residual adds of a
+  // 16-bit branch to an fp32 stream) stays fp32, so LayerNorm inputs, layer inputs kept
+  // as checkpoints and the layer input/output gradients are 4 B, whatever e is.
+  bool fp32_residual = false;
+  double residual_bytes() const { return fp32_residual ? 4 : e; }
 };
 
 struct LayerActivation {
@@ -43,5 +48,14 @@ double layer_backward_transient(const LayerShape& x);
 
 // Bytes of one layer's input kept per layer under full recomputation.
 double layer_checkpoint_bytes(const LayerShape& x);
+
+// Bytes per logit at the peak of the loss. Megatron's vocab-parallel cross-entropy
+// (mpu/cross_entropy.py) works in place on an fp32 copy of the logits: 16-bit logits +
+// that copy (6), or the fp32 logits alone (4). torch's cross_entropy (log_softmax then
+// nll_loss) peaks in backward with three logits-sized tensors in its compute dtype c:
+// the gradient nll_loss materialises, the saved log-probabilities and log_softmax's
+// input gradient; c = 4 for fp32 runs and under torch.amp (autocast runs the loss in
+// fp32), else e. Its forward (logits, fp32 cast, log-probabilities) stays below 3c.
+double loss_bytes_per_logit(const LayerShape& x, bool vocab_parallel_inplace);
 
 }  // namespace dsplan

@@ -82,6 +82,7 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   x.flash = cfg.flash_attention;
   x.selective = cfg.checkpointing == Checkpointing::selective;
   x.amp_softmax = cfg.framework == Framework::ddp && mixed;
+  x.fp32_residual = x.amp_softmax;  // torch.amp keeps the residual stream in fp32
   return x;
 }
 
@@ -115,11 +116,10 @@ double stage_activations(const ModelSpec& m, const TrainConfig& cfg, const Layer
   }
   double loss_phase = 0;
   if (st.last) {
-    stored += 2 * x.e * sb * x.h;  // final-norm input and LM-head input
+    stored += (x.residual_bytes() + x.e) * sb * x.h;  // final-norm input and LM-head input
     if (m.vocab_logits) {
       const double vp = static_cast<double>(padded_vocab(m, cfg.tp));
-      const double per = x.e == 2 ? 2 + 4 : 4 + 4;  // logits + fp32 copy/log-softmax
-      loss_phase = sb * vp / x.t * per;
+      loss_phase = sb * vp / x.t * loss_bytes_per_logit(x, cfg.framework == Framework::megatron);
     }
   }
   return stored + std::max(loss_phase, layer_phase);
@@ -156,6 +156,11 @@ Buffers framework_buffers(const TrainConfig& cfg, double params, double w) {
       if (cfg.dp > 1 && cfg.zero_stage < 2) b.during = 4 * params;  // bucket copy of grads
       break;
     case Framework::megatron:
+      // fp16 keeps 16-bit gradients beside the fp32 main gradients until the step (the
+      // .grad tensors of 2021's Float16Optimizer; today the fp16 grad buffer whose fp32
+      // copy step() makes): 2 B/param more after backward, 20 B/param at the step.
+      if (cfg.precision == Precision::fp16 && cfg.zero_stage == 0) b.after = 2 * params;
+      break;
     case Framework::fsdp:
       break;
   }

@@ -79,5 +79,30 @@ TEST(Activations, AmpSoftmaxIsSavedInFp32) {
   EXPECT_DOUBLE_EQ(layer_activation(x).quadratic, 7.0 * 96 * 2048 * 2048);
 }
 
+TEST(Activations, AmpResidualStreamIsFp32) {
+  LayerShape x = gpt3();
+  x.amp_softmax = true;
+  x.fp32_residual = true;
+  // Replicated rows: 2 fp32 LayerNorm inputs 2 x 4 + QKV and FC1 input casts 2 x 2 +
+  // 2 one-byte masks = 14 sbh (vs 10 with a 16-bit stream).
+  EXPECT_DOUBLE_EQ(layer_activation(x).replicated, 14 * sbh(x));
+  // The checkpointed layer input is the fp32 stream: 4 sbh, not 2.
+  EXPECT_DOUBLE_EQ(layer_checkpoint_bytes(x), 4 * sbh(x));
+}
+
+TEST(Activations, LossBytesPerLogit) {
+  LayerShape x = gpt3();  // e = 2
+  // Megatron in place: 16-bit logits 2 + fp32 copy 4; fp32 run: the logits alone.
+  EXPECT_DOUBLE_EQ(loss_bytes_per_logit(x, true), 6);
+  // torch cross_entropy in 16 bits (no autocast): 3 tensors x 2 B.
+  EXPECT_DOUBLE_EQ(loss_bytes_per_logit(x, false), 6);
+  x.fp32_residual = true;  // torch.amp: loss in fp32, 3 x 4 B
+  EXPECT_DOUBLE_EQ(loss_bytes_per_logit(x, false), 12);
+  LayerShape f = gpt3();
+  f.e = 4;
+  EXPECT_DOUBLE_EQ(loss_bytes_per_logit(f, true), 4);
+  EXPECT_DOUBLE_EQ(loss_bytes_per_logit(f, false), 12);
+}
+
 }  // namespace
 }  // namespace dsplan

@@ -92,6 +92,25 @@ TEST(MemoryModel, Llama3LogitsDominateAtLargeVocab) {
   EXPECT_LE(act - act_nohead, 8192.0 * 128256 * 6);
 }
 
+TEST(MemoryModel, MegatronFp16KeepsSixteenBitGradsUntilTheStep) {
+  // Small activations (full recompute, short sequence, no logits) so that the step phase,
+  // states + 2 B/param of 16-bit grads beside the fp32 main grads, is the peak: then
+  // buffers = 2P - activations, i.e. the params bytes (2P) minus the activations.
+  ModelSpec m = llama8b();
+  m.vocab_logits = false;
+  MemoryModel mm(m, a100x8());
+  TrainConfig cfg;
+  cfg.framework = Framework::megatron;
+  cfg.precision = Precision::fp16;
+  cfg.tp = 8; cfg.dp = 1; cfg.seq_len = 512; cfg.flash_attention = true;
+  cfg.checkpointing = Checkpointing::full;
+  const MemoryBreakdown fp16 = mm.estimate(cfg);
+  ASSERT_GT(fp16.params.v, fp16.activations.v);
+  EXPECT_NEAR(fp16.buffers.v, fp16.params.v - fp16.activations.v, 1.0);
+  cfg.precision = Precision::bf16;  // bf16 accumulates in the fp32 main_grad buffer only
+  EXPECT_DOUBLE_EQ(mm.estimate(cfg).buffers.v, 0.0);
+}
+
 TEST(MemoryModel, PipelineStageZeroHoldsInFlightMicrobatches) {
   ModelSpec m = llama8b();
   m.vocab_logits = false;  // so that stage 0, not the logits stage, is the most loaded
