@@ -64,7 +64,7 @@ int run(const BenchCli& b) {
   std::vector<std::string> invalid;
   while (auto c = strategy->next(invalid))
     if (invalid.empty()) configs.push_back(*c);
-  const MemoryModel mem(req.model, req.cluster);
+  const MemoryModel mem(req.model, req.cluster, req.memory_options);
   const StepTimeModel time(req.model, req.cluster, req.efficiency);
   long long evals = 0;
   double sink = 0;

@@ -95,7 +95,7 @@ RowResult predict(const ValidationCase& c, const Measurement& m, const PlanReque
       r.note = "source FLOP formula";
       break;
     case MeasureKind::max_micro_batch: {
-      const MemoryModel mem(req.model, req.cluster);
+      const MemoryModel mem(req.model, req.cluster, req.memory_options);
       r.predicted = largest_fitting_micro_batch(best.cfg, mem, req.cluster);
       r.pass = r.predicted >= m.value && r.predicted <= 3 * m.value;
       r.note = r.pass ? "ok: >= ran, <= 3x" : r.predicted < m.value ? "FAIL: ran but predicted not to fit" : "FAIL: > 3x";

@@ -180,6 +180,8 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
       ->check(number_check(true, 0, 1e9, "a non-negative integer"));
   sub->add_option("--profile", o.profile, "Calibration profile from 'dsplan calibrate'");
   sub->add_option("--residual", o.residual, "Residual model learned by 'dsplan confirm'");
+  sub->add_option("--cuda-context-gib", o.cuda_context_gib,
+                  "CUDA context per GPU, GiB (default 0.5: CUDA >= 11.7 lazy loading; ~1.25 eager, CUDA < 11.7)");
   // An empty value ("--mbs ''", often an unset shell variable) would silently mean "search
   // everything" or "the default": refuse it, repeating what the flag takes.
   for (CLI::Option* opt : sub->get_options()) {
@@ -210,6 +212,10 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (o.simulate_top < 0) errs.push_back(flag_error("simulate-top", "must be >= 0", "a non-negative integer"));
   if (o.global_batch && *o.global_batch < 1)
     errs.push_back(flag_error("global-batch", "must be positive", "a positive integer"));
+  if (!(o.cuda_context_gib > 0 && o.cuda_context_gib < 16))
+    errs.push_back(flag_error("cuda-context-gib", "out of range",
+                              "a number of GiB > 0 and < 16 (0.5 with CUDA >= 11.7 lazy loading, ~1.25 eager)"));
+  req.memory_options.cuda_context = GiB(o.cuda_context_gib);
 
   SearchSpace& s = req.space;
   s.framework = parse_one<Framework>("framework", o.framework, framework_names(), Framework::deepspeed, errs);

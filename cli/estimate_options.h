@@ -35,6 +35,7 @@ struct EstimateOptions {
   int simulate_top = 100;
   std::string profile;    // calibration profile JSON
   std::string residual;   // residual model learned by confirm
+  double cuda_context_gib = 0.5;  // CUDA >= 11.7 lazy module loading; ~1.25 eager (< 11.7)
 };
 
 void add_estimate_options(CLI::App* sub, EstimateOptions& o);

@@ -11,6 +11,11 @@
 //  - Framework: Megatron-LM sources and PAI's Megatron runs = megatron; Hugging Face
 //    Trainer and "torch DDP, no DeepSpeed" = ddp (torch autocast for fp16); otherwise
 //    deepspeed. fairscale OSS / OSS+ShardedDDP = ZeRO stage 1 / 2 (closest supported).
+//  - CUDA context (a software-stack input): 0.5 GiB (CUDA >= 11.7 lazy module loading)
+//    unless the row's own text shows an eager-loading stack older than CUDA 11.7: NGC
+//    PyTorch 20.xx/21.xx containers (DLPerf: 20.12 = CUDA 11.1), a context the row's notes
+//    measured (HF model_memory_anatomy: ~1343 MB), transformers 4.12 (DeepSpeedExamples
+//    autotuning/hf, 2021: PyTorch <= 1.10, CUDA <= 11.3); those take 1343 MB.
 //  - Optimizer: HF Trainer's AdamW (a per-tensor, unfused client optimizer) wherever the
 //    Hugging Face Trainer drives training (also with DeepSpeed configs that have no
 //    "optimizer" block, as in DeepSpeedExamples autotuning/hf).
@@ -160,6 +165,16 @@ Framework row_framework(const Json& row, std::vector<std::string>& notes) {
   return Framework::deepspeed;
 }
 
+// The eager-loading (pre-CUDA-11.7) stacks the row's text names, or nothing.
+std::optional<std::string> eager_stack(const Json& row) {
+  const std::string text = str(row, "source") + " " + str(at(row, "parallel"), "other"), notes = str(row, "notes");
+  if (has(notes, "1343 MB")) return "the row's notes measured a ~1343 MB CUDA context";
+  if (has(text, "NGC PyTorch 20.") || has(text, "NGC PyTorch 21."))
+    return "NGC PyTorch 20.xx/21.xx container (CUDA < 11.7, eager module loading)";
+  if (has(text, "transformers 4.12")) return "transformers 4.12 (2021: PyTorch <= 1.10, CUDA <= 11.3, eager loading)";
+  return std::nullopt;
+}
+
 Checkpointing row_ckpt(const Json& p) {
   const std::string r = str(p, "recompute");
   if (has(r, "selective")) return Checkpointing::selective;
@@ -233,6 +248,10 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   req.model = *model;
   req.cluster = Cluster{sys, gpus};
   req.efficiency = default_efficiency(sys.gpu);
+  if (auto why = eager_stack(row)) {
+    req.memory_options.cuda_context = MB(1343);
+    notes.push_back("CUDA context 1343 MB: " + *why);
+  }
   req.top = 1;
   req.include_infeasible = true;
   SearchSpace& s = req.space;

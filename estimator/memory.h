@@ -31,16 +31,26 @@ struct MemoryBreakdown {
   Bytes host;      // host (CPU) memory the configuration needs per node (offload)
 };
 
+// Inputs that describe the software stack rather than the model or the GPU. The CUDA
+// context depends on the CUDA/PyTorch version (lazy module loading since CUDA 11.7), not
+// on the GPU generation: 0.5 GiB for CUDA >= 11.7 lazy loading (context + cuBLAS
+// workspace), ~1343 MB measured with eager loading (docs/model.md §3 "Overhead").
+struct MemoryOptions {
+  Bytes cuda_context = GiB(0.5);
+  double fragmentation = 0.10;  // caching-allocator slack: reserved = allocated x (1 + f)
+};
+
 // Memory model with per-model precomputation. estimate() is a pure function of its
 // argument; the object is cheap to copy and holds no references to its inputs.
 class MemoryModel {
  public:
-  MemoryModel(const ModelSpec& model, const Cluster& cluster);
+  MemoryModel(const ModelSpec& model, const Cluster& cluster, MemoryOptions options = {});
   MemoryBreakdown estimate(const TrainConfig& cfg) const;
 
  private:
   ModelSpec model_;
   Cluster cluster_;
+  MemoryOptions options_;
 };
 
 }  // namespace dsplan

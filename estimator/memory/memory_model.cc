@@ -4,7 +4,8 @@
 // embedding's copy) and the logits of one micro-batch. Both are evaluated and the larger
 // device total wins. The peak is
 //   allocated = model states + max(activations + in-backward buffers, post-backward buffers)
-// reserved = allocated x (1 + f), device = reserved + CUDA context + NCCL buffers.
+// reserved = allocated x (1 + f), device = reserved + CUDA context + NCCL buffers, with f
+// and the context from MemoryOptions (the software stack).
 // Derivations and sources: docs/model.md §3 Memory.
 #include <algorithm>
 #include <cmath>
@@ -167,8 +168,8 @@ Buffers framework_buffers(const TrainConfig& cfg, double params, double w) {
   return b;
 }
 
-MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const TrainConfig& cfg,
-                             const RankParams& rp, const StageLoad& st) {
+MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const MemoryOptions& opt,
+                             const TrainConfig& cfg, const RankParams& rp, const StageLoad& st) {
   ModelStateInputs in;
   in.framework = cfg.framework;
   in.precision = cfg.precision;
@@ -199,9 +200,8 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const TrainC
   r.activations = Bytes(act);
   r.buffers = Bytes(ms.gathered + std::max(0.0, live_buffers));
   r.allocated = r.params + r.grads + r.optimizer + r.activations + r.buffers;
-  r.reserved = r.allocated * (1 + kAllocatorFragmentation);
-  const GpuArch arch = cl.node.gpu.arch;
-  r.device = r.reserved + Bytes(cuda_context_bytes(arch) + nccl_buffer_bytes(arch, cfg));
+  r.reserved = r.allocated * (1 + opt.fragmentation);
+  r.device = r.reserved + opt.cuda_context + Bytes(nccl_buffer_bytes(cl.node.gpu.arch, cfg));
   r.overhead = r.device - r.allocated;
   r.host = Bytes(ms.host_per_node);
   return r;
@@ -209,8 +209,8 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const TrainC
 
 }  // namespace
 
-MemoryModel::MemoryModel(const ModelSpec& model, const Cluster& cluster)
-    : model_(model), cluster_(cluster) {}
+MemoryModel::MemoryModel(const ModelSpec& model, const Cluster& cluster, MemoryOptions options)
+    : model_(model), cluster_(cluster), options_(options) {}
 
 MemoryBreakdown MemoryModel::estimate(const TrainConfig& cfg) const {
   const RankParams rp = rank_params(model_, cfg, cfg.zero.param_persistence_threshold);
@@ -228,13 +228,13 @@ MemoryBreakdown MemoryModel::estimate(const TrainConfig& cfg) const {
     first.in_flight = std::min(p, std::max(1, cfg.grad_accum));
     if (cfg.vpp > 1) first.in_flight *= 1 + (p - 1.0) / (p * static_cast<double>(cfg.vpp));
   }
-  MemoryBreakdown best = stage_memory(model_, cluster_, cfg, rp, first);
+  MemoryBreakdown best = stage_memory(model_, cluster_, options_, cfg, rp, first);
   if (p > 1) {
     StageLoad last;
     last.layers = layers;
     last.last = true;
     last.params = layers * rp.layer + rp.tail + head;
-    const MemoryBreakdown other = stage_memory(model_, cluster_, cfg, rp, last);
+    const MemoryBreakdown other = stage_memory(model_, cluster_, options_, cfg, rp, last);
     if (other.device > best.device) best = other;
   }
   return best;

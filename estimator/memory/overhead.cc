@@ -1,8 +1,4 @@
-// CUDA context: ~287 MB with CUDA_MODULE_LOADING=LAZY vs ~667 MB eager (pytorch PR
-// #86509), 300-400 MB with CUDA >= 11.7 lazy loading (hardware-and-comm.md sec. 4); we
-// take 0.5 GiB including the cuBLAS workspace. Volta-era stacks (CUDA < 11.7, eager
-// loading of every PyTorch kernel) measured 1343 MB on a V100 (Hugging Face
-// model_memory_anatomy); the architecture stands in for the software era.
+// NCCL buffers (the CUDA context is MemoryOptions::cuda_context, estimator/memory.h).
 // NCCL: per channel and peer a receive buffer of Simple 4 MiB + LL128 4.69 MiB + LL
 // 0.5 MiB = 9.2 MiB (NCCL src/init.cc, hardware-and-comm.md sec. 2 "Buffers"), two peers
 // per channel (ring neighbour and tree parent/child), channel counts typical of NCCL's
@@ -12,10 +8,6 @@
 #include "core/units.h"
 
 namespace dsplan {
-
-double cuda_context_bytes(GpuArch arch) {
-  return arch == GpuArch::volta ? MB(1343).v : GiB(0.5).v;
-}
 
 double nccl_buffer_bytes(GpuArch arch, const TrainConfig& cfg) {
   const double channels = arch == GpuArch::volta ? 8 : arch == GpuArch::ampere ? 16 : 32;

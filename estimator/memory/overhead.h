@@ -8,11 +8,8 @@
 
 namespace dsplan {
 
-// Caching-allocator slack: reserved = allocated x (1 + f).
-inline constexpr double kAllocatorFragmentation = 0.10;
-
-// CUDA context + kernel images + cuBLAS workspace on one GPU, in bytes.
-double cuda_context_bytes(GpuArch arch);
+// The CUDA context and the allocator's fragmentation are MemoryOptions (estimator/memory.h):
+// they depend on the software stack, not on the GPU.
 
 // NCCL buffers one rank holds for its TP, PP and DP communicators, in bytes.
 double nccl_buffer_bytes(GpuArch arch, const TrainConfig& cfg);

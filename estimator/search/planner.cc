@@ -127,7 +127,7 @@ int largest_fitting_micro_batch(TrainConfig cfg, const MemoryModel& mem, const C
 
 PlanResult plan(const PlanRequest& req) {
   PlanResult out;
-  const MemoryModel mem(req.model, req.cluster);
+  const MemoryModel mem(req.model, req.cluster, req.memory_options);
   const StepTimeModel time(req.model, req.cluster, req.efficiency);
   auto strategy = make_exhaustive_strategy(req.space, req.model, req.cluster);
   const size_t keep = static_cast<size_t>(std::max(req.top, req.refine_top));

@@ -50,6 +50,7 @@ struct PlanRequest {
   ModelSpec model;
   Cluster cluster;
   Efficiency efficiency;
+  MemoryOptions memory_options;  // software stack: CUDA context, fragmentation
   SearchSpace space;     // empty dimensions are searched over their defaults
   Metric metric = Metric::throughput;
   int top = 10;          // configurations returned

@@ -42,7 +42,7 @@ TEST(MemoryModel, BreakdownSumsToTotals) {
   const Bytes sum5 = r.params + r.grads + r.optimizer + r.activations + r.buffers;
   EXPECT_NEAR(sum5.v, r.allocated.v, 1.0);
   EXPECT_NEAR((r.allocated + r.overhead).v, r.device.v, 1.0);
-  EXPECT_NEAR(r.reserved.v, r.allocated.v * (1 + kAllocatorFragmentation), 1.0);
+  EXPECT_NEAR(r.reserved.v, r.allocated.v * (1 + MemoryOptions{}.fragmentation), 1.0);
   EXPECT_GT(r.device, r.reserved);
   // bf16 ZeRO-2, N = 8: params 2P exactly.
   EXPECT_NEAR(r.params.v, 2.0 * total_params(llama8b()), 1e3);
@@ -142,7 +142,20 @@ TEST(MemoryModel, TensorParallelShardsLayersButNotNorms) {
 }
 
 TEST(MemoryModel, OverheadIsContextNcclAndFragmentation) {
-  EXPECT_NEAR(cuda_context_bytes(GpuArch::ampere), GiB(0.5).v, 1);
+  EXPECT_NEAR(MemoryOptions{}.cuda_context.v, GiB(0.5).v, 1);  // CUDA >= 11.7 lazy loading
+  // The context is a software-stack input: an eager-loading stack's 1343 MB moves
+  // `device` (and `overhead`) by exactly the difference, 1343e6 - 0.5 x 2^30 bytes, and
+  // leaves `reserved` alone.
+  TrainConfig cfg;
+  cfg.dp = 8;
+  cfg.zero_stage = 1;
+  const MemoryBreakdown lazy = MemoryModel(llama8b(), a100x8()).estimate(cfg);
+  const MemoryBreakdown eager = MemoryModel(llama8b(), a100x8(), MemoryOptions{MB(1343)}).estimate(cfg);
+  EXPECT_NEAR((eager.device - lazy.device).v, 1343e6 - 0.5 * 1073741824.0, 1);
+  EXPECT_NEAR(eager.reserved.v, lazy.reserved.v, 1);
+  // Fragmentation 0.2 instead of 0.1: reserved = allocated x 1.2.
+  const MemoryBreakdown frag = MemoryModel(llama8b(), a100x8(), MemoryOptions{GiB(0.5), 0.2}).estimate(cfg);
+  EXPECT_NEAR(frag.reserved.v, frag.allocated.v * 1.2, 1);
   TrainConfig single;
   EXPECT_EQ(nccl_buffer_bytes(GpuArch::ampere, single), 0.0);
   TrainConfig dp;

@@ -11,6 +11,7 @@
 #include "core/hardware_spec.h"
 #include "core/model_spec.h"
 #include "core/train_config.h"
+#include "estimator/memory.h"
 
 namespace dsplan {
 
@@ -24,6 +25,7 @@ struct MappedRow {
   ModelSpec model;
   Cluster cluster;
   TrainConfig cfg;
+  MemoryOptions options;     // CUDA context of the row's software stack
   Figure figure = Figure::device;
   double measured_MiB = 0;   // memory rows
   int best_micro_batch = 0;  // autotuner rows

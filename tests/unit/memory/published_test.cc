@@ -44,7 +44,7 @@ const char* name(Figure f) {
 }
 
 int largest_fitting_micro_batch(const MappedRow& r) {
-  const MemoryModel mm(r.model, r.cluster);
+  const MemoryModel mm(r.model, r.cluster, r.options);
   TrainConfig cfg = r.cfg;
   auto fits = [&](int b) {
     cfg.micro_batch = b;
@@ -66,7 +66,7 @@ TEST(PublishedMemory, MedianErrorWithinTenPercent) {
   std::printf("%-36s %-8s %10s %10s %8s  %s\n", "row", "figure", "pred MiB", "meas MiB", "error", "caveat");
   for (const auto& r : rows) {
     if (r.measured_MiB <= 0) continue;
-    const MemoryBreakdown m = MemoryModel(r.model, r.cluster).estimate(r.cfg);
+    const MemoryBreakdown m = MemoryModel(r.model, r.cluster, r.options).estimate(r.cfg);
     const double pred = pick(m, r.figure);
     const double err = (pred - r.measured_MiB) / r.measured_MiB;
     errors.push_back(std::fabs(err));
