@@ -11,12 +11,14 @@
 
 #include "cli/commands.h"
 #include "cli/estimate_options.h"
-#include "cli/validation_rows.h"
 #include "estimator/time/collectives.h"
 #include "estimator/time/efficiency_defaults.h"
+#include "validation/validation_rows.h"
 
 namespace dsplan::cli {
 namespace {
+
+using namespace dsplan::validation;
 
 struct ValidateCli {
   std::string file;

@@ -4,8 +4,9 @@
 // inferred), which dsplan model/hardware/framework stand for it and which predicted
 // figure matches the measured one (e.g. nvidia-smi memory -> `device`, Megatron's
 // hardware TFLOP/s -> the source's own FLOP formula over predicted step time). It is
-// the one canonical mapping: `dsplan validate` uses it and docs/accuracy.md lists every
-// decision. A row that cannot be mapped is skipped with a reason, never fatal.
+// the one canonical mapping (library dsplan_validation): `dsplan validate` and the unit
+// tests memory_published_test and time_validation_test use it, and docs/accuracy.md lists
+// every decision. A row that cannot be mapped is skipped with a reason, never fatal.
 #pragma once
 
 #include <optional>
@@ -17,7 +18,7 @@
 #include "core/json_reader.h"
 #include "estimator/search/planner.h"
 
-namespace dsplan::cli {
+namespace dsplan::validation {
 
 enum class MeasureKind { memory, step_time, samples_per_s, tflops_per_gpu, max_micro_batch, oom };
 // states = params + grads + optimizer: memory_allocated() between iterations.
@@ -88,4 +89,4 @@ Expected<SystemSpec> system_named(const std::string& name);
 
 void add_orderings(const Json& rows, ValidationSet& set);
 
-}  // namespace dsplan::cli
+}  // namespace dsplan::validation

@@ -22,13 +22,13 @@
 #include <algorithm>
 #include <cctype>
 
-#include "cli/validation_rows.h"
+#include "validation/validation_rows.h"
 #include "core/json/model_json.h"
 #include "core/names.h"
 #include "estimator/time/efficiency_defaults.h"
 #include "hwdb/hwdb.h"
 
-namespace dsplan::cli::rows {
+namespace dsplan::validation::rows {
 
 bool has(const std::string& s, const std::string& sub) {
   std::string a = s, b = sub;
@@ -277,4 +277,4 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   return req;
 }
 
-}  // namespace dsplan::cli::rows
+}  // namespace dsplan::validation::rows

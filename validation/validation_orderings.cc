@@ -14,10 +14,10 @@
 #include <algorithm>
 #include <map>
 
-#include "cli/validation_rows.h"
+#include "validation/validation_rows.h"
 #include "estimator/time/efficiency_defaults.h"
 
-namespace dsplan::cli {
+namespace dsplan::validation {
 namespace {
 
 using rows::at;
@@ -136,4 +136,4 @@ void add_orderings(const Json& rows, ValidationSet& set) {
       polaris_order(row, set);
 }
 
-}  // namespace dsplan::cli
+}  // namespace dsplan::validation

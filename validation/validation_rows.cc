@@ -13,13 +13,13 @@
 //  - DeepSpeed autotuner micro-batches that produced a metric: the predicted largest
 //    fitting micro-batch must be >= it (it ran) and <= 3x (not absurdly larger).
 //  - nccl-tests rows -> CollectiveModel busbw for the stated GPUs, size and collective.
-#include "cli/validation_rows.h"
+#include "validation/validation_rows.h"
 
 #include <exception>
 
 #include "core/names.h"
 
-namespace dsplan::cli {
+namespace dsplan::validation {
 namespace {
 
 using rows::at;
@@ -147,4 +147,4 @@ Expected<ValidationSet> load_validation(const Json& rows, const std::string& fil
   return set;
 }
 
-}  // namespace dsplan::cli
+}  // namespace dsplan::validation
