@@ -78,3 +78,7 @@ class CudaBench final : public Bench {
 std::unique_ptr<Bench> make_bench() { return std::make_unique<cuda::CudaBench>(); }
 
 }  // namespace dsplan
+
+// Entry point for calibrate/bench/bench_loader.cc, which dlopens this library; the caller
+// owns the returned object (deleted through Bench's virtual destructor).
+extern "C" dsplan::Bench* dsplan_make_cuda_bench() { return new dsplan::cuda::CudaBench(); }
