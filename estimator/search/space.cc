@@ -2,7 +2,8 @@
 //  - TP must divide attention heads and KV heads (Megatron splits heads across ranks).
 //  - PP must divide layers; interleaving needs layers % (pp*vpp) == 0, pp >= 2 and the
 //    number of micro-batches a multiple of pp (Megatron's interleaved 1F1B schedule).
-//  - DeepSpeed's pipeline engine supports ZeRO stage <= 1 only; Megatron's distributed
+//  - DeepSpeed's pipeline engine supports ZeRO stage <= 1 only and runs plain 1F1B (its
+//    TrainSchedule has no interleaved virtual stages); Megatron's distributed
 //    optimizer is its ZeRO-1; DDP has no sharding; FSDP shards as ZeRO-2 (SHARD_GRAD_OP)
 //    or ZeRO-3 (FULL_SHARD) and has no pipeline engine.
 //  - Optimizer offload needs ZeRO >= 1, parameter offload ZeRO-3 (DeepSpeed docs).
@@ -112,6 +113,7 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
   switch (s.framework) {
     case Framework::deepspeed:
       if (pp > 1 && zero >= 2) why.push_back("DeepSpeed's pipeline engine supports ZeRO stage 0-1 only");
+      if (vpp > 1) why.push_back("DeepSpeed's pipeline engine has no interleaved schedule (vpp 1 only)");
       break;
     case Framework::megatron:
       if (zero >= 2) why.push_back("Megatron shards only optimizer state (distributed optimizer = stage 1)");
