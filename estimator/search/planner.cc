@@ -98,7 +98,7 @@ std::unique_ptr<SearchStrategy> make_exhaustive_strategy(const SearchSpace& s, c
 }
 
 Evaluation evaluate(const TrainConfig& cfg, const MemoryModel& mem, const StepTimeModel& time,
-                    const Cluster& c, const ModelSpec&) {
+                    const Cluster& c) {
   Evaluation e;
   e.cfg = cfg;
   e.memory = mem.estimate(cfg);
@@ -129,7 +129,8 @@ PlanResult plan(const PlanRequest& req) {
   PlanResult out;
   const MemoryModel mem(req.model, req.cluster, req.memory_options);
   const StepTimeModel time(req.model, req.cluster, req.efficiency);
-  auto strategy = make_exhaustive_strategy(req.space, req.model, req.cluster);
+  const SearchSpace space = with_defaults(req.space, req.model, req.cluster);
+  auto strategy = make_exhaustive_strategy(space, req.model, req.cluster);
   const size_t keep = static_cast<size_t>(std::max(req.top, req.refine_top));
   const Metric metric = req.metric;
   auto worse_first = [metric](const Evaluation& a, const Evaluation& b) { return better(a, b, metric); };
@@ -140,7 +141,7 @@ PlanResult plan(const PlanRequest& req) {
   // the largest fitting micro-batch is found by bisection beyond the searched list.
   std::map<int, std::vector<TrainConfig>> deepest;
   std::vector<std::string> invalid;
-  const bool pinned = with_defaults(req.space, req.model, req.cluster).pinned();
+  const bool pinned = space.pinned();
 
   while (auto cfg = strategy->next(invalid)) {
     if (!invalid.empty()) {
@@ -156,7 +157,7 @@ PlanResult plan(const PlanRequest& req) {
       }
       continue;
     }
-    Evaluation e = evaluate(*cfg, mem, time, req.cluster, req.model);
+    Evaluation e = evaluate(*cfg, mem, time, req.cluster);
     ++out.evaluated;
     strategy->report(e);
     if (e.fits) {
@@ -179,7 +180,7 @@ PlanResult plan(const PlanRequest& req) {
     }
   }
 
-  for (int stage : with_defaults(req.space, req.model, req.cluster).zero) {
+  for (int stage : space.zero) {
     int most = 0;
     for (const auto& cfg : deepest[stage])
       most = std::max(most, largest_fitting_micro_batch(cfg, mem, req.cluster));

@@ -73,7 +73,7 @@ struct PlanResult {
 
 // Evaluates one configuration with both models (no ranking).
 Evaluation evaluate(const TrainConfig& cfg, const MemoryModel& mem, const StepTimeModel& time,
-                    const Cluster& c, const ModelSpec& m);
+                    const Cluster& c);
 
 PlanResult plan(const PlanRequest& req);
 

@@ -85,7 +85,6 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
   const Collective red = cfg.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter;
   if (cfg.zero_stage == 3) {
     o.layer_grad_reduce = bucketed(c, red, sp.layer * g, bucket, pl.dp);
-    o.last_bucket = o.layer_grad_reduce;
     const double pf = std::max(1.0, cfg.zero.prefetch_bucket_elems);
     const double n = std::ceil(sp.layer_gathered / pf);
     o.layer_param_gather = c.time(Collective::all_gather, Bytes(sp.layer_gathered * e / n), pl.dp) * n;
@@ -93,11 +92,9 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
   } else if (cfg.framework == Framework::deepspeed && cfg.zero_stage == 2) {
     const double tensor = sp.layer * g / kTensorsPerLayer;
     o.layer_grad_reduce = c.time(Collective::broadcast, Bytes(tensor), pl.dp) * kTensorsPerLayer;
-    o.last_bucket = o.layer_grad_reduce;
   } else {
     const double layers = L * sp.layer * g;
     o.layer_grad_reduce = bucketed(c, red, layers, bucket, pl.dp) / double(L);
-    o.last_bucket = c.time(red, Bytes(std::min(bucket, layers)), pl.dp);
   }
   o.grad_reduce_tail = bucketed(c, red, sp.nonlayer() * g, bucket, pl.dp);
   if (cfg.zero_stage == 1 || cfg.zero_stage == 2)

@@ -47,7 +47,6 @@ struct ParallelComm {
   Seconds tp_layer_fwd, tp_layer_bwd, tp_embed_fwd, tp_head_fwd, tp_head_bwd;
   Seconds layer_grad_reduce;   // per layer, per reduction round
   Seconds grad_reduce_tail;    // non-layer gradients, per round
-  Seconds last_bucket;         // the last layer bucket (cannot overlap)
   Bytes bucket_bytes, layer_grad_bytes;
   Seconds layer_param_gather;  // ZeRO-3: per layer per pass (fwd or bwd)
   Seconds nonlayer_gather;     // ZeRO-3: embeddings/head per pass, not prefetched
