@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/estimate_options.h"
+#include "cli/explain.h"
 #include "cli/out_writer.h"
 #include "core/names.h"
 #include "estimator/params.h"
@@ -28,19 +29,6 @@ std::string fmt(double v, int prec) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(prec) << v;
   return s.str();
-}
-
-std::string describe_config(const Evaluation& e) {
-  const TrainConfig& c = e.cfg;
-  std::string s = "z" + std::to_string(c.zero_stage) + " tp" + std::to_string(c.tp) + " pp" +
-                  std::to_string(c.pp) + " dp" + std::to_string(c.dp);
-  if (c.vpp > 1) s += " vpp" + std::to_string(c.vpp);
-  s += " mbs" + std::to_string(c.micro_batch) + " gas" + std::to_string(c.grad_accum);
-  if (c.checkpointing != Checkpointing::none) s += std::string(" ckpt=") + name(c.checkpointing);
-  if (c.flash_attention) s += " flash";
-  if (c.sequence_parallel) s += " sp";
-  if (c.offload != Offload::none) s += std::string(" offload=") + name(c.offload);
-  return s;
 }
 
 void print_table(const EstimatePlan& p) {
@@ -82,20 +70,8 @@ void print_table(const EstimatePlan& p) {
 void print_explain(const EstimatePlan& p) {
   if (p.result.configs.empty()) return;
   const Evaluation& e = p.result.configs.front();
-  const auto& m = e.memory;
-  const auto& t = e.time;
   std::cout << "\nbest: " << describe_config(e) << "\n";
-  std::cout << "memory per GPU (GiB): params " << fmt(in_GiB(m.params), 2) << ", grads " << fmt(in_GiB(m.grads), 2)
-            << ", optimizer " << fmt(in_GiB(m.optimizer), 2) << ", activations " << fmt(in_GiB(m.activations), 2)
-            << ", buffers " << fmt(in_GiB(m.buffers), 2) << ", overhead " << fmt(in_GiB(m.overhead), 2)
-            << "\n  allocated " << fmt(in_GiB(m.allocated), 2) << ", reserved " << fmt(in_GiB(m.reserved), 2)
-            << ", device " << fmt(in_GiB(m.device), 2) << ", host " << fmt(in_GiB(m.host), 2) << "\n";
-  std::cout << "step " << fmt(in_ms(t.step), 1) << " ms (" << (e.simulated ? "simulator" : "closed form")
-            << "): compute " << fmt(in_ms(t.compute), 1) << ", exposed comm " << fmt(in_ms(t.comm_exposed), 1)
-            << ", bubble " << fmt(in_ms(t.bubble), 1) << ", optimizer " << fmt(in_ms(t.optimizer), 1)
-            << ", offload " << fmt(in_ms(t.offload), 1) << " ms\n";
-  std::cout << "critical path:\n";
-  for (const auto& s : t.critical_path) std::cout << "  " << s << "\n";
+  print_breakdown(std::cout, e);
 }
 
 int run(const EstimateCli& c) {

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/estimate_options.h"
+#include "cli/explain.h"
 #include "estimator/time/collectives.h"
 #include "estimator/time/efficiency_defaults.h"
 #include "validation/validation_rows.h"
@@ -24,6 +25,7 @@ struct ValidateCli {
   std::string file;
   bool json = false;
   bool markdown = false;
+  std::string explain;  // rows whose id contains this: mapping and breakdown
 };
 
 struct RowResult {
@@ -114,11 +116,29 @@ RowResult predict(const ValidationCase& c, const Measurement& m, const PlanReque
   return r;
 }
 
-std::vector<RowResult> run_case(const ValidationCase& c) {
+void explain_case(const ValidationCase& c, const PlanResult& res) {
+  std::cout << c.id << "\n";
+  for (const auto& a : c.assumptions) std::cout << "  assumed " << a << "\n";
+  if (res.configs.empty()) {
+    std::cout << "  " << no_config_reason(res) << "\n\n";
+    return;
+  }
+  const Evaluation& e = res.configs.front();
+  std::cout << "  predicted: " << describe_config(e) << (e.fits ? "" : " (predicted not to fit)") << ", "
+            << std::fixed << std::setprecision(1) << e.samples_per_s << " samples/s\n";
+  std::ostringstream b;
+  print_breakdown(b, e);
+  std::istringstream lines(b.str());
+  for (std::string line; std::getline(lines, line);) std::cout << "  " << line << "\n";
+  std::cout << "\n";
+}
+
+std::vector<RowResult> run_case(const ValidationCase& c, const std::string& explain) {
   std::vector<RowResult> out;
   PlanRequest req = c.request;
   req.refine = make_refiner(req);
   const PlanResult res = plan(req);
+  if (!explain.empty() && c.id.find(explain) != std::string::npos) explain_case(c, res);
   for (const auto& m : c.measured) {
     if (res.configs.empty() || res.configs.front().time.step.v <= 0) {
       RowResult r{c.id, kind_name(m.kind), m.label, no_config_reason(res), 0, m.value, -1, false, c.inconsistent};
@@ -304,7 +324,8 @@ int run(const ValidateCli& v) {
 
   std::vector<RowResult> rows, comm;
   for (const auto& c : set->cases)
-    for (auto& r : run_case(c)) rows.push_back(std::move(r));
+    for (auto& r : run_case(c, v.explain)) rows.push_back(std::move(r));
+  if (!v.explain.empty()) return 0;  // --explain prints the breakdowns only
   for (const auto& c : set->collectives) comm.push_back(run_collective(c));
   std::vector<OrderResult> orders;
   for (const auto& o : set->orderings) orders.push_back(run_ordering(o));
@@ -322,6 +343,8 @@ void add_validate(CLI::App& app, int& exit_code) {
   sub->add_option("file", cli->file, "Measurements JSON (format of shared/validation/published.json)")->required();
   sub->add_flag("--json", cli->json, "Print results as JSON");
   sub->add_flag("--markdown", cli->markdown, "Print the tables as Markdown (docs/accuracy.md)");
+  sub->add_option("--explain", cli->explain,
+                  "Show the mapping, predicted configuration and step breakdown of the rows whose id contains this text");
   sub->callback([cli, &exit_code] { exit_code = run(*cli); });
 }
 

@@ -5,6 +5,10 @@
 // its kernel by heuristics tuned to finish first). HBM time = operand + result bytes
 // (+ fp32 partials for split-K) over the achievable bandwidth; the GEMM costs the max of
 // the two plus a kernel overhead.
+// The per-tile fixed costs behind eta(K) (prologue, epilogue writing C) and the
+// operand-bandwidth penalty of small tiles are time costs set by the memory system; on a
+// slower math pipe (fp32 SIMT, or bf16 on Volta) they are smaller relative to the main
+// loop, so both scale with the pipe's rate relative to the 16-bit tensor-core rate.
 #include "estimator/time/gemm.h"
 
 #include <algorithm>
@@ -53,6 +57,9 @@ GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
   const double e = element_bytes(p);
   const double bw = gpu.hbm_bw.v * eff.hbm_fraction;
   const double align = alignment_penalty(s, p, gpu);
+  const double tc = gpu.matmul_peak(Precision::fp16).v;
+  const double rate_ratio = tc > 0 ? std::min(1.0, gpu.matmul_peak(p).v / tc) : 1.0;
+  const double k_half = eff.gemm_k_half * rate_ratio;
   const double base_bytes = e * s.batch * (s.m * s.k + s.k * s.n + s.m * s.n);
 
   double best_t = -1;
@@ -65,9 +72,9 @@ GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
       const double tiles = tm * tn * s.batch * split;
       const double slots = sms * t.ctas_per_sm;
       const double waves = std::ceil(tiles / slots);
-      const double eta_k = k_split / (k_split + eff.gemm_k_half);
-      const double wave_s = t.ctas_per_sm * 2.0 * t.m * t.n * k_split /
-                            (f_sm * t.efficiency * eta_k * align);
+      const double eta_k = k_split / (k_split + k_half);
+      const double tile_eff = 1.0 - (1.0 - t.efficiency) * rate_ratio;
+      const double wave_s = t.ctas_per_sm * 2.0 * t.m * t.n * k_split / (f_sm * tile_eff * eta_k * align);
       const double t_math = waves * wave_s;
       const double partial_bytes = split > 1 ? 2.0 * 4.0 * split * s.m * s.n * s.batch : 0.0;
       const double t_mem = (base_bytes + partial_bytes) / bw;
