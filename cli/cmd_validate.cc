@@ -119,7 +119,7 @@ RowResult predict(const ValidationCase& c, const Measurement& m, const PlanReque
 void explain_case(const ValidationCase& c, const PlanResult& res) {
   std::cout << c.id << "\n";
   for (const auto& a : c.assumptions) std::cout << "  assumed " << a << "\n";
-  if (res.configs.empty()) {
+  if (res.configs.empty() || res.configs.front().time.step.v <= 0) {
     std::cout << "  " << no_config_reason(res) << "\n\n";
     return;
   }
