@@ -119,10 +119,12 @@ Placement place(const TrainConfig& cfg, const SystemSpec& node) {
   const int tp = std::max(1, cfg.tp), pp = std::max(1, cfg.pp), dp = std::max(1, cfg.dp);
   Placement p;
   p.tp = {tp, std::min(tp, gpn)};
-  const bool pp_inter = tp * pp > gpn;  // some stage boundary crosses a node
+  // Stages are contiguous blocks of tp x dp ranks; once the job spans more than one node,
+  // some boundary between adjacent stages (and the first/last pair) crosses a node.
+  const bool pp_inter = pp > 1 && tp * dp * pp > gpn;
   p.pp_p2p = {2, pp_inter ? 1 : 2};
   p.embed = {2, pp_inter ? 1 : 2};
-  const int dp_rpn = tp * pp >= gpn ? 1 : std::min(dp, gpn / (tp * pp));
+  const int dp_rpn = tp >= gpn ? 1 : std::min(dp, gpn / tp);
   p.dp = {dp, std::max(1, dp_rpn)};
   return p;
 }

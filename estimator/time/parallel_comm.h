@@ -1,6 +1,7 @@
 // Communication volumes of each parallelism and their times on the cluster. Placement
-// follows Megatron: TP innermost (consecutive ranks, inside a node), then PP (stride tp),
-// then DP (stride tp x pp). Per rank of the most loaded pipeline stage:
+// follows Megatron's parallel_state and DeepSpeed's PipeModelDataParallelTopology (axes
+// pipe, data, model, row-major): TP innermost (consecutive ranks, inside a node), then DP
+// (stride tp), then PP outermost (stride tp x dp). Per rank of the most loaded stage:
 //  - TP: 2 all-reduces of b s h per layer in forward and 2 in backward (sequence
 //    parallel: all-gather + reduce-scatter pairs instead); embedding and head add one each.
 //  - DP: gradients reduced in buckets: all-reduce (ZeRO-0), reduce-scatter (ZeRO>=1); at

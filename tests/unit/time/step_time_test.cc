@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "estimator/time/efficiency_defaults.h"
+#include "estimator/time/parallel_comm.h"
 #include "fixtures.h"
 
 namespace dsplan {
@@ -211,6 +212,39 @@ TEST(StepTime, WarmEstimateIsSubMicrosecond) {
   std::printf("warm estimate_into: %.0f ns per configuration (%zu configs)\n", ns, grid.size());
   EXPECT_GT(sink, 0);
   EXPECT_LT(ns, 1000.0);
+}
+
+}  // namespace
+}  // namespace dsplan
+
+namespace dsplan {
+namespace {
+
+// Rank order tp, dp, pp (Megatron parallel_state; DeepSpeed axes pipe, data, model):
+// 16 GPUs on 4-GPU Polaris nodes.
+//  - tp 1, pp 2, dp 8: stage 0 = ranks 0-7 (nodes 0-1), stage 1 = ranks 8-15 (nodes 2-3).
+//    A DP group is 8 consecutive ranks, 4 per node; every pipeline hop (r -> r + 8) and the
+//    tied-embedding pair leave the node.
+//  - tp 2, pp 4, dp 2 (one node holds ranks 0-3 = stage 0): DP group {0, 2} or {1, 3}, both
+//    on one node; pipeline hops (stride 4) cross nodes.
+//  - tp 1, pp 4, dp 1 on one 4-GPU node: all hops stay inside the node.
+TEST(Placement, PipelineIsTheOutermostAxis) {
+  const SystemSpec node = test::polaris();
+  TrainConfig c;
+  c.tp = 1, c.pp = 2, c.dp = 8;
+  Placement p = place(c, node);
+  EXPECT_EQ(p.dp.ranks, 8);
+  EXPECT_EQ(p.dp.ranks_per_node, 4);
+  EXPECT_EQ(p.pp_p2p.ranks_per_node, 1);
+  EXPECT_EQ(p.embed.ranks_per_node, 1);
+  c.tp = 2, c.pp = 4, c.dp = 2;
+  p = place(c, node);
+  EXPECT_EQ(p.tp.ranks_per_node, 2);
+  EXPECT_EQ(p.dp.ranks_per_node, 2);
+  EXPECT_EQ(p.pp_p2p.ranks_per_node, 1);
+  c.tp = 1, c.pp = 4, c.dp = 1;
+  p = place(c, node);
+  EXPECT_EQ(p.pp_p2p.ranks_per_node, 2);
 }
 
 }  // namespace
