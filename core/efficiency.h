@@ -35,6 +35,11 @@ struct Efficiency {
   std::array<double, 3> gemm_peak_fraction{0.8, 0.8, 0.8};
   double gemm_k_half = 64;
   Seconds kernel_overhead = us(4);
+  // Host (CPU) time the framework spends to issue one kernel in eager PyTorch: Python,
+  // the ATen dispatcher, autograd recording, cudaLaunchKernel (5-25 us per op). A pass
+  // whose kernels are shorter than this on the GPU is launch-bound: it takes
+  // kernels x host_op_overhead (docs/model.md §4, "Host dispatch floor").
+  Seconds host_op_overhead = us(10);
   // Memory-bound kernels reach this fraction of datasheet HBM bandwidth.
   double hbm_fraction = 0.8;
   // Pinned host<->device copies reach this fraction of the PCIe line rate.

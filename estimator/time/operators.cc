@@ -37,10 +37,12 @@ struct Acc {
   Precision p;
   Seconds t;
   Flops f;
+  int launches = 0;  // kernels the host issues
   void gemm(double m, double n, double k, double batch = 1) {
     const GemmEstimate g = estimate_gemm({m, n, k, batch}, p, gpu, eff);
     t += g.time;
     f += g.flops;
+    launches += 1;
   }
   // dgrad + wgrad of a forward GEMM C[m,n] = A[m,k] B[k,n].
   void gemm_bwd(double m, double n, double k, double batch = 1) {
@@ -49,14 +51,22 @@ struct Acc {
   }
   void mem(double bytes, int kernels = 1) {
     t += Seconds(bytes / (gpu.hbm_bw.v * eff.hbm_fraction)) + eff.kernel_overhead * kernels;
+    launches += kernels;
   }
   void flops_kernel(double flops, double fraction, double bytes) {
     const double rate = gpu.matmul_peak(p).v * fraction;
     const double mem_t = bytes / (gpu.hbm_bw.v * eff.hbm_fraction);
     t += Seconds(std::max(flops / rate, mem_t)) + eff.kernel_overhead;
     f += Flops(flops);
+    launches += 1;
   }
 };
+
+// A pass cannot finish before the host has issued its kernels: when the GPU drains them
+// faster than the host issues them, the pass is launch-bound.
+Seconds floored(Seconds gpu_time, int launches, const Efficiency& eff) {
+  return std::max(gpu_time, eff.host_op_overhead * launches);
+}
 
 struct Dims {
   double b, s, h, hq, hkv, f, t, T, Ts, e, ew, heads;
@@ -193,9 +203,9 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
   layer_gemms(bwd, d, true);
   bwd.mem(2.0 * w.bytes, 2 * w.kernels);
   attention_core_bwd(bwd, d);
-  o.attn_core_fwd = core.t;
-  o.fwd = fwd.t + core.t;
-  o.bwd = bwd.t;
+  o.attn_core_fwd = floored(core.t, core.launches, eff);
+  o.fwd = floored(fwd.t + core.t, fwd.launches + core.launches, eff);
+  o.bwd = floored(bwd.t, bwd.launches, eff);
   o.fwd_flops_hw = fwd.f + core.f;
   o.bwd_flops_hw = bwd.f;
   if (k.ckpt == Checkpointing::full) {
@@ -220,11 +230,11 @@ void embedding_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey&
   if (m.embedding_norm) elementwise += 2.0 * row, kernels += 1;
   elementwise += 2.0 * row + d.T * d.h, kernels += 1;  // dropout
   a.mem(elementwise, kernels);
-  o.embed_fwd = a.t;
+  o.embed_fwd = floored(a.t, a.launches, eff);
   Acc b{gpu, eff, k.precision, {}, {}};
   b.mem(2.0 * elementwise, 2 * kernels);
   b.mem(d.T * d.h * (d.e + 4.0) * (1 + extra_tables), 1 + extra_tables);  // scatter-add
-  o.embed_bwd = b.t;
+  o.embed_bwd = floored(b.t, b.launches, eff);
 }
 
 void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
@@ -245,8 +255,8 @@ void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
     f.gemm(d.b, d.h, d.h);
     b.gemm_bwd(d.b, d.h, d.h);
   }
-  o.head_fwd = f.t;
-  o.head_bwd = b.t;
+  o.head_fwd = floored(f.t, f.launches, eff);
+  o.head_bwd = floored(b.t, b.launches, eff);
   o.head_flops_hw = f.f + b.f;
 }
 

@@ -73,7 +73,8 @@ OptimizerCosts optimizer_costs(double shard_params, int tensors, double grad_byt
     // A per-tensor loop launches per tensor; under ZeRO it runs on one flat partition.
     const int loops = cfg.zero_stage == 0 ? tensors : 1;
     const int kernels = unfused(cfg) ? loops * (unfused_kernels(cfg.optimizer) + 4) : kOptimizerKernels;
-    o.step = Seconds(bytes / (gpu.hbm_bw.v * eff.hbm_fraction)) + eff.kernel_overhead * kernels;
+    o.step = std::max(Seconds(bytes / (gpu.hbm_bw.v * eff.hbm_fraction)) + eff.kernel_overhead * kernels,
+                      eff.host_op_overhead * kernels);  // launch-bound floor (operators.cc)
     return o;
   }
   const double local_ranks = std::max(1, cluster.gpus_per_node());

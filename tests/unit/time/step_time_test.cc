@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include "estimator/time/efficiency_defaults.h"
+#include "estimator/time/operators.h"
 #include "estimator/time/parallel_comm.h"
 #include "fixtures.h"
 
@@ -245,6 +247,45 @@ TEST(Placement, PipelineIsTheOutermostAxis) {
   c.tp = 1, c.pp = 4, c.dp = 1;
   p = place(c, node);
   EXPECT_EQ(p.pp_p2p.ranks_per_node, 2);
+}
+
+}  // namespace
+}  // namespace dsplan
+
+namespace dsplan {
+namespace {
+
+// Host dispatch floor. A GPT with h = 256 at micro-batch 1, seq 128 on an H200: each
+// kernel is a few microseconds on the GPU (the largest GEMM, 128 x 1024 x 256, is 67 MFLOP
+// = 0.1 us of math plus the 3 us kernel overhead), so the layer's forward is issued
+// slower than it runs: it takes launches x host_op_overhead, a whole number of 10 us.
+// Without the floor (host_op_overhead 0) it is the GPU time, which is shorter.
+// gpt-2.7b at micro-batch 4 (h = 2560, 8192 tokens: ~0.5 ms per QKV GEMM) is GPU-bound:
+// the floor changes nothing.
+TEST(OperatorCosts, SmallKernelsAreLaunchBound) {
+  const GpuSpec gpu = test::h200();
+  Efficiency eff = default_efficiency(gpu);
+  OpKey k;
+  k.micro_batch = 1;
+  k.seq_len = 128;
+  k.precision = Precision::bf16;
+  const ModelSpec tiny = test::gpt("tiny", 2, 256, 4, 128, 50257, 128);
+  const OpCosts floor = operator_costs(tiny, gpu, eff, k);
+  eff.host_op_overhead = Seconds{};
+  const OpCosts gpu_only = operator_costs(tiny, gpu, eff, k);
+  EXPECT_GT(floor.fwd.v, 1.5 * gpu_only.fwd.v);
+  const double launches = floor.fwd.v / 10e-6;
+  EXPECT_NEAR(launches, std::round(launches), 1e-6);
+  EXPECT_GE(launches, 15);  // 4 GEMMs + attention (2 GEMMs, 4 score kernels) + 6 elementwise
+
+  const ModelSpec big = test::gpt("gpt-2.7b", 32, 2560, 32, 2048, 50257, 128);
+  k.micro_batch = 4;
+  k.seq_len = 2048;
+  const OpCosts big_gpu = operator_costs(big, gpu, eff, k);
+  eff.host_op_overhead = us(10);
+  const OpCosts big_floor = operator_costs(big, gpu, eff, k);
+  EXPECT_DOUBLE_EQ(big_floor.fwd.v, big_gpu.fwd.v);
+  EXPECT_DOUBLE_EQ(big_floor.bwd.v, big_gpu.bwd.v);
 }
 
 }  // namespace
