@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The checks that need a GPU, in one script, for a session that has the lent GPU machine
+# (docs/calibration.md "Pending: real-GPU steps", docs/confirm.md "Pending: a run on a real
+# GPU"). Run from the repository root:
+#   scripts/gpu_checks.sh PHASE [OUTDIR]      PHASE: build | calibrate | confirm | all
+# OUTDIR defaults to $OUT (the device tool's output folder) or ./gpu-out. Every command's
+# output and exit status is written there (status.txt), and a failing step does not stop
+# the later ones. Each phase fits in the device tool's 10-minute limit on 16 cores:
+#   build      configure + build (build-gpu/, Release, CUDA on), ctest -L gpu
+#   calibrate  dsplan calibrate --quick; calibrate show; PyTorch bf16 8192^3 cross-check
+#              (scripts/torch_gemm_check.py); estimate with and without the profile
+#   confirm    dsplan confirm --top 3 for gpt2 on one GPU with the reference workload
+#              (needs PyTorch; DeepSpeed optional)
+set -uo pipefail
+phase=${1:-all}
+out=${2:-${OUT:-gpu-out}}
+mkdir -p "$out"
+bin=build-gpu/dsplan
+
+step() {  # step NAME COMMAND...: run, keep its output, record its exit status
+  local name=$1; shift
+  echo "== $name: $*" | tee -a "$out/status.txt"
+  local t0=$SECONDS
+  "$@" >"$out/$name.txt" 2>&1
+  local rc=$?
+  echo "   exit $rc after $((SECONDS - t0)) s" | tee -a "$out/status.txt"
+  tail -n 5 "$out/$name.txt"
+  return $rc
+}
+
+hw_preset() {  # datasheet preset of GPU 0, from nvidia-smi's name
+  local name
+  name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+  case "$name" in
+    *H200*) echo h200-141gb ;;
+    *H100*PCIe*) echo h100-pcie-80gb ;;
+    *H100*) echo h100-80gb ;;
+    *A100*PCIE*40GB*|*A100*PCIe*40GB*) echo a100-pcie-40gb ;;
+    *A100*40GB*) echo a100-40gb ;;
+    *A100*) echo a100-80gb ;;
+    *V100*) echo v100-32gb ;;
+    *) echo "" ;;
+  esac
+}
+
+do_build() {
+  step nvidia_smi nvidia-smi
+  step configure cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DDSPLAN_WITH_CUDA=ON
+  step build cmake --build build-gpu -j "$(nproc)"
+  step ctest_gpu ctest --test-dir build-gpu -L gpu --output-on-failure
+}
+
+do_calibrate() {
+  local hw; hw=$(hw_preset)
+  step calibrate_quick "$bin" calibrate --quick --model gpt2 --out "$out/profile-quick.json"
+  step calibrate_show "$bin" calibrate show "$out/profile-quick.json"
+  step refit "$bin" calibrate fit --records "$out/profile-quick.json" --out "$out/profile-refit.json"
+  step torch_gemm python3 scripts/torch_gemm_check.py "$out/profile-quick.json"
+  step estimate_datasheet "$bin" estimate --model gpt2-medium --gpus 1 ${hw:+--hw "$hw"} --json
+  step estimate_profile "$bin" estimate --model gpt2-medium --gpus 1 ${hw:+--hw "$hw"} \
+       --profile "$out/profile-quick.json" --json
+}
+
+do_confirm() {
+  local hw; hw=$(hw_preset)
+  step confirm_gpt2 "$bin" confirm --top 3 --model gpt2 --gpus 1 ${hw:+--hw "$hw"} --zero 0,1 \
+       --timeout 150 --results-dir "$out/confirm/results" --exps-dir "$out/confirm/exps"
+}
+
+case "$phase" in
+  build) do_build ;;
+  calibrate) do_calibrate ;;
+  confirm) do_confirm ;;
+  all) do_build; do_calibrate; do_confirm ;;
+  *) echo "usage: scripts/gpu_checks.sh build|calibrate|confirm|all [OUTDIR]" >&2; exit 2 ;;
+esac
+echo "outputs in $out (status.txt lists every step and its exit status)"
