@@ -7,9 +7,8 @@
 //  - Megatron all-reduces its contiguous gradient buffer once after the backward; bf16
 //    accumulates and reduces fp32 main_grads, fp16 reduces 16-bit gradients.
 //  - FSDP reduce-scatters per transformer layer (one wrapped unit per layer), overlapped.
-//  - DeepSpeed ZeRO-2 reduces each gradient tensor to the rank owning its partition as
-//    the tensor becomes ready (a reduce per tensor, priced as a ring broadcast: n-1 steps,
-//    S per link), so it pays one collective latency per tensor instead of per bucket.
+//  - DeepSpeed ZeRO-1/2 all-reduce each full bucket and keep their partition (v0.5.8 and
+//    v0.16.4 defaults; docs/model.md §4.4); ZeRO-3 reduce-scatters.
 #include "estimator/time/parallel_comm.h"
 
 #include <algorithm>
@@ -80,18 +79,20 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
               (cfg.framework == Framework::deepspeed && cfg.zero.overlap(cfg.zero_stage));
   o.prefetch = cfg.zero_stage == 3 && o.overlap;
   if (pl.dp.ranks <= 1) return;
-  // ZeRO-1 keeps full gradients and reduce-scatters them once at the boundary (each rank
-  // keeps its partition); ZeRO-2/3 reduce-scatter every micro-batch.
-  const Collective red = cfg.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter;
+  // ZeRO-1 reduces once at the accumulation boundary, ZeRO-2/3 every micro-batch. DeepSpeed
+  // ZeRO-1/2 all-reduce each full bucket and keep their partition of the result (v0.5.8
+  // buffered_reduce_fallback; v0.16.4 allreduce_bucket, use_multi_rank_bucket_allreduce on
+  // by default): a reduce-scatter's result at an all-reduce's volume. ZeRO-3, Megatron's
+  // distributed optimizer and FSDP reduce-scatter.
+  const bool ds_allreduce = cfg.framework == Framework::deepspeed && cfg.zero_stage <= 2;
+  const Collective red =
+      cfg.zero_stage == 0 || ds_allreduce ? Collective::all_reduce : Collective::reduce_scatter;
   if (cfg.zero_stage == 3) {
     o.layer_grad_reduce = bucketed(c, red, sp.layer * g, bucket, pl.dp);
     const double pf = std::max(1.0, cfg.zero.prefetch_bucket_elems);
     const double n = std::ceil(sp.layer_gathered / pf);
     o.layer_param_gather = c.time(Collective::all_gather, Bytes(sp.layer_gathered * e / n), pl.dp) * n;
     o.nonlayer_gather = c.time(Collective::all_gather, Bytes(sp.nonlayer() * e), pl.dp);
-  } else if (cfg.framework == Framework::deepspeed && cfg.zero_stage == 2) {
-    const double tensor = sp.layer * g / kTensorsPerLayer;
-    o.layer_grad_reduce = c.time(Collective::broadcast, Bytes(tensor), pl.dp) * kTensorsPerLayer;
   } else {
     const double layers = L * sp.layer * g;
     o.layer_grad_reduce = bucketed(c, red, layers, bucket, pl.dp) / double(L);

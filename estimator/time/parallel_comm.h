@@ -4,7 +4,8 @@
 // (stride tp), then PP outermost (stride tp x dp). Per rank of the most loaded stage:
 //  - TP: 2 all-reduces of b s h per layer in forward and 2 in backward (sequence
 //    parallel: all-gather + reduce-scatter pairs instead); embedding and head add one each.
-//  - DP: gradients reduced in buckets: all-reduce (ZeRO-0), reduce-scatter (ZeRO>=1); at
+//  - DP: gradients reduced in buckets: all-reduce (ZeRO-0, DeepSpeed ZeRO-1/2), reduce-scatter
+//    (ZeRO-3, Megatron distributed optimizer, FSDP); at
 //    the accumulation boundary for ZeRO-0/1, every micro-batch for ZeRO-2/3 (partitioned
 //    gradients cannot accumulate unreduced). ZeRO-1/2 all-gather the updated 16-bit
 //    parameters after the step; ZeRO-3 all-gathers each layer's parameters before its
