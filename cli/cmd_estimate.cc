@@ -39,7 +39,11 @@ void print_table(const EstimatePlan& p) {
   for (const auto& a : p.assumptions) std::cout << "assumed  " << a << "\n";
   std::cout << "searched " << p.result.evaluated << " configurations in " << fmt(p.seconds, 3) << " s: "
             << p.result.feasible << " fit in " << fmt(in_GiB(r.cluster.node.gpu.memory), 1) << " GiB; "
-            << p.result.invalid << " structurally invalid points skipped\n";
+            << p.result.invalid << " structurally invalid points skipped";
+  if (p.result.dominated > 0)
+    std::cout << "; " << p.result.dominated
+              << " finalists hidden (same layout with checkpointing that saves no memory and costs time)";
+  std::cout << "\n";
   std::cout << "ranked by " << p.json["search"]["ranked_by"].get<std::string>() << ", metric "
             << p.json["search"]["metric"].get<std::string>() << "; efficiencies: " << r.efficiency.source << "\n";
   std::cout << "largest fitting micro-batch:";

@@ -296,7 +296,8 @@ Json plan_to_json(const EstimatePlan& p) {
                             : r.metric == Metric::latency ? "latency" : "flops"},
                  {"ranked_by", p.result.time_ranked ? "predicted step time (closed form; simulator for the top "
                                    + std::to_string(r.refine_top) + ")" : "memory headroom"},
-                 {"rejections", rej}, {"infeasible", infeasible}, {"max_micro_batch", maxmbs}};
+                 {"rejections", rej}, {"infeasible", infeasible}, {"max_micro_batch", maxmbs},
+                 {"dominated", p.result.dominated}};
   j["configs"] = Json::array();
   for (const auto& e : p.result.configs) j["configs"].push_back(config_to_json(e));
   return j;

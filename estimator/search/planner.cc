@@ -80,6 +80,38 @@ void fill_throughput(Evaluation& e, const Cluster& c) {
   e.mfu = peak > 0 ? e.time.model_flops.v / step / peak : 0;
 }
 
+// Two configurations that differ only in activation checkpointing.
+bool same_but_checkpointing(const TrainConfig& a, const TrainConfig& b) {
+  const ZeroKnobs &x = a.zero, &y = b.zero;
+  return a.framework == b.framework && a.precision == b.precision && a.optimizer == b.optimizer &&
+         a.zero_stage == b.zero_stage && a.offload == b.offload && a.tp == b.tp && a.pp == b.pp &&
+         a.dp == b.dp && a.vpp == b.vpp && a.micro_batch == b.micro_batch &&
+         a.grad_accum == b.grad_accum && a.seq_len == b.seq_len &&
+         a.flash_attention == b.flash_attention && a.sequence_parallel == b.sequence_parallel &&
+         a.fused_optimizer == b.fused_optimizer && x.reduce_bucket_elems == y.reduce_bucket_elems &&
+         x.allgather_bucket_elems == y.allgather_bucket_elems &&
+         x.prefetch_bucket_elems == y.prefetch_bucket_elems && x.max_live_params == y.max_live_params &&
+         x.param_persistence_threshold == y.param_persistence_threshold &&
+         x.overlap_comm == y.overlap_comm && x.contiguous_gradients == y.contiguous_gradients;
+}
+
+// Removes from a best-first list each configuration that another one kept before it
+// dominates: the same layout with other checkpointing, no more device memory and no worse
+// on the metric (e.g. selective recompute next to FlashAttention, which saves nothing).
+void drop_dominated(std::vector<Evaluation>& best, Metric metric, std::int64_t& dropped) {
+  std::vector<Evaluation> kept;
+  kept.reserve(best.size());
+  for (auto& e : best) {
+    const bool dominated = std::any_of(kept.begin(), kept.end(), [&](const Evaluation& k) {
+      return same_but_checkpointing(k.cfg, e.cfg) && k.memory.device <= e.memory.device &&
+             !better(e, k, metric);
+    });
+    if (dominated) ++dropped;
+    else kept.push_back(std::move(e));
+  }
+  best = std::move(kept);
+}
+
 void check_fit(Evaluation& e, const Cluster& c) {
   e.headroom = c.node.gpu.memory - e.memory.device;
   e.fits = e.memory.device <= c.node.gpu.memory;
@@ -197,6 +229,7 @@ PlanResult plan(const PlanRequest& req) {
     }
     std::sort(best.begin(), best.begin() + static_cast<long>(n), worse_first);
   }
+  if (!pinned) drop_dominated(best, metric, out.dominated);
   if (best.size() > static_cast<size_t>(req.top)) best.resize(static_cast<size_t>(req.top));
   std::sort(rejected.begin(), rejected.end(), worse_first);
   if (rejected.size() > static_cast<size_t>(req.top)) rejected.resize(static_cast<size_t>(req.top));

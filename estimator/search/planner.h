@@ -68,6 +68,9 @@ struct PlanResult {
   std::map<std::string, std::int64_t> rejections;  // structural reason -> points skipped
   std::map<std::string, std::int64_t> infeasible;  // why evaluated configs do not fit -> count
   std::map<int, int> max_micro_batch;  // ZeRO stage -> largest fitting micro-batch (0 = none)
+  // Finalists hidden because a kept one with the same layout and other checkpointing needs
+  // no more memory and is no slower (not counted for pinned configurations).
+  std::int64_t dominated = 0;
   bool time_ranked = true;
 };
 

@@ -1,0 +1,72 @@
+// Planner ranking: configurations that another finalist dominates on memory and time with
+// only a different checkpointing choice are hidden; pinned ones never are.
+#include "estimator/search/planner.h"
+
+#include <gtest/gtest.h>
+
+#include "estimator/time/efficiency_defaults.h"
+#include "../time/fixtures.h"
+
+namespace dsplan {
+namespace {
+
+PlanRequest gpt_2_7b_on_16_a100() {
+  PlanRequest r;
+  r.model = test::gpt("gpt-2.7b", 32, 2560, 32, 2048, 50257, 128);
+  r.cluster = test::cluster(test::dgx_a100(), 16);
+  r.efficiency = default_efficiency(r.cluster.node.gpu);
+  r.space.seq_len = 2048;
+  r.space.zero = {1};
+  r.space.tp = {1};
+  r.space.pp = {1};
+  r.space.vpp = {1};
+  r.space.micro_batch = {4, 8};
+  r.space.grad_accum = {1};
+  r.space.flash = {true};
+  r.space.sequence_parallel = {false};
+  r.space.offload = {Offload::none};
+  r.top = 20;
+  r.refine_top = 0;
+  return r;
+}
+
+// With FlashAttention the attention core keeps no s x s tensors, so selective recompute
+// saves no memory (the memory model gives both the same device figure) and costs the
+// flash forward again: each "selective" finalist is dominated by its "none" twin and is
+// hidden. Full recompute saves memory, so it stays although it is slower.
+TEST(Planner, HidesCheckpointingThatSavesNoMemory) {
+  PlanRequest r = gpt_2_7b_on_16_a100();
+  r.space.checkpointing = {Checkpointing::none, Checkpointing::selective, Checkpointing::full};
+  const PlanResult res = plan(r);
+  ASSERT_EQ(res.evaluated, 6);  // 2 micro-batches x 3 checkpointing choices
+  EXPECT_EQ(res.dominated, 2);  // the two selective ones
+  ASSERT_EQ(res.configs.size(), 4u);
+  int full = 0;
+  for (const auto& e : res.configs) {
+    EXPECT_NE(e.cfg.checkpointing, Checkpointing::selective);
+    full += e.cfg.checkpointing == Checkpointing::full;
+  }
+  EXPECT_EQ(full, 2);
+  // Check the premise on the evaluations themselves.
+  r.space.checkpointing = {Checkpointing::selective};
+  r.space.micro_batch = {8};
+  const Evaluation sel = plan(r).configs.at(0);
+  r.space.checkpointing = {Checkpointing::none};
+  const Evaluation none = plan(r).configs.at(0);
+  EXPECT_LE(none.memory.device.v, sel.memory.device.v);
+  EXPECT_LT(none.time.step.v, sel.time.step.v);
+}
+
+// A pinned configuration is what the user asked about: returned even when dominated.
+TEST(Planner, PinnedConfigurationIsNeverHidden) {
+  PlanRequest r = gpt_2_7b_on_16_a100();
+  r.space.micro_batch = {8};
+  r.space.checkpointing = {Checkpointing::selective};
+  const PlanResult res = plan(r);
+  ASSERT_EQ(res.configs.size(), 1u);
+  EXPECT_EQ(res.configs[0].cfg.checkpointing, Checkpointing::selective);
+  EXPECT_EQ(res.dominated, 0);
+}
+
+}  // namespace
+}  // namespace dsplan
