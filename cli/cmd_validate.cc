@@ -116,31 +116,32 @@ RowResult predict(const ValidationCase& c, const Measurement& m, const PlanReque
   return r;
 }
 
+// The planner returned a timed configuration (not only structurally invalid points).
+bool has_prediction(const PlanResult& res) {
+  return !res.configs.empty() && res.configs.front().time.step.v > 0;
+}
+
 void explain_case(const ValidationCase& c, const PlanResult& res) {
   std::cout << c.id << "\n";
   for (const auto& a : c.assumptions) std::cout << "  assumed " << a << "\n";
-  if (res.configs.empty() || res.configs.front().time.step.v <= 0) {
+  if (!has_prediction(res)) {
     std::cout << "  " << no_config_reason(res) << "\n\n";
     return;
   }
   const Evaluation& e = res.configs.front();
   std::cout << "  predicted: " << describe_config(e) << (e.fits ? "" : " (predicted not to fit)") << ", "
             << std::fixed << std::setprecision(1) << e.samples_per_s << " samples/s\n";
-  std::ostringstream b;
-  print_breakdown(b, e);
-  std::istringstream lines(b.str());
-  for (std::string line; std::getline(lines, line);) std::cout << "  " << line << "\n";
+  print_breakdown(std::cout, e, "  ");
   std::cout << "\n";
 }
 
-std::vector<RowResult> run_case(const ValidationCase& c, const std::string& explain) {
+std::vector<RowResult> run_case(const ValidationCase& c) {
   std::vector<RowResult> out;
   PlanRequest req = c.request;
   req.refine = make_refiner(req);
   const PlanResult res = plan(req);
-  if (!explain.empty() && c.id.find(explain) != std::string::npos) explain_case(c, res);
   for (const auto& m : c.measured) {
-    if (res.configs.empty() || res.configs.front().time.step.v <= 0) {
+    if (!has_prediction(res)) {
       RowResult r{c.id, kind_name(m.kind), m.label, no_config_reason(res), 0, m.value, -1, false, c.inconsistent};
       r.unpredicted = true;
       out.push_back(r);
@@ -323,9 +324,17 @@ int run(const ValidateCli& v) {
   if (!set) return report(set.errors());
 
   std::vector<RowResult> rows, comm;
+  if (!v.explain.empty()) {  // --explain prints the matching rows' breakdowns only
+    for (const auto& c : set->cases) {
+      if (c.id.find(v.explain) == std::string::npos) continue;
+      PlanRequest req = c.request;
+      req.refine = make_refiner(req);
+      explain_case(c, plan(req));
+    }
+    return 0;
+  }
   for (const auto& c : set->cases)
-    for (auto& r : run_case(c, v.explain)) rows.push_back(std::move(r));
-  if (!v.explain.empty()) return 0;  // --explain prints the breakdowns only
+    for (auto& r : run_case(c)) rows.push_back(std::move(r));
   for (const auto& c : set->collectives) comm.push_back(run_collective(c));
   std::vector<OrderResult> orders;
   for (const auto& o : set->orderings) orders.push_back(run_ordering(o));

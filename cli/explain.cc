@@ -31,20 +31,21 @@ std::string describe_config(const Evaluation& e) {
   return s;
 }
 
-void print_breakdown(std::ostream& os, const Evaluation& e) {
+void print_breakdown(std::ostream& os, const Evaluation& e, const std::string& indent) {
   const auto& m = e.memory;
   const auto& t = e.time;
-  os << "memory per GPU (GiB): params " << fmt(in_GiB(m.params), 2) << ", grads " << fmt(in_GiB(m.grads), 2)
-     << ", optimizer " << fmt(in_GiB(m.optimizer), 2) << ", activations " << fmt(in_GiB(m.activations), 2)
-     << ", buffers " << fmt(in_GiB(m.buffers), 2) << ", overhead " << fmt(in_GiB(m.overhead), 2)
-     << "\n  allocated " << fmt(in_GiB(m.allocated), 2) << ", reserved " << fmt(in_GiB(m.reserved), 2)
-     << ", device " << fmt(in_GiB(m.device), 2) << ", host " << fmt(in_GiB(m.host), 2) << "\n";
-  os << "step " << fmt(in_ms(t.step), 1) << " ms (" << (e.simulated ? "simulator" : "closed form") << "): compute "
-     << fmt(in_ms(t.compute), 1) << ", exposed comm " << fmt(in_ms(t.comm_exposed), 1) << ", bubble "
-     << fmt(in_ms(t.bubble), 1) << ", optimizer " << fmt(in_ms(t.optimizer), 1) << ", offload "
+  os << indent << "memory per GPU (GiB): params " << fmt(in_GiB(m.params), 2) << ", grads "
+     << fmt(in_GiB(m.grads), 2) << ", optimizer " << fmt(in_GiB(m.optimizer), 2) << ", activations "
+     << fmt(in_GiB(m.activations), 2) << ", buffers " << fmt(in_GiB(m.buffers), 2) << ", overhead "
+     << fmt(in_GiB(m.overhead), 2) << "\n" << indent << "  allocated " << fmt(in_GiB(m.allocated), 2)
+     << ", reserved " << fmt(in_GiB(m.reserved), 2) << ", device " << fmt(in_GiB(m.device), 2) << ", host "
+     << fmt(in_GiB(m.host), 2) << "\n";
+  os << indent << "step " << fmt(in_ms(t.step), 1) << " ms (" << (e.simulated ? "simulator" : "closed form")
+     << "): compute " << fmt(in_ms(t.compute), 1) << ", exposed comm " << fmt(in_ms(t.comm_exposed), 1)
+     << ", bubble " << fmt(in_ms(t.bubble), 1) << ", optimizer " << fmt(in_ms(t.optimizer), 1) << ", offload "
      << fmt(in_ms(t.offload), 1) << " ms\n";
-  os << "critical path:\n";
-  for (const auto& s : t.critical_path) os << "  " << s << "\n";
+  os << indent << "critical path:\n";
+  for (const auto& s : t.critical_path) os << indent << "  " << s << "\n";
 }
 
 }  // namespace dsplan::cli

@@ -13,7 +13,7 @@ namespace dsplan::cli {
 // "z1 tp2 pp1 dp8 mbs4 gas2 ckpt=full flash".
 std::string describe_config(const Evaluation& e);
 
-// Memory per GPU, step-time breakdown and critical path of `e`.
-void print_breakdown(std::ostream& os, const Evaluation& e);
+// Memory per GPU, step-time breakdown and critical path of `e`, each line after `indent`.
+void print_breakdown(std::ostream& os, const Evaluation& e, const std::string& indent = "");
 
 }  // namespace dsplan::cli

@@ -24,6 +24,7 @@ struct ZeroKnobs {
   int overlap_comm = -1;
   bool contiguous_gradients = true;
   bool overlap(int stage) const { return overlap_comm < 0 ? stage == 3 : overlap_comm == 1; }
+  bool operator==(const ZeroKnobs&) const = default;
 };
 
 struct TrainConfig {
@@ -53,6 +54,7 @@ struct TrainConfig {
     return static_cast<std::int64_t>(micro_batch) * grad_accum * dp;
   }
   int gpus() const { return tp * pp * dp; }
+  bool operator==(const TrainConfig&) const = default;
 };
 
 }  // namespace dsplan

@@ -8,44 +8,20 @@
 #include "calibrate/bench/run.h"
 #include "calibrate/fit/fit.h"
 #include "calibrate/profile.h"
+#include "fixtures.h"
 
 namespace dsplan::testing {
 
 GpuSpec a100_80gb() {
-  GpuSpec g;
+  GpuSpec g = test::a100();
   g.name = "a100-80gb";
-  g.arch = GpuArch::ampere;
-  g.memory = GiB(80);
-  g.hbm_bw = GBps(2039);
-  g.sm_count = 108;
-  g.tensor_clock_MHz = 1410;
-  g.boost_clock_MHz = 1410;
-  g.fp16_tc_flop_per_clk_sm = 2048;
-  g.bf16_tc_flop_per_clk_sm = 2048;
-  g.tf32_tc_flop_per_clk_sm = 1024;
-  g.fp32_flop_per_clk_sm = 128;
   g.l2 = MB(40);
-  g.nvlink_links = 12;
-  g.nvlink_bw_per_link = GBps(25);
-  g.pcie_gen = 4;
-  g.pcie_bw = GBps(31.5);
   g.tdp_W = 400;
   return g;
 }
 
-ModelSpec test_model() {
-  ModelSpec m;
-  m.name = "test-1.3b";
-  m.layers = 24;
-  m.hidden = 2048;
-  m.heads = 16;
-  m.kv_heads = 16;
-  m.head_dim = 128;
-  m.ffn_hidden = 8192;
-  m.vocab = 50257;
-  m.max_positions = 2048;
-  return m;
-}
+// A GPT-1.3B-shaped decoder (24 x 2048, 16 heads, FFN 4h).
+ModelSpec test_model() { return test::gpt("test-1.3b", 24, 2048, 16, 2048, 50257, 1); }
 
 double SyntheticBench::noisy(double x) {
   auto next = [this] {

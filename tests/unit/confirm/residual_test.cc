@@ -10,6 +10,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "fixtures.h"
 #include "test_util.h"
 
 namespace dsplan {
@@ -21,19 +22,7 @@ struct Synthetic {
   double measured = 0;
 };
 
-ModelSpec model() {
-  ModelSpec m;
-  m.name = "gpt-1b";
-  m.layers = 24;
-  m.hidden = 2048;
-  m.heads = 16;
-  m.kv_heads = 16;
-  m.head_dim = 128;
-  m.ffn_hidden = 8192;
-  m.vocab = 50257;
-  m.max_positions = 2048;
-  return m;
-}
+ModelSpec model() { return test::gpt("gpt-1b", 24, 2048, 16, 2048, 50257, 1); }
 
 // 4 stages x 4 micro-batches x 2 recompute x 2 TP = 64 configurations.
 std::vector<Synthetic> synthetic_runs() {

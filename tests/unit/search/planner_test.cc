@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "estimator/time/efficiency_defaults.h"
-#include "../time/fixtures.h"
+#include "fixtures.h"
 
 namespace dsplan {
 namespace {

@@ -1,4 +1,4 @@
-// Hand-built hardware and model descriptions for the step-time tests (the hardware and
+// Hand-built hardware and model descriptions shared by the unit tests (the hardware and
 // model databases are separate components; these copy their datasheet figures from
 // shared/reference/hardware-and-comm.md §1 and the models' published configurations).
 #pragma once
