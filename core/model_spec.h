@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace dsplan {
@@ -47,6 +48,15 @@ struct ModelSpec {
   bool vocab_logits = true;
   // Megatron pads the vocabulary to a multiple of this x TP; 1 = no padding.
   int vocab_pad_multiple = 1;
+  // Whether training runs dropout layers (probability > 0): they cost a pass over each
+  // residual-stream tensor and keep a 1-byte mask per element for the backward. Unset:
+  // LayerNorm models (GPT-2, BERT, OPT) have them, RMSNorm models (Llama, Mistral) not.
+  // Many LayerNorm models train without dropout (BLOOM, GPT-NeoX-20B, MPT).
+  std::optional<bool> dropout;
 };
+
+inline bool has_dropout(const ModelSpec& m) {
+  return m.dropout.value_or(m.norm == NormKind::layernorm);
+}
 
 }  // namespace dsplan

@@ -59,6 +59,21 @@ struct Hf {
   }
 };
 
+// Dropout: the family's probability keys; any of them above zero means dropout layers run
+// in training (ModelSpec::dropout). With none present, the transformers config class's
+// default decides (`fallback`: GPT-2/BERT/OPT 0.1, BLOOM/GPT-NeoX/Llama 0.0).
+void read_dropout(Hf& hf, ModelSpec& m, std::initializer_list<const char*> keys, bool fallback) {
+  bool any_key = false, positive = false;
+  for (const char* k : keys) {
+    double p = 0;
+    if (hf.json.contains(k) && !hf.json[k].is_null() && hf.r.get(k, p, false, 0.0, 1.0)) {
+      any_key = true;
+      positive = positive || p > 0;
+    }
+  }
+  m.dropout = any_key ? positive : fallback;
+}
+
 std::optional<Activation> hf_activation(const std::string& s) {
   static const std::map<std::string, Activation> table{
       {"gelu", Activation::gelu},          {"gelu_new", Activation::gelu},
@@ -103,6 +118,7 @@ void gpt2(Hf& hf, ModelSpec& m, bool bigcode) {
   read_activation(hf, "activation_function", m);
   m.tied_embeddings = hf.flag("tie_word_embeddings", true);
   m.kv_heads = bigcode && hf.flag("multi_query", true) ? 1 : m.heads;
+  read_dropout(hf, m, {"resid_pdrop", "embd_pdrop", "attn_pdrop"}, true);
 }
 
 // bert and roberta: post-LN encoder; embedding LayerNorm, token types, pooler, no final norm.
@@ -124,6 +140,7 @@ void bert(Hf& hf, ModelSpec& m, bool roberta) {
   m.embedding_norm = true;
   m.final_norm = false;
   m.pooler = true;
+  read_dropout(hf, m, {"hidden_dropout_prob", "attention_probs_dropout_prob"}, true);
 }
 
 // distilbert: BERT without token types or pooler.
@@ -141,6 +158,7 @@ void distilbert(Hf& hf, ModelSpec& m) {
   m.causal = false;
   m.embedding_norm = true;
   m.final_norm = false;
+  read_dropout(hf, m, {"dropout", "attention_dropout"}, true);
 }
 
 // llama and mistral: RMSNorm, SwiGLU, rotary, no biases, untied head, optional GQA.
@@ -163,6 +181,7 @@ void llama(Hf& hf, ModelSpec& m, bool mistral) {
   m.norm = NormKind::rmsnorm;
   m.position = PositionKind::rotary;
   m.linear_bias = false;
+  read_dropout(hf, m, {"attention_dropout"}, false);
 }
 
 // gpt_neox: LayerNorm with biases, rotary, parallel residual by default, untied head.
@@ -178,6 +197,7 @@ void gpt_neox(Hf& hf, ModelSpec& m) {
   m.parallel_residual = hf.flag("use_parallel_residual", true);
   hf.require_flag("attention_bias", true, "attention without biases next to an MLP with them");
   m.position = PositionKind::rotary;
+  read_dropout(hf, m, {"hidden_dropout", "attention_dropout"}, false);
 }
 
 // opt: learned positions with 2 extra rows (OPTLearnedPositionalEmbedding's offset), ReLU.
@@ -195,6 +215,7 @@ void opt(Hf& hf, ModelSpec& m) {
   m.linear_bias = hf.flag("enable_bias", true);
   m.final_norm = hf.flag("do_layer_norm_before", true) && !hf.flag("_remove_final_layer_norm", false);
   hf.require_flag("layer_norm_elementwise_affine", true, "LayerNorms without weights");
+  read_dropout(hf, m, {"dropout", "attention_dropout", "activation_dropout"}, true);
   int proj = m.hidden;
   if (hf.r.get("word_embed_proj_dim", proj, false, 1, kMaxDim) && proj != m.hidden)
     hf.r.error("word_embed_proj_dim", "embedding width " + std::to_string(proj) +
@@ -213,6 +234,7 @@ void bloom(Hf& hf, ModelSpec& m) {
   m.tied_embeddings = hf.flag("tie_word_embeddings", true);
   m.position = PositionKind::alibi;
   m.embedding_norm = true;
+  read_dropout(hf, m, {"hidden_dropout", "attention_dropout"}, false);
 }
 
 using Family = void (*)(Hf&, ModelSpec&);

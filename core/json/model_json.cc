@@ -53,6 +53,8 @@ void read_flags(JsonObjectReader& r, ModelSpec& m) {
   r.get("embedding_norm", m.embedding_norm, false);
   r.get("final_norm", m.final_norm, false);
   r.get("pooler", m.pooler, false);
+  bool dropout = false;
+  if (r.get("dropout", dropout, false)) m.dropout = dropout;
 }
 
 // Defaults that depend on other keys: kv_heads = heads, head_dim = hidden / heads,
@@ -165,6 +167,7 @@ Json model_to_json(const ModelSpec& m) {
   j["final_norm"] = m.final_norm;
   j["pooler"] = m.pooler;
   j["vocab_pad_multiple"] = m.vocab_pad_multiple;
+  j["dropout"] = has_dropout(m);
   return j;
 }
 #if defined(__GNUC__) && !defined(__clang__)

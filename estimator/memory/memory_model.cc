@@ -79,7 +79,7 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   x.sp = cfg.sequence_parallel && cfg.tp > 1;
   const bool mixed = cfg.precision != Precision::fp32;
   x.e = mixed ? 2 : 4;
-  x.dropout = m.norm == NormKind::layernorm;  // GPT-2/BERT/OPT family; Llama-style: none
+  x.dropout = has_dropout(m);  // ModelSpec::dropout
   x.flash = cfg.flash_attention;
   x.selective = cfg.checkpointing == Checkpointing::selective;
   x.amp_softmax = cfg.framework == Framework::ddp && mixed;

@@ -5,7 +5,8 @@
 // Assumptions:
 //  - Megatron fuses scale+mask+softmax and bias+dropout+add; Hugging Face-style models
 //    (every other framework) run scale, mask and softmax as three kernels and dropout and
-//    residual add as two.
+//    residual add as two. A model without dropout (ModelSpec::dropout) runs no dropout
+//    kernels and writes no masks (residual, attention-probability, embedding).
 //  - An elementwise kernel's backward moves twice its forward bytes (reads the upstream
 //    gradient and a saved input, writes the input gradient; norms and softmax re-read).
 //  - FlashAttention: forward 4 b s^2 (a/t) d FLOPs, causal runs only the blocks on or
@@ -70,7 +71,7 @@ Seconds floored(Seconds gpu_time, int launches, const Efficiency& eff) {
 
 struct Dims {
   double b, s, h, hq, hkv, f, t, T, Ts, e, ew, heads;
-  bool gated, megatron, flash, causal, autocast, act_unfused;
+  bool gated, megatron, flash, causal, autocast, act_unfused, dropout;
 };
 
 Dims dims(const ModelSpec& m, const OpKey& k) {
@@ -94,6 +95,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.flash = flash_supported(k);
   d.causal = m.causal;
   d.act_unfused = m.activation_unfused;
+  d.dropout = has_dropout(m);
   return d;
 }
 
@@ -127,8 +129,8 @@ Elementwise score_elementwise(const Dims& d) {
   const double sc = d.b * d.heads * d.s * d.s;
   Elementwise w;
   const int pre = d.megatron ? 0 : 2;
-  w.bytes = pre * sc * 2.0 * d.e + sc * (d.e + d.ew) + sc * (2.0 * d.ew + 1.0);
-  w.kernels = pre + 2;
+  w.bytes = pre * sc * 2.0 * d.e + sc * (d.e + d.ew) + (d.dropout ? sc * (2.0 * d.ew + 1.0) : 0.0);
+  w.kernels = pre + 1 + (d.dropout ? 1 : 0);
   if (d.autocast) w.bytes += sc * (d.ew + d.e), w.kernels += 1;
   return w;
 }
@@ -168,8 +170,12 @@ Elementwise layer_elementwise(const Dims& d) {
   Elementwise w;
   const double x = d.Ts * d.h, ew = d.ew;
   const double norm = x * 2.0 * ew;
-  const double drop_add = d.megatron ? x * (3.0 * ew + 1.0) : x * (2.0 * ew + 1.0) + x * 3.0 * ew;
-  const int drop_add_kernels = d.megatron ? 1 : 2;
+  // Megatron's fused bias-dropout-add reads 2, writes 1 (+ the mask); otherwise dropout
+  // (r 1, w 1 + mask) and the residual add (r 2, w 1) are separate kernels.
+  const double mask = d.dropout ? 1.0 : 0.0;
+  const double drop_add =
+      d.megatron ? x * (3.0 * ew + mask) : (d.dropout ? x * (2.0 * ew + 1.0) : 0.0) + x * 3.0 * ew;
+  const int drop_add_kernels = d.megatron || !d.dropout ? 1 : 2;
   const double act = d.T * d.f / d.t * (d.act_unfused ? 18.0 : d.gated ? 3.0 : 2.0) * d.e;
   w.bytes = 2 * norm + 2 * drop_add + act;
   w.kernels = 2 + 2 * drop_add_kernels + (d.act_unfused ? 8 : 1);
@@ -228,7 +234,7 @@ void embedding_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey&
   elementwise += extra_tables * 5.0 * row;  // gather the row, add it
   kernels += 2 * extra_tables;
   if (m.embedding_norm) elementwise += 2.0 * row, kernels += 1;
-  elementwise += 2.0 * row + d.T * d.h, kernels += 1;  // dropout
+  if (d.dropout) elementwise += 2.0 * row + d.T * d.h, kernels += 1;  // dropout
   a.mem(elementwise, kernels);
   o.embed_fwd = floored(a.t, a.launches, eff);
   Acc b{gpu, eff, k.precision, {}, {}};

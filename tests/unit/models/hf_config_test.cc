@@ -109,6 +109,37 @@ TEST(HfConfig, FamilyDefaults) {
   EXPECT_EQ(distil->type_vocab, 0);
 }
 
+// Dropout follows the config's probabilities, else the transformers class default:
+// GPT-2/BERT/DistilBERT/OPT configs carry 0.1; BLOOM's hidden/attention dropout are 0.0,
+// GPT-NeoX-20B's config has no dropout keys (class default 0.0), Llama's attention_dropout
+// is 0.0 and it has no hidden dropout.
+TEST(HfConfig, DropoutFollowsTheProbabilities) {
+  for (const char* dir : {"gpt2", "bert-base-uncased", "distilbert-base-uncased", "opt-1.3b"}) {
+    auto m = load(std::string("hf/") + dir + "/config.json");
+    ASSERT_TRUE(m.ok()) << dir;
+    EXPECT_TRUE(has_dropout(*m)) << dir;
+  }
+  for (const char* dir : {"bloom", "gpt-neox-20b", "Llama-2-7b-hf", "Mistral-7B-v0.1"}) {
+    auto m = load(std::string("hf/") + dir + "/config.json");
+    ASSERT_TRUE(m.ok()) << dir;
+    EXPECT_FALSE(has_dropout(*m)) << dir;
+  }
+  Json j{{"model_type", "gpt2"}, {"n_layer", 2},       {"n_embd", 64},       {"n_head", 4},
+         {"n_positions", 128},   {"vocab_size", 100}, {"resid_pdrop", 0.0}, {"embd_pdrop", 0.0},
+         {"attn_pdrop", 0.0}};
+  auto off = parse_model_json(j, "gpt2-nodrop/config.json");
+  ASSERT_TRUE(off.ok()) << all_errors(off.errors());
+  EXPECT_FALSE(has_dropout(*off));
+  j["attn_pdrop"] = 0.05;  // any probability above zero keeps dropout layers
+  auto some = parse_model_json(j, "gpt2-attn-drop/config.json");
+  ASSERT_TRUE(some.ok());
+  EXPECT_TRUE(has_dropout(*some));
+  j["attn_pdrop"] = 1.5;
+  auto bad = parse_model_json(j, "gpt2-bad/config.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(all_errors(bad.errors()).find("attn_pdrop"), std::string::npos);
+}
+
 TEST(HfConfig, GptBigcodeIsMultiQuery) {
   Json j{{"model_type", "gpt_bigcode"}, {"n_layer", 2}, {"n_embd", 64}, {"n_head", 4},
          {"n_positions", 128}, {"vocab_size", 100}, {"n_inner", nullptr}};

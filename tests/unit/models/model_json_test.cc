@@ -28,6 +28,30 @@ TEST(ModelJson, MinimalFileTakesDefaults) {
   EXPECT_EQ(total_params(*m), 387072 + 3159040 + 512);
 }
 
+// "dropout" is optional: unset, LayerNorm models have dropout and RMSNorm models not.
+TEST(ModelJson, DropoutDefaultsByNormAndCanBeTurnedOff) {
+  Json j{{"name", "d"}, {"layers", 2}, {"hidden", 64}, {"heads", 4}, {"vocab", 100},
+         {"max_positions", 128}};
+  auto ln = parse_model_json(j, "d.json");
+  ASSERT_TRUE(ln.ok()) << all_errors(ln.errors());
+  EXPECT_FALSE(ln->dropout.has_value());
+  EXPECT_TRUE(has_dropout(*ln));
+  j["norm"] = "rmsnorm";
+  auto rms = parse_model_json(j, "d.json");
+  ASSERT_TRUE(rms.ok());
+  EXPECT_FALSE(has_dropout(*rms));
+  j["norm"] = "layernorm";
+  j["dropout"] = false;
+  auto off = parse_model_json(j, "d.json");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(has_dropout(*off));
+  EXPECT_EQ(model_to_json(*off)["dropout"], false);
+  j["dropout"] = "no";
+  auto bad = parse_model_json(j, "d.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(all_errors(bad.errors()).find("dropout"), std::string::npos);
+}
+
 TEST(ModelJson, ExplicitHeadDimAndGqa) {
   auto m = load("tiny-llama.json");
   ASSERT_TRUE(m.ok()) << all_errors(m.errors());

@@ -216,6 +216,29 @@ TEST(StepTime, WarmEstimateIsSubMicrosecond) {
   EXPECT_LT(ns, 1000.0);
 }
 
+// A model without dropout runs no dropout kernels. Hand count, Hugging Face-style layer
+// (framework deepspeed), bf16 (e = 2), standard attention, b = 1, s = 128, h = 256,
+// 4 heads: the residual tensor x = s h = 32,768 elements, the scores sc = 4 x 128^2 =
+// 65,536. Forward dropout passes: the attention probabilities sc (2e + 1) = 327,680 B and
+// two residual-stream dropouts 2 x (2e + 1) = 327,680 B, 655,360 B in 3 kernels. On H200
+// (4,800 GB/s x 0.8 = 3.84e12 B/s, 3 us per kernel): 0.1707 us + 9 us = 9.1707 us.
+// The backward moves twice those bytes in twice the kernels: 18.3413 us.
+TEST(OperatorCosts, DropoutPassesAreCountedOnlyWhenTheModelHasDropout) {
+  const GpuSpec gpu = test::h200();
+  Efficiency eff = default_efficiency(gpu);
+  eff.host_op_overhead = Seconds{};
+  OpKey k;
+  k.micro_batch = 1;
+  k.seq_len = 128;
+  ModelSpec m = test::gpt("tiny", 2, 256, 4, 128, 50257, 128);
+  ASSERT_TRUE(has_dropout(m));
+  const OpCosts with = operator_costs(m, gpu, eff, k);
+  m.dropout = false;
+  const OpCosts without = operator_costs(m, gpu, eff, k);
+  EXPECT_NEAR((with.fwd - without.fwd).v, 9.1707e-6, 1e-9);
+  EXPECT_NEAR((with.bwd - without.bwd).v, 18.3413e-6, 1e-9);
+}
+
 }  // namespace
 }  // namespace dsplan
 
