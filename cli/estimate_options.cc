@@ -96,7 +96,7 @@ E parse_one(const std::string& flag, const std::string& text, const std::vector<
 
 // Checks user-given TP/PP values against the model and cluster; lists the allowed ones.
 void check_degrees(const std::vector<int>& tps, const std::vector<int>& pps, const ModelSpec& m,
-                   const Cluster& c, Diagnostics& errs) {
+                   const Cluster& c, Framework fw, Diagnostics& errs) {
   for (int t : tps) {
     std::string why = tp_problem(t, m, c, true);
     if (why.empty()) continue;
@@ -107,11 +107,11 @@ void check_degrees(const std::vector<int>& tps, const std::vector<int>& pps, con
                               "allowed for " + m.name + " on this cluster: " + join(ok)));
   }
   for (int p : pps) {
-    std::string why = pp_problem(p, m, c);
+    std::string why = pp_problem(p, m, c, fw);
     if (why.empty()) continue;
     std::vector<std::string> ok;
     for (int v = 1; v <= std::min(c.num_gpus, m.layers); ++v)
-      if (pp_problem(v, m, c).empty()) ok.push_back(std::to_string(v));
+      if (pp_problem(v, m, c, fw).empty()) ok.push_back(std::to_string(v));
     errs.push_back(flag_error("pp", "pipeline-parallel degree " + std::to_string(p) + " " + why,
                               "allowed: " + join(ok)));
   }
@@ -253,7 +253,7 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     errs.push_back(flag_error("seq", "longer than the model's " + std::to_string(req.model.max_positions) +
                                          " learned positions", "at most " + std::to_string(req.model.max_positions)));
   s.global_batch = o.global_batch ? std::optional<std::int64_t>(*o.global_batch) : std::nullopt;
-  check_degrees(s.tp, s.pp, req.model, req.cluster, errs);
+  check_degrees(s.tp, s.pp, req.model, req.cluster, s.framework, errs);
   if (errs.empty()) check_space_size(s, req.model, req.cluster, errs);
   if (!errs.empty()) return errs;
 

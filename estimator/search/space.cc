@@ -1,6 +1,9 @@
 // Default ranges and structural validity of configurations. Support rules and sources:
 //  - TP must divide attention heads and KV heads (Megatron splits heads across ranks).
-//  - PP must divide layers; interleaving needs layers % (pp*vpp) == 0, pp >= 2 and the
+//  - Megatron-LM splits layers evenly, so PP must divide them; DeepSpeed's PipelineModule
+//    partitions any count (BLOOM-176B: 70 layers on 12 stages), so there PP only must not
+//    exceed the layers, and the slowest stage holds ceil(layers / pp) of them (memory and
+//    time models). Interleaving needs layers % (pp*vpp) == 0, pp >= 2 and the
 //    number of micro-batches a multiple of pp (Megatron's interleaved 1F1B schedule).
 //  - DeepSpeed's pipeline engine supports ZeRO stage <= 1 only and runs plain 1F1B (its
 //    TrainSchedule has no interleaved virtual stages); Megatron's distributed
@@ -36,9 +39,12 @@ std::string tp_problem(int tp, const ModelSpec& m, const Cluster& c, bool within
   return "";
 }
 
-std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c) {
+std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c, Framework fw) {
   if (pp < 1) return "must be at least 1";
-  if (m.layers % pp != 0) return "does not divide the " + std::to_string(m.layers) + " layers";
+  if (pp > m.layers) return "exceeds the " + std::to_string(m.layers) + " layers";
+  if (fw != Framework::deepspeed && m.layers % pp != 0)
+    return "does not divide the " + std::to_string(m.layers) + " layers (" + name(fw) +
+           " splits layers evenly; DeepSpeed's pipeline engine does not need it)";
   if (c.num_gpus % pp != 0) return "does not divide the " + std::to_string(c.num_gpus) + " GPUs";
   return "";
 }
@@ -50,7 +56,7 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
       if (tp_problem(t, m, c, s.tp_within_node).empty()) s.tp.push_back(t);
   if (s.pp.empty())
     for (int p = 1; p <= std::min(64, m.layers); ++p)
-      if (pp_problem(p, m, c).empty()) s.pp.push_back(p);
+      if (pp_problem(p, m, c, s.framework).empty()) s.pp.push_back(p);
   if (s.vpp.empty()) s.vpp = {1, 2};
   if (s.micro_batch.empty()) {
     int top = s.seq_len <= 512 ? 512 : 64;

@@ -41,16 +41,16 @@ struct SearchSpace {
 };
 
 // Fills every empty dimension with its default range for this model and cluster:
-// zero 0-3; tp powers of two up to a node that divide heads and kv heads; pp divisors
-// of the layer count up to 64; vpp {1, 2}; micro-batch powers of two 1-64 (1-512 for
+// zero 0-3; tp powers of two up to a node that divide heads and kv heads; pp up to 64
+// that divide the GPUs and (except under DeepSpeed) the layer count; vpp {1, 2}; micro-batch powers of two 1-64 (1-512 for
 // seq <= 512); gas {1}; checkpointing none/selective/full; flash off/on where the GPU
 // and precision support it; sp off/on; offload none/optimizer/all.
 SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c);
 
-// Rules that depend only on the model and cluster, for checking user-given values:
-// returns "" when `tp` may be used, else why not.
+// Rules that depend only on the model, cluster (and framework, for PP), for checking
+// user-given values: returns "" when the degree may be used, else why not.
 std::string tp_problem(int tp, const ModelSpec& m, const Cluster& c, bool within_node);
-std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c);
+std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c, Framework fw);
 
 // Builds the TrainConfig of one point; returns the reasons it is structurally invalid
 // (empty when valid). `cfg.dp` and `cfg.grad_accum` are derived here.

@@ -68,5 +68,44 @@ TEST(Planner, PinnedConfigurationIsNeverHidden) {
   EXPECT_EQ(res.dominated, 0);
 }
 
+// Megatron-LM splits layers evenly across stages; DeepSpeed's PipelineModule partitions
+// any count. BLOOM-176B ran 70 layers on 12 stages (tp 4 x pp 12 x dp 8 = 384 GPUs):
+// valid under DeepSpeed, where the slowest stage holds ceil(70 / 12) = 6 layers, and
+// rejected under Megatron.
+TEST(Space, UnevenPipelineStagesOnlyUnderDeepSpeed) {
+  const ModelSpec bloom = test::gpt("bloom-like", 70, 14336, 112, 2048, 250880, 1);
+  const Cluster c = test::cluster(test::dgx_a100(), 384);
+  EXPECT_EQ(pp_problem(12, bloom, c, Framework::deepspeed), "");
+  EXPECT_NE(pp_problem(12, bloom, c, Framework::megatron).find("does not divide the 70 layers"),
+            std::string::npos);
+  EXPECT_NE(pp_problem(71, bloom, c, Framework::deepspeed).find("exceeds the 70 layers"),
+            std::string::npos);
+  EXPECT_NE(pp_problem(5, bloom, c, Framework::deepspeed).find("does not divide the 384 GPUs"),
+            std::string::npos);
+
+  PlanRequest r;
+  r.model = bloom;
+  r.cluster = c;
+  r.efficiency = default_efficiency(c.node.gpu);
+  r.space.seq_len = 2048;
+  r.space.zero = {1};
+  r.space.tp = {4};
+  r.space.pp = {12};
+  r.space.vpp = {1};
+  r.space.micro_batch = {2};
+  r.space.global_batch = std::int64_t{2048};
+  r.space.checkpointing = {Checkpointing::full};
+  r.space.flash = {false};
+  r.space.sequence_parallel = {false};
+  r.space.offload = {Offload::none};
+  r.top = 1;
+  const PlanResult res = plan(r);
+  ASSERT_EQ(res.configs.size(), 1u);
+  EXPECT_EQ(res.invalid, 0);
+  EXPECT_TRUE(res.configs.front().fits) << res.configs.front().memory.device.v;
+  // 2048 / (2 x 8) = 128 micro-batches per step.
+  EXPECT_EQ(res.configs.front().cfg.grad_accum, 128);
+}
+
 }  // namespace
 }  // namespace dsplan
