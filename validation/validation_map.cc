@@ -2,15 +2,16 @@
 // row's own text (docs/accuracy.md, "Mapping decisions"):
 //  - Model: a preset when the model name names one (DistilBERT, BERT-base cased/uncased,
 //    BERT-large, GPT-2 sizes: the Hugging Face models the sources ran), else a
-//    Megatron-style GPT decoder of the row's shape (vocabulary padded to 128 x TP).
+//    Megatron-style GPT decoder of the row's shape (vocabulary padded to 128 x TP); an MPT
+//    name (llm-foundry) keeps the vocabulary unpadded and has no dropout.
 //    Classification fine-tuning (run_glue, "SequenceClassification") has no vocabulary
 //    logits; pre-training and causal-LM runs do.
 //  - Hardware: Selene = dgx-a100; A100-40GB on Polaris = polaris; V100 16GB with DGX-1
 //    NVLink = dgx1-v100; one 16-GPU V100 node = dgx2 (32 GB); a 4-GPU 32 GB node whose
 //    interconnect is not stated = V100-32GB GPUs on DGX-1-style NVLink (4 per node).
 //  - Framework: Megatron-LM sources and PAI's Megatron runs = megatron; Hugging Face
-//    Trainer and "torch DDP, no DeepSpeed" = ddp (torch autocast for fp16); otherwise
-//    deepspeed. fairscale OSS / OSS+ShardedDDP = ZeRO stage 1 / 2 (closest supported).
+//    Trainer and "torch DDP, no DeepSpeed" = ddp (torch autocast for fp16); PyTorch FSDP
+//    named in parallel.other = fsdp; otherwise deepspeed. fairscale OSS / OSS+ShardedDDP = ZeRO stage 1 / 2 (closest supported).
 //  - CUDA context (a software-stack input): 0.5 GiB (CUDA >= 11.7 lazy module loading)
 //    unless the row's own text shows an eager-loading stack older than CUDA 11.7: NGC
 //    PyTorch 20.xx/21.xx containers (DLPerf: 20.12 = CUDA 11.1), a context the row's notes
@@ -116,6 +117,13 @@ Expected<ModelSpec> row_model(const Json& row, std::vector<std::string>& notes) 
     notes.push_back("Megatron GPT decoder of the row's shape, vocab padded to 128 x TP");
     if (num(m, "vocab") <= 0) notes.push_back("vocab not given: GPT-2 BPE 50257");
   }
+  if (has(n, "MPT")) {
+    // MPTConfig defaults: attn/resid/emb_pdrop 0.0; llm-foundry's yamls keep the vocabulary
+    // at 50368 (a multiple of 64), unpadded; learned positions and biases as a GPT.
+    spec.dropout = false;
+    spec.vocab_pad_multiple = 1;
+    notes.push_back("MPT: no dropout (MPTConfig pdrop defaults 0.0), vocabulary not padded");
+  }
   if (num(m, "vocab") > 0) spec.vocab = static_cast<std::int64_t>(num(m, "vocab"));
   spec.max_positions = std::max(spec.max_positions, static_cast<int>(num(m, "seq_len", 0)));
   if (has(task, "run_glue") || has(task, "SequenceClassification")) {
@@ -156,6 +164,7 @@ Framework row_framework(const Json& row, std::vector<std::string>& notes) {
                     name = str(at(row, "model"), "name");
   if (has(other, "no DeepSpeed") || has(other, "fp32 DDP") || has(src, "huggingface/transformers")) return Framework::ddp;
   if (has(src, "Megatron-LM") || has(src, "Narayanan")) return Framework::megatron;
+  if (has(other, "FSDP")) return Framework::fsdp;
   if (has(other, "ZeRO") || has(other, "OSS") || has(src, "DeepSpeed")) return Framework::deepspeed;
   if (has(name, "(HF)")) return Framework::ddp;
   if (has(name, "Megatron")) {

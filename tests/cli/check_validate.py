@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Runs `dsplan validate FILE --json` and checks its summary against bounds.
+
+Used for held-out measurement files (validation/holdout/): every row must map to a
+prediction, and the aggregate errors must stay within the bounds the test names, so a
+model change that makes dsplan worse on data it was not developed against fails here.
+"""
+import argparse
+import json
+import subprocess
+import sys
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dsplan", required=True)
+    ap.add_argument("--file", required=True)
+    ap.add_argument("--rows", type=int, required=True, help="time rows the file must yield")
+    ap.add_argument("--max-mape", type=float, required=True, help="bound on the time MAPE (fraction)")
+    ap.add_argument("--max-over-40", type=int, default=0, help="rows allowed beyond 40%% error")
+    a = ap.parse_args()
+    run = subprocess.run([a.dsplan, "validate", a.file, "--json"], capture_output=True, text=True, timeout=120)
+    if run.returncode != 0:
+        print(f"FAIL dsplan validate exited {run.returncode}: {run.stderr.strip()}")
+        return 1
+    s = json.loads(run.stdout)
+    summ, fails = s["summary"], []
+    if s["skipped"]:
+        fails.append(f"rows skipped: {s['skipped']}")
+    if summ["unpredicted_rows"]:
+        fails.append(f"{summ['unpredicted_rows']} rows without a valid configuration")
+    if summ["time_rows"] != a.rows:
+        fails.append(f"time rows: expected {a.rows}, got {summ['time_rows']}")
+    if summ["time_mape"] > a.max_mape:
+        fails.append(f"time MAPE {summ['time_mape']:.3f} > {a.max_mape}")
+    if summ["time_rows_over_40pct"] > a.max_over_40:
+        fails.append(f"{summ['time_rows_over_40pct']} rows worse than 40% (allowed {a.max_over_40})")
+    for f in fails:
+        print("FAIL " + f)
+    print(f"time MAPE {summ['time_mape']:.3f} over {summ['time_rows']} rows, "
+          f"{summ['time_rows_over_40pct']} worse than 40%")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
