@@ -113,6 +113,45 @@ void zero_overheads(ParallelComm& o, const TrainConfig& cfg, const StageParams& 
   if (cfg.zero_stage == 3) o.layer_zero3_overhead = kZero3ModuleHook * kModulesPerLayer;
 }
 
+// Memory passes over a layer's gradients outside the GEMMs (docs/model.md §4.4, "Gradient
+// handling"), bytes per parameter:
+//  - accumulation: autograd's AccumulateGrad adds each micro-batch's gradient into .grad
+//    (read 2, write 1 of the gradient dtype) for every micro-batch after the first. torch
+//    DDP (fp32 .grad under autocast) and DeepSpeed ZeRO-0/1 do this. Megatron fuses it into
+//    the weight-gradient GEMM (gradient_accumulation_fusion: beta = 1 into main_grad).
+//    ZeRO-2/3 and FSDP accumulate only their 1/dp shard, which is left out.
+//  - torch autocast: the weight-gradient GEMM writes 16 bits and its cast's backward
+//    widens it to the fp32 parameter's dtype (read 2, write 4), every micro-batch.
+//  - torch DDP (gradient_as_bucket_view=False, the default) copies each gradient into its
+//    bucket before the all-reduce and back after it (2 x (read 4 + write 4)), once per
+//    step (accumulation micro-batches run under no_sync).
+//  - FSDP divides the unsharded gradient in place before the reduce-scatter
+//    (_div_if_needed with the gradient pre-divide factor): read + write, every micro-batch.
+void gradient_handling(ParallelComm& o, const TrainConfig& cfg, const StageParams& sp,
+                       const GpuSpec& gpu, const Efficiency& eff) {
+  const double g = grad_element_bytes(cfg);
+  const double bw = gpu.hbm_bw.v * eff.hbm_fraction;
+  auto pass = [&](double bytes_per_param, int kernels) {
+    return Seconds(sp.layer * bytes_per_param / bw) + eff.kernel_overhead * kernels;
+  };
+  constexpr int kLinearWeights = 4;  // QKV, projection, FC1, FC2 (autocast casts these)
+  switch (cfg.framework) {
+    case Framework::ddp:
+      if (cfg.precision != Precision::fp32) o.layer_bwd_extra += pass(2.0 + 4.0, kLinearWeights);
+      o.layer_grad_accumulate = pass(3.0 * g, kTensorsPerLayer);
+      if (cfg.dp > 1) o.layer_bucket_copy = pass(2.0 * 2.0 * g, 2 * kTensorsPerLayer);
+      break;
+    case Framework::deepspeed:
+      if (cfg.zero_stage <= 1) o.layer_grad_accumulate = pass(3.0 * g, kTensorsPerLayer);
+      break;
+    case Framework::fsdp:
+      if (cfg.dp > 1) o.layer_bwd_extra += pass(2.0 * g, 1);
+      break;
+    case Framework::megatron:
+      break;
+  }
+}
+
 }  // namespace
 
 Placement place(const TrainConfig& cfg, const SystemSpec& node) {
@@ -169,6 +208,7 @@ ParallelComm parallel_comm(const ModelSpec& m, const TrainConfig& cfg, const Sys
   tp_costs(o, m, cfg, pl, coll);
   dp_costs(o, m, cfg, sp, pl, coll);
   zero_overheads(o, cfg, sp, gpu, eff);
+  gradient_handling(o, cfg, sp, gpu, eff);
   const double e = element_bytes(cfg.precision);
   if (cfg.offload == Offload::all && cfg.zero_stage == 3 && gpu.pcie_bw.v > 0) {
     // Parameters live in host memory: each gather first copies the shard up over PCIe.

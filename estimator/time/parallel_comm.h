@@ -55,7 +55,12 @@ struct ParallelComm {
   Seconds param_allgather;     // ZeRO-1/2 after the step
   Seconds embed_grad_sync;
   Seconds p2p;
-  Seconds layer_bwd_extra;     // ZeRO-2/3 copies into the contiguous reduction buffer
+  Seconds layer_bwd_extra;     // per layer per micro-batch: ZeRO-2/3 copies into the
+                               // reduction buffer, autocast's fp32 cast of weight gradients,
+                               // FSDP's in-place pre-divide of the unsharded gradient
+  Seconds layer_grad_accumulate;  // per layer, each micro-batch after the first: .grad += g
+  Seconds layer_bucket_copy;   // per layer, once per step: torch DDP's copy into its
+                               // all-reduce buckets and back
   Seconds layer_zero3_overhead;  // ZeRO-3 fetch/release bookkeeping per layer per pass
   bool every_micro_batch = false;
   bool overlap = false;
