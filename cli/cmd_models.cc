@@ -61,7 +61,9 @@ void print_one(const ModelSpec& m, const std::string& source) {
   std::printf("  %s, %d layers, hidden %d, heads %d (kv %d, head_dim %d)\n",
               m.causal ? "decoder" : "encoder", m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim);
   std::printf("  ffn %d %s%s, %s, %s positions (%d), vocab %lld (pad multiple %d)\n", m.ffn_hidden,
-              name(m.activation), m.gated_mlp ? " gated" : "", name(m.norm), name(m.position),
+              name(m.activation), m.gated_mlp ? " gated" : "",
+              m.norm == NormKind::layernorm && !m.norm_bias ? "layernorm (no bias)" : name(m.norm),
+              name(m.position),
               m.max_positions, static_cast<long long>(m.vocab), m.vocab_pad_multiple);
   std::printf("  biases %s, embeddings %s%s%s%s\n", m.linear_bias ? "yes" : "no",
               m.tied_embeddings ? "tied" : "untied", m.parallel_residual ? ", parallel residual" : "",

@@ -36,6 +36,7 @@ struct ModelSpec {
   PositionKind position = PositionKind::learned;
   int max_positions = 0;        // rows of the learned position table / max context
   NormKind norm = NormKind::layernorm;
+  bool norm_bias = true;        // LayerNorms carry a bias (false: MPT's weight-only LayerNorm)
   bool linear_bias = true;      // biases on QKV/proj/FFN linears
   bool causal = true;           // decoder (causal mask) vs encoder
   bool parallel_residual = false;  // GPT-NeoX/GPT-J style attention || MLP

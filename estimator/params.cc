@@ -15,7 +15,7 @@ ParamCounts count_params(const ModelSpec& m) {
   const std::int64_t q = static_cast<std::int64_t>(m.heads) * d;
   const std::int64_t kv = static_cast<std::int64_t>(m.kv_heads > 0 ? m.kv_heads : m.heads) * d;
   const std::int64_t f = m.ffn_hidden;
-  const std::int64_t norm = m.norm == NormKind::layernorm ? 2 * h : h;
+  const std::int64_t norm = m.norm == NormKind::layernorm && m.norm_bias ? 2 * h : h;
   const bool b = m.linear_bias;
 
   ParamCounts c;

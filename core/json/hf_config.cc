@@ -6,6 +6,7 @@
 // irrelevant ones; a key that is read but has the wrong type is an error. Features that
 // would change the parameter layout in ways ModelSpec cannot express are rejected.
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
 #include <map>
 
@@ -237,6 +238,73 @@ void bloom(Hf& hf, ModelSpec& m) {
   read_dropout(hf, m, {"hidden_dropout", "attention_dropout"}, false);
 }
 
+// mpt: MosaicML MPT as transformers' MptModel and llm-foundry lay it out: a fused Wqkv,
+// an MLP of expansion_ratio x d_model (or ffn_config's ffn_hidden_size; "mptglu" gated),
+// GELU, tied head, dropout probabilities defaulting to 0. With no_bias (transformers'
+// default true) neither the linears nor the LayerNorms have biases (MptBlock drops them).
+// Positions: ALiBi (attn_config.alibi, transformers' default), else rotary (rope), else a
+// learned table of max_seq_len rows (llm-foundry's learned_pos_emb).
+void mpt(Hf& hf, ModelSpec& m) {
+  hf.get("layers", {"n_layers"}, m.layers, true);
+  hf.get("hidden", {"d_model"}, m.hidden, true);
+  hf.get("heads", {"n_heads"}, m.heads, true);
+  m.max_positions = 2048;
+  hf.get("max_positions", {"max_seq_len"}, m.max_positions, false);
+  double ratio = 4;
+  hf.r.get("expansion_ratio", ratio, false, 0.125, 64.0);
+  m.ffn_hidden = static_cast<int>(std::lround(ratio * m.hidden));
+  Diagnostics& errs = hf.errs;
+  bool alibi = true, rope = false;
+  double attn_pdrop = 0;
+  m.kv_heads = m.heads;
+  if (const Json* ac = hf.r.child("attn_config", false); ac && ac->is_object()) {
+    JsonObjectReader a(*ac, hf.file, "/attn_config", errs);
+    a.get("alibi", alibi, false);
+    a.get("rope", rope, false);
+    a.get("attn_pdrop", attn_pdrop, false, 0.0, 1.0);
+    std::string type = "multihead_attention";
+    a.get("attn_type", type, false);
+    if (type == "multiquery_attention") {
+      m.kv_heads = 1;
+    } else if (type == "grouped_query_attention") {
+      a.get("kv_n_heads", m.kv_heads, true, 1, kMaxDim);
+    } else if (type != "multihead_attention") {
+      a.error("attn_type", "unsupported value \"" + type + "\"",
+              "one of: multihead_attention, multiquery_attention, grouped_query_attention");
+    }
+  }
+  if (const Json* fc = hf.r.child("ffn_config", false); fc && fc->is_object()) {
+    JsonObjectReader f(*fc, hf.file, "/ffn_config", errs);
+    std::string type = "mptmlp";
+    f.get("ffn_type", type, false);
+    if (type == "mptglu") m.gated_mlp = true;
+    else if (type != "mptmlp")
+      f.error("ffn_type", "unsupported value \"" + type + "\"", "one of: mptmlp, mptglu");
+    f.get("ffn_hidden_size", m.ffn_hidden, false, 1, kMaxDim);
+  }
+  bool learned = true;
+  hf.r.get("learned_pos_emb", learned, false);
+  if (alibi) m.position = PositionKind::alibi;
+  else if (rope) m.position = PositionKind::rotary;
+  else if (learned) m.position = PositionKind::learned;
+  else hf.r.error("learned_pos_emb", "no position scheme: alibi, rope and learned_pos_emb are all off",
+                  "dsplan models ALiBi, rotary or a learned table");
+  const bool no_bias = hf.flag("no_bias", true);
+  m.linear_bias = !no_bias;
+  std::string norm = "low_precision_layernorm";
+  hf.r.get("norm_type", norm, false);
+  const bool rms = norm.find("rmsnorm") != std::string::npos;
+  if (!rms && norm.find("layernorm") == std::string::npos)
+    hf.r.error("norm_type", "unsupported value \"" + norm + "\"",
+               "one of: layernorm, low_precision_layernorm, rmsnorm, low_precision_rmsnorm");
+  m.norm = rms ? NormKind::rmsnorm : NormKind::layernorm;
+  m.norm_bias = !no_bias;
+  m.tied_embeddings = hf.flag("tie_word_embeddings", true);
+  m.activation = Activation::gelu;
+  read_dropout(hf, m, {"resid_pdrop", "emb_pdrop"}, false);
+  if (attn_pdrop > 0) m.dropout = true;
+}
+
 using Family = void (*)(Hf&, ModelSpec&);
 const std::vector<std::pair<std::string, Family>>& families() {
   static const std::vector<std::pair<std::string, Family>> f{
@@ -248,6 +316,7 @@ const std::vector<std::pair<std::string, Family>>& families() {
       {"gpt_neox", gpt_neox},
       {"llama", [](Hf& h, ModelSpec& m) { llama(h, m, false); }},
       {"mistral", [](Hf& h, ModelSpec& m) { llama(h, m, true); }},
+      {"mpt", mpt},
       {"opt", opt},
       {"roberta", [](Hf& h, ModelSpec& m) { bert(h, m, true); }},
   };

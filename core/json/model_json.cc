@@ -47,6 +47,7 @@ void read_flags(JsonObjectReader& r, ModelSpec& m) {
   r.get("tied_embeddings", m.tied_embeddings, false);
   read_enum(r, "position", position_names(), m.position);
   read_enum(r, "norm", norm_names(), m.norm);
+  r.get("norm_bias", m.norm_bias, false);
   r.get("linear_bias", m.linear_bias, false);
   r.get("causal", m.causal, false);
   r.get("parallel_residual", m.parallel_residual, false);
@@ -159,6 +160,7 @@ Json model_to_json(const ModelSpec& m) {
   j["position"] = std::string(name(m.position));
   j["max_positions"] = m.max_positions;
   j["norm"] = std::string(name(m.norm));
+  j["norm_bias"] = m.norm_bias;
   j["linear_bias"] = m.linear_bias;
   j["causal"] = m.causal;
   j["parallel_residual"] = m.parallel_residual;

@@ -39,6 +39,11 @@ const HfCase kCases[] = {
     // roberta-base: embeddings 50265*768 + 514*768 + 1*768 + LN 1,536 = 39,000,576;
     // 12*7,087,872 = 85,054,464; pooler 590,592. Total 124,645,632.
     {"roberta-base", nullptr, 124'645'632},
+    // mpt-7b (no biases anywhere, weight-only LayerNorms, ALiBi, tied): embedding
+    // 50432*4096 = 206,569,472; layer: Wqkv 4096*12288 + out 4096^2 = 67,108,864, MLP
+    // 2*4096*16384 = 134,217,728, 2 norm weights 8,192 -> 201,334,784, x32 =
+    // 6,442,713,088; final norm 4,096. Total 6,649,286,656.
+    {"mpt-7b", nullptr, 6'649'286'656},
 };
 
 Json without_name(const ModelSpec& m) {
@@ -140,6 +145,37 @@ TEST(HfConfig, DropoutFollowsTheProbabilities) {
   EXPECT_NE(all_errors(bad.errors()).find("attn_pdrop"), std::string::npos);
 }
 
+// MPT: transformers' MptModel has ALiBi, no biases (no_bias), weight-only LayerNorms and no
+// dropout by default; llm-foundry's grouped-query attention and gated MLP are read from
+// attn_config / ffn_config.
+TEST(HfConfig, MptLayout) {
+  auto m = load("hf/mpt-7b/config.json");
+  ASSERT_TRUE(m.ok()) << all_errors(m.errors());
+  EXPECT_EQ(m->position, PositionKind::alibi);
+  EXPECT_FALSE(m->linear_bias);
+  EXPECT_EQ(m->norm, NormKind::layernorm);
+  EXPECT_FALSE(m->norm_bias);
+  EXPECT_FALSE(has_dropout(*m));
+  EXPECT_TRUE(m->tied_embeddings);
+  EXPECT_EQ(m->ffn_hidden, 16384);
+  Json j{{"model_type", "mpt"}, {"n_layers", 2},  {"d_model", 64},  {"n_heads", 4},
+         {"vocab_size", 100},   {"max_seq_len", 128}, {"no_bias", false},
+         {"attn_config", {{"alibi", false}, {"attn_type", "grouped_query_attention"}, {"kv_n_heads", 2}}},
+         {"ffn_config", {{"ffn_type", "mptglu"}, {"ffn_hidden_size", 96}}}};
+  auto g = parse_model_json(j, "mpt-gqa/config.json");
+  ASSERT_TRUE(g.ok()) << all_errors(g.errors());
+  EXPECT_EQ(g->kv_heads, 2);
+  EXPECT_TRUE(g->gated_mlp);
+  EXPECT_EQ(g->ffn_hidden, 96);
+  EXPECT_EQ(g->position, PositionKind::learned);  // learned_pos_emb defaults to true
+  EXPECT_TRUE(g->linear_bias);
+  EXPECT_TRUE(g->norm_bias);
+  j["attn_config"]["attn_type"] = "sliding";
+  auto bad = parse_model_json(j, "mpt-bad/config.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(all_errors(bad.errors()).find("attn_type"), std::string::npos);
+}
+
 TEST(HfConfig, GptBigcodeIsMultiQuery) {
   Json j{{"model_type", "gpt_bigcode"}, {"n_layer", 2}, {"n_embd", 64}, {"n_head", 4},
          {"n_positions", 128}, {"vocab_size", 100}, {"n_inner", nullptr}};
@@ -177,7 +213,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadCase{"hf_unsupported.json",
                 {"/model_type", "unsupported Hugging Face model_type \"t5\"",
-                 "supported: bert, bloom, distilbert, gpt2, gpt_bigcode, gpt_neox, llama, mistral, opt, roberta"}},
+                 "supported: bert, bloom, distilbert, gpt2, gpt_bigcode, gpt_neox, llama, mistral, mpt, opt, roberta"}},
         BadCase{"hf_typo_type.json", {"did you mean \"llama\"?", nullptr, nullptr}},
         BadCase{"hf_wrong_type.json",
                 {"/num_hidden_layers: expected an integer, found a string",
