@@ -30,6 +30,7 @@ struct ValidateCli {
 
 struct RowResult {
   std::string id, kind, label, note;
+  std::string source;  // the row's source, shortened (group key of the by-source table)
   double predicted = 0, measured = 0, error = 0;  // error: (pred - meas) / meas
   bool pass = true;       // for checks (oom, max micro-batch)
   bool inconsistent = false;
@@ -85,8 +86,14 @@ std::string no_config_reason(const PlanResult& res) {
   return why;
 }
 
+// A source's short name: its text up to the first " (" or ",", at most 48 characters.
+std::string short_source(const std::string& s) {
+  const std::size_t cut = std::min({s.find(" ("), s.find(','), std::size_t{48}});
+  return s.substr(0, std::min(cut, s.size()));
+}
+
 RowResult predict(const ValidationCase& c, const Measurement& m, const PlanRequest& req, const Evaluation& best) {
-  RowResult r{c.id, kind_name(m.kind), m.label, "", 0, m.value, 0, true, c.inconsistent};
+  RowResult r{c.id, kind_name(m.kind), m.label, "", short_source(c.source), 0, m.value, 0, true, c.inconsistent};
   switch (m.kind) {
     case MeasureKind::memory:
       r.predicted = figure(best.memory, m.figure);
@@ -142,7 +149,8 @@ std::vector<RowResult> run_case(const ValidationCase& c) {
   const PlanResult res = plan(req);
   for (const auto& m : c.measured) {
     if (!has_prediction(res)) {
-      RowResult r{c.id, kind_name(m.kind), m.label, no_config_reason(res), 0, m.value, -1, false, c.inconsistent};
+      RowResult r{c.id, kind_name(m.kind), m.label, no_config_reason(res), short_source(c.source), 0, m.value, -1, false,
+                  c.inconsistent};
       r.unpredicted = true;
       out.push_back(r);
       continue;
@@ -156,7 +164,7 @@ RowResult run_collective(const CollectiveCase& c) {
   const CollectiveModel model(c.node, default_efficiency(c.node.gpu));
   const CollectiveCost cost = model.estimate(c.collective, Bytes(c.bytes), CommGroup{c.ranks, c.ranks});
   static const char* algos[] = {"ring", "tree", "NVLS", "p2p", "fit"};
-  RowResult r{c.id, "busbw_GB/s", "busbw_GBps", "", in_GBps(cost.busbw), c.measured_GBps, 0, true, false};
+  RowResult r{c.id, "busbw_GB/s", "busbw_GBps", "", "", in_GBps(cost.busbw), c.measured_GBps, 0, true, false};
   r.error = (r.predicted - r.measured) / r.measured;
   r.note = std::string("model picks ") + algos[static_cast<int>(cost.algo)] + ", measured " + c.measured_algo;
   return r;
@@ -257,6 +265,49 @@ Json to_json(const std::vector<RowResult>& rows, const std::vector<RowResult>& c
   return j;
 }
 
+// Time/throughput error per (source, measured key), in first-seen order: which sources
+// the aggregate MAPE comes from. Inconsistent and unpredicted rows are left out.
+struct SourceGroup {
+  std::string source, key;
+  std::vector<double> errors;  // signed
+  std::vector<std::string> ids;
+};
+
+std::vector<SourceGroup> by_source(const std::vector<RowResult>& rows) {
+  std::vector<SourceGroup> g;
+  for (const auto& r : rows) {
+    if (r.check() || r.inconsistent || r.unpredicted || r.kind == "memory_MiB") continue;
+    auto it = std::find_if(g.begin(), g.end(), [&](const SourceGroup& x) { return x.source == r.source && x.key == r.label; });
+    if (it == g.end()) it = g.insert(g.end(), SourceGroup{r.source, r.label, {}, {}});
+    it->errors.push_back(r.error);
+    it->ids.push_back(r.id);
+  }
+  return g;
+}
+
+void print_by_source(const std::vector<RowResult>& rows, bool md) {
+  std::cout << (md ? "\n**Time error by source**\n\n| source | measured key | rows | MAPE | worst |\n|---|---|---:|---:|---|\n"
+                   : "\ntime error by source (source; measured key: rows, MAPE, worst):\n");
+  for (const auto& grp : by_source(rows)) {
+    double sum = 0;
+    std::size_t worst = 0;
+    for (std::size_t i = 0; i < grp.errors.size(); ++i) {
+      sum += std::fabs(grp.errors[i]);
+      if (std::fabs(grp.errors[i]) > std::fabs(grp.errors[worst])) worst = i;
+    }
+    std::ostringstream w;
+    w << std::showpos << std::fixed << std::setprecision(1) << 100 * grp.errors[worst] << "% (" << grp.ids[worst] << ")";
+    std::ostringstream mape;
+    mape << std::fixed << std::setprecision(1) << 100 * sum / static_cast<double>(grp.errors.size()) << "%";
+    if (md)
+      std::cout << "| " << grp.source << " | " << grp.key << " | " << grp.errors.size() << " | " << mape.str() << " | "
+                << w.str() << " |\n";
+    else
+      std::cout << "  " << grp.source << "; " << grp.key << ": " << grp.errors.size() << " rows, MAPE " << mape.str()
+                << ", worst " << w.str() << "\n";
+  }
+}
+
 std::string error_text(const RowResult& r) {
   std::ostringstream err;
   if (r.check()) err << (r.pass ? "pass" : "FAIL");
@@ -287,6 +338,7 @@ void print_table(const std::vector<RowResult>& rows, bool md) {
 void print_text(const std::vector<RowResult>& rows, const std::vector<RowResult>& comm,
                 const std::vector<OrderResult>& orders, const Summary& s, const ValidationSet& set, bool md) {
   print_table(rows, md);
+  print_by_source(rows, md);
   std::cout << (md ? "\n**Collectives (nccl-tests bus bandwidth, GB/s)**\n\n" : "\ncollectives (nccl-tests busbw, GB/s):\n");
   print_table(comm, md);
   std::cout << (md ? "\n**Orderings** (published best first; [predicted samples/s])\n\n"
