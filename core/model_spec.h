@@ -40,6 +40,9 @@ struct ModelSpec {
   bool linear_bias = true;      // biases on QKV/proj/FFN linears
   bool causal = true;           // decoder (causal mask) vs encoder
   bool parallel_residual = false;  // GPT-NeoX/GPT-J style attention || MLP
+  // Norms per block: 2 (before attention and before the MLP), or 1 when one norm feeds both
+  // parallel branches (Falcon-7B; needs parallel_residual).
+  int norms_per_layer = 2;
   int type_vocab = 0;           // BERT token-type embeddings (0 = none)
   bool embedding_norm = false;  // a norm right after the embeddings (BERT, BLOOM)
   bool final_norm = true;       // a norm after the last layer

@@ -305,12 +305,45 @@ void mpt(Hf& hf, ModelSpec& m) {
   if (attn_pdrop > 0) m.dropout = true;
 }
 
+// falcon: transformers' FalconModel. Linears carry biases only with "bias" (default false);
+// LayerNorms always have them. parallel_attn (default true) runs attention and MLP side by
+// side: on one shared norm (Falcon-7B), or on two (ln_attn, ln_mlp) with
+// new_decoder_architecture (Falcon-40B/180B), whose K/V heads are num_kv_heads; otherwise
+// multi_query (default true) means one K/V head. Rotary unless alibi; tied head by default.
+void falcon(Hf& hf, ModelSpec& m) {
+  hf.get("layers", {"num_hidden_layers", "n_layer"}, m.layers, true);
+  hf.get("hidden", {"hidden_size"}, m.hidden, true);
+  hf.get("heads", {"num_attention_heads", "n_head"}, m.heads, true);
+  m.ffn_hidden = 4 * m.hidden;
+  hf.get("ffn_hidden", {"ffn_hidden_size"}, m.ffn_hidden, false);
+  m.max_positions = 2048;
+  hf.get("max_positions", {"max_position_embeddings"}, m.max_positions, false);
+  const bool new_arch = hf.flag("new_decoder_architecture", false);
+  m.parallel_residual = hf.flag("parallel_attn", true) || new_arch;
+  m.norms_per_layer = m.parallel_residual && !new_arch ? 1 : 2;
+  if (new_arch) {
+    m.kv_heads = m.heads;
+    hf.get("kv_heads", {"num_kv_heads"}, m.kv_heads, false);
+  } else {
+    m.kv_heads = hf.flag("multi_query", true) ? 1 : m.heads;
+  }
+  m.linear_bias = hf.flag("bias", false);
+  m.position = hf.flag("alibi", false) ? PositionKind::alibi : PositionKind::rotary;
+  m.tied_embeddings = hf.flag("tie_word_embeddings", true);
+  m.activation = Activation::gelu;
+  read_activation(hf, "activation", m);
+  hf.require_flag("apply_residual_connection_post_layernorm", false,
+                  "residual taken after the norm (post-LN blocks)");
+  read_dropout(hf, m, {"hidden_dropout", "attention_dropout"}, false);
+}
+
 using Family = void (*)(Hf&, ModelSpec&);
 const std::vector<std::pair<std::string, Family>>& families() {
   static const std::vector<std::pair<std::string, Family>> f{
       {"bert", [](Hf& h, ModelSpec& m) { bert(h, m, false); }},
       {"bloom", bloom},
       {"distilbert", distilbert},
+      {"falcon", falcon},
       {"gpt2", [](Hf& h, ModelSpec& m) { gpt2(h, m, false); }},
       {"gpt_bigcode", [](Hf& h, ModelSpec& m) { gpt2(h, m, true); }},
       {"gpt_neox", gpt_neox},

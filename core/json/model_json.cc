@@ -51,6 +51,7 @@ void read_flags(JsonObjectReader& r, ModelSpec& m) {
   r.get("linear_bias", m.linear_bias, false);
   r.get("causal", m.causal, false);
   r.get("parallel_residual", m.parallel_residual, false);
+  r.get("norms_per_layer", m.norms_per_layer, false, 1, 2);
   r.get("embedding_norm", m.embedding_norm, false);
   r.get("final_norm", m.final_norm, false);
   r.get("pooler", m.pooler, false);
@@ -117,6 +118,9 @@ Diagnostics validate_model(const ModelSpec& m, const std::string& file) {
   check_positive(out, file, "vocab", m.vocab);
   check_positive(out, file, "max_positions", m.max_positions);
   check_positive(out, file, "vocab_pad_multiple", m.vocab_pad_multiple);
+  if (m.norms_per_layer == 1 && !m.parallel_residual)
+    out.push_back({file, "/norms_per_layer", "one norm per block needs parallel_residual",
+                   "a sequential block normalises before attention and before the MLP: 2"});
   if (m.type_vocab < 0)
     out.push_back({file, "/type_vocab", "must not be negative, got " + std::to_string(m.type_vocab), ""});
   if (m.heads > 0 && m.kv_heads > 0 && (m.kv_heads > m.heads || m.heads % m.kv_heads != 0))
@@ -164,6 +168,7 @@ Json model_to_json(const ModelSpec& m) {
   j["linear_bias"] = m.linear_bias;
   j["causal"] = m.causal;
   j["parallel_residual"] = m.parallel_residual;
+  j["norms_per_layer"] = m.norms_per_layer;
   j["type_vocab"] = m.type_vocab;
   j["embedding_norm"] = m.embedding_norm;
   j["final_norm"] = m.final_norm;

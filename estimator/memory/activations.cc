@@ -21,8 +21,9 @@ LayerActivation layer_activation(const LayerShape& x) {
   const double sb = x.s * x.b;
   LayerActivation a;
   const double masks = x.dropout ? 2 * sb * x.h : 0;
-  const double norms = 2 * x.residual_bytes() * sb * x.h;
-  a.replicated = (norms + 2 * x.e * sb * x.h + masks) / (x.sp ? x.t : 1);
+  const double norms = x.norms * x.residual_bytes() * sb * x.h;  // norm inputs
+  // QKV and FC1 inputs: the norm outputs (one shared tensor when one norm feeds both).
+  a.replicated = (norms + x.norms * x.e * sb * x.h + masks) / (x.sp ? x.t : 1);
   a.sharded = x.e * sb * (2 * x.q + 2 * x.kv + x.mlp_tensors * x.f) / x.t;
   const double s2 = x.b * x.heads * x.s * x.s / x.t;
   if (x.flash) {

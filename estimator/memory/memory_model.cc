@@ -80,6 +80,7 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   const bool mixed = cfg.precision != Precision::fp32;
   x.e = mixed ? 2 : 4;
   x.dropout = has_dropout(m);  // ModelSpec::dropout
+  x.norms = m.norms_per_layer;
   x.flash = cfg.flash_attention;
   x.selective = cfg.checkpointing == Checkpointing::selective;
   x.amp_softmax = cfg.framework == Framework::ddp && mixed;

@@ -72,6 +72,7 @@ Seconds floored(Seconds gpu_time, int launches, const Efficiency& eff) {
 struct Dims {
   double b, s, h, hq, hkv, f, t, T, Ts, e, ew, heads;
   bool gated, megatron, flash, causal, autocast, act_unfused, dropout;
+  int norms;
 };
 
 Dims dims(const ModelSpec& m, const OpKey& k) {
@@ -96,6 +97,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.causal = m.causal;
   d.act_unfused = m.activation_unfused;
   d.dropout = has_dropout(m);
+  d.norms = m.norms_per_layer;
   return d;
 }
 
@@ -177,9 +179,9 @@ Elementwise layer_elementwise(const Dims& d) {
       d.megatron ? x * (3.0 * ew + mask) : (d.dropout ? x * (2.0 * ew + 1.0) : 0.0) + x * 3.0 * ew;
   const int drop_add_kernels = d.megatron || !d.dropout ? 1 : 2;
   const double act = d.T * d.f / d.t * (d.act_unfused ? 18.0 : d.gated ? 3.0 : 2.0) * d.e;
-  w.bytes = 2 * norm + 2 * drop_add + act;
-  w.kernels = 2 + 2 * drop_add_kernels + (d.act_unfused ? 8 : 1);
-  if (d.autocast) w.bytes += 2.0 * d.T * d.h * (ew + d.e), w.kernels += 2;  // QKV, FC1 inputs
+  w.bytes = d.norms * norm + 2 * drop_add + act;
+  w.kernels = d.norms + 2 * drop_add_kernels + (d.act_unfused ? 8 : 1);
+  if (d.autocast) w.bytes += d.norms * d.T * d.h * (ew + d.e), w.kernels += d.norms;  // QKV, FC1 inputs
   return w;
 }
 

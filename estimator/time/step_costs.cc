@@ -120,7 +120,7 @@ const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const 
     const StageParams sp = stage_params(m, cfg);
     e.layers_per_rank = sp.layers_per_rank;
     const double shard = sp.max_stage() / (cfg.zero_stage >= 1 ? std::max(1, cfg.dp) : 1);
-    const int per_layer = 4 * (m.linear_bias ? 2 : 1) + 2 * (m.norm == NormKind::layernorm && m.norm_bias ? 2 : 1);
+    const int per_layer = 4 * (m.linear_bias ? 2 : 1) + m.norms_per_layer * (m.norm == NormKind::layernorm && m.norm_bias ? 2 : 1);
     const int tensors = sp.layers_per_rank * per_layer + 5;  // + embeddings, final norm, head
     e.opt = optimizer_costs(shard, tensors, grad_element_bytes(cfg), cfg, cl, eff);
     return e;

@@ -65,6 +65,16 @@ TEST(Activations, GqaGatedNoDropoutFp32) {
   EXPECT_DOUBLE_EQ(layer_activation(f).total(), sbh(f) * (18 + 48 + 9 * 16));
 }
 
+// One norm feeding both parallel branches (Falcon-7B) saves one norm input and one shared
+// norm output instead of two each: the Llama-like shape above loses 2 x 2 sbh, 33.5 -> 29.5.
+TEST(Activations, OneSharedNormSavesOneInputAndOneOutput) {
+  LayerShape x;
+  x.b = 1; x.s = 4096; x.h = 8192; x.heads = 64; x.q = 8192; x.kv = 1024; x.f = 28672;
+  x.mlp_tensors = 3; x.dropout = false; x.flash = true;
+  x.norms = 1;
+  EXPECT_DOUBLE_EQ(layer_activation(x).total(), sbh(x) * 29.5 + 4 * 64 * 4096);
+}
+
 TEST(Activations, FullCheckpointKeepsTwoSbhPerLayer) {
   LayerShape x = gpt3(8);
   EXPECT_DOUBLE_EQ(layer_checkpoint_bytes(x), 2 * sbh(x));

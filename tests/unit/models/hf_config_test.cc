@@ -44,6 +44,11 @@ const HfCase kCases[] = {
     // 2*4096*16384 = 134,217,728, 2 norm weights 8,192 -> 201,334,784, x32 =
     // 6,442,713,088; final norm 4,096. Total 6,649,286,656.
     {"mpt-7b", nullptr, 6'649'286'656},
+    // falcon-7b (one LayerNorm per block, MQA with 64-wide heads, no linear biases, tied):
+    // embedding 65024*4544 = 295,469,056; layer: QKV 4544*(4544 + 2*64) = 21,229,568,
+    // dense 4544^2 = 20,647,936, MLP 2*4544*18176 = 165,183,488, one LayerNorm 9,088 ->
+    // 207,070,080, x32 = 6,626,242,560; final LayerNorm 9,088. Total 6,921,720,704.
+    {"falcon-7b", nullptr, 6'921'720'704},
 };
 
 Json without_name(const ModelSpec& m) {
@@ -176,6 +181,30 @@ TEST(HfConfig, MptLayout) {
   EXPECT_NE(all_errors(bad.errors()).find("attn_type"), std::string::npos);
 }
 
+// Falcon-7B: one shared norm before parallel attention and MLP, one K/V head. The new
+// decoder architecture (Falcon-40B/180B) has two norms and num_kv_heads K/V heads.
+TEST(HfConfig, FalconLayouts) {
+  auto f7 = load("hf/falcon-7b/config.json");
+  ASSERT_TRUE(f7.ok()) << all_errors(f7.errors());
+  EXPECT_EQ(f7->norms_per_layer, 1);
+  EXPECT_TRUE(f7->parallel_residual);
+  EXPECT_EQ(f7->kv_heads, 1);
+  EXPECT_EQ(f7->position, PositionKind::rotary);
+  EXPECT_FALSE(f7->linear_bias);
+  EXPECT_FALSE(has_dropout(*f7));
+  Json j{{"model_type", "falcon"}, {"hidden_size", 256}, {"num_hidden_layers", 2},
+         {"num_attention_heads", 8}, {"num_kv_heads", 2}, {"new_decoder_architecture", true},
+         {"vocab_size", 100}};
+  auto f40 = parse_model_json(j, "falcon-40b-like/config.json");
+  ASSERT_TRUE(f40.ok()) << all_errors(f40.errors());
+  EXPECT_EQ(f40->norms_per_layer, 2);
+  EXPECT_EQ(f40->kv_heads, 2);
+  // embedding 100*256 = 25,600; layer: QKV 256*(256 + 2*2*32) = 98,304, dense 65,536,
+  // MLP 2*256*1024 = 524,288, two LayerNorms 1,024 -> 689,152, x2 = 1,378,304; final
+  // LayerNorm 512. Total 1,404,416.
+  EXPECT_EQ(total_params(*f40), 1404416);
+}
+
 TEST(HfConfig, GptBigcodeIsMultiQuery) {
   Json j{{"model_type", "gpt_bigcode"}, {"n_layer", 2}, {"n_embd", 64}, {"n_head", 4},
          {"n_positions", 128}, {"vocab_size", 100}, {"n_inner", nullptr}};
@@ -213,7 +242,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadCase{"hf_unsupported.json",
                 {"/model_type", "unsupported Hugging Face model_type \"t5\"",
-                 "supported: bert, bloom, distilbert, gpt2, gpt_bigcode, gpt_neox, llama, mistral, mpt, opt, roberta"}},
+                 "supported: bert, bloom, distilbert, falcon, gpt2, gpt_bigcode, gpt_neox, llama, mistral, mpt, opt, roberta"}},
         BadCase{"hf_typo_type.json", {"did you mean \"llama\"?", nullptr, nullptr}},
         BadCase{"hf_wrong_type.json",
                 {"/num_hidden_layers: expected an integer, found a string",

@@ -52,6 +52,21 @@ TEST(ModelJson, DropoutDefaultsByNormAndCanBeTurnedOff) {
   EXPECT_NE(all_errors(bad.errors()).find("dropout"), std::string::npos);
 }
 
+// One norm per block only makes sense when attention and MLP read the same input.
+TEST(ModelJson, OneNormPerBlockNeedsParallelResidual) {
+  Json j{{"name", "n"}, {"layers", 2}, {"hidden", 64}, {"heads", 4}, {"vocab", 100},
+         {"max_positions", 128}, {"norms_per_layer", 1}};
+  auto bad = parse_model_json(j, "n.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(all_errors(bad.errors()).find("/norms_per_layer"), std::string::npos);
+  j["parallel_residual"] = true;
+  auto ok = parse_model_json(j, "n.json");
+  ASSERT_TRUE(ok.ok()) << all_errors(ok.errors());
+  EXPECT_EQ(ok->norms_per_layer, 1);
+  j["norms_per_layer"] = 3;
+  EXPECT_FALSE(parse_model_json(j, "n.json").ok());
+}
+
 TEST(ModelJson, ExplicitHeadDimAndGqa) {
   auto m = load("tiny-llama.json");
   ASSERT_TRUE(m.ok()) << all_errors(m.errors());
