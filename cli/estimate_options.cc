@@ -168,7 +168,10 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--vpp", o.vpp, "Virtual pipeline stages per rank (interleaving)");
   sub->add_option("--mbs", o.mbs, "Micro-batch sizes, a list or a range like 1-64");
   sub->add_option("--gas", o.gas, "Gradient-accumulation steps (without --global-batch)");
-  sub->add_option("--ckpt", o.ckpt, "Activation checkpointing: none, selective, full");
+  sub->add_option("--ckpt", o.ckpt, "Activation checkpointing: none, selective, full, block");
+  sub->add_option("--recompute-layers", o.recompute_layers,
+                  "Block checkpointing: layers per pipeline stage that recompute (default half)")
+      ->check(number_check(true, 1, 1 << 20, "a positive number of layers"));
   sub->add_option("--flash", o.flash, "FlashAttention: on, off");
   sub->add_option("--sp", o.sp, "Sequence parallelism: on, off");
   sub->add_option("--offload", o.offload, "CPU offload: none, optimizer, all");
@@ -228,6 +231,16 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (!o.mbs.empty()) s.micro_batch = parse_ints("mbs", o.mbs, true, 1, 65536, errs);
   if (!o.gas.empty()) s.grad_accum = parse_ints("gas", o.gas, true, 1, 65536, errs);
   if (!o.ckpt.empty()) s.checkpointing = parse_names<Checkpointing>("ckpt", o.ckpt, checkpointing_names(), errs);
+  s.recompute_layers = o.recompute_layers;
+  if (o.recompute_layers > 0 && model && o.recompute_layers >= model->layers)
+    errs.push_back(flag_error("recompute-layers",
+                              std::to_string(o.recompute_layers) + " is not fewer than the model's " +
+                                  std::to_string(model->layers) + " layers",
+                              "at most " + std::to_string(model->layers - 1) + "; --ckpt full recomputes every layer"));
+  if (o.recompute_layers > 0 && !o.ckpt.empty() &&
+      std::find(s.checkpointing.begin(), s.checkpointing.end(), Checkpointing::block) == s.checkpointing.end())
+    errs.push_back(flag_error("recompute-layers", "applies to block checkpointing only",
+                              "add block to --ckpt, e.g. --ckpt block"));
   if (!o.flash.empty()) s.flash = parse_on_off("flash", o.flash, errs);
   if (!o.sp.empty()) s.sequence_parallel = parse_on_off("sp", o.sp, errs);
   if (!o.offload.empty()) s.offload = parse_names<Offload>("offload", o.offload, offload_names(), errs);
@@ -353,6 +366,7 @@ Json config_to_json(const Evaluation& e) {
   j["global_batch"] = c.global_batch();
   j["seq_len"] = c.seq_len;
   j["checkpointing"] = name(c.checkpointing);
+  if (c.checkpointing == Checkpointing::block) j["recompute_layers"] = c.recompute_layers;
   j["flash_attention"] = c.flash_attention;
   j["sequence_parallel"] = c.sequence_parallel;
   j["offload"] = name(c.offload);

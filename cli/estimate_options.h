@@ -29,6 +29,7 @@ struct EstimateOptions {
   int seq = 0;            // 0: the model's maximum context (capped at 2048)
   std::optional<long long> global_batch;
   std::string zero, tp, pp, vpp, mbs, gas, ckpt, flash, sp, offload;  // search dimensions
+  int recompute_layers = 0;  // block recompute: layers per stage (0: half the stage)
   std::string metric = "throughput";
   int top = 10;
   bool all = false;

@@ -54,7 +54,8 @@ Json checkpoint_block(const TrainConfig& c, const ModelSpec& m) {
   const int pp = c.pp > 0 ? c.pp : 1;
   return {{"partition_activations", c.tp > 1},
           {"contiguous_memory_optimization", true},
-          {"number_checkpoints", (m.layers + pp - 1) / pp},
+          {"number_checkpoints", c.checkpointing == Checkpointing::block ? c.recompute_layers
+                                                                          : (m.layers + pp - 1) / pp},
           {"cpu_checkpointing", false},
           {"synchronize_checkpoint_boundary", false},
           {"profile", false}};
@@ -114,6 +115,7 @@ std::string experiment_name(const TrainConfig& c) {
   if (c.vpp > 1) s << "_vpp" << c.vpp;
   if (c.checkpointing == Checkpointing::selective) s << "_cksel";
   if (c.checkpointing == Checkpointing::full) s << "_ckfull";
+  if (c.checkpointing == Checkpointing::block) s << "_ckblock" << c.recompute_layers;
   if (c.flash_attention) s << "_flash";
   if (c.sequence_parallel) s << "_sp";
   if (c.offload == Offload::optimizer) s << "_offopt";
@@ -152,6 +154,9 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   if (c.checkpointing == Checkpointing::full)
     a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "uniform",
                        "--recompute-num-layers", "1"});
+  if (c.checkpointing == Checkpointing::block)
+    a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "block",
+                       "--recompute-num-layers", str(c.recompute_layers)});
   if (c.sequence_parallel) a.push_back("--sequence-parallel");
   if (c.flash_attention) a.push_back("--use-flash-attn");
   if (c.precision == Precision::fp16) a.push_back("--fp16");

@@ -53,7 +53,7 @@ std::optional<std::string> read_file(const std::string& path) {
 const std::vector<std::string>& arg_mapping_keys() {
   static const std::vector<std::string> keys = {
       "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "train_batch_size",
-      "tp", "pp", "vpp", "zero_stage", "checkpointing", "checkpointing_granularity",
+      "tp", "pp", "vpp", "zero_stage", "checkpointing", "checkpointing_granularity", "recompute_layers",
       "flash_attention", "sequence_parallel", "seq_len"};
   return keys;
 }
@@ -68,6 +68,7 @@ std::map<std::string, std::string> arg_mapping_values(const TrainConfig& c) {
       {"flash_attention", b(c.flash_attention)}, {"sequence_parallel", b(c.sequence_parallel)},
       {"seq_len", s(c.seq_len)}};
   if (c.checkpointing != Checkpointing::none) v["checkpointing_granularity"] = name(c.checkpointing);
+  if (c.checkpointing == Checkpointing::block) v["recompute_layers"] = s(c.recompute_layers);
   return v;
 }
 

@@ -45,6 +45,7 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
   r.get("flash_attention", c.flash_attention, false);
   r.get("sequence_parallel", c.sequence_parallel, false);
   read_enum(r, "checkpointing", checkpointing_names(), c.checkpointing);
+  r.get("recompute_layers", c.recompute_layers, c.checkpointing == Checkpointing::block, 1, 1 << 20);
   read_enum(r, "offload", offload_names(), c.offload);
   read_enum(r, "precision", precision_names(), c.precision);
   read_enum(r, "framework", framework_names(), c.framework);

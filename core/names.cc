@@ -25,7 +25,7 @@ std::optional<E> lookup(const std::vector<std::string>& names, std::string_view 
 DSPLAN_NAMES(Framework, framework_names, "deepspeed", "megatron", "fsdp", "ddp")
 DSPLAN_NAMES(Precision, precision_names, "fp32", "fp16", "bf16")
 DSPLAN_NAMES(Optimizer, optimizer_names, "adam", "sgd", "adafactor", "adam-8bit")
-DSPLAN_NAMES(Checkpointing, checkpointing_names, "none", "selective", "full")
+DSPLAN_NAMES(Checkpointing, checkpointing_names, "none", "selective", "full", "block")
 DSPLAN_NAMES(Offload, offload_names, "none", "optimizer", "all")
 DSPLAN_NAMES(Activation, activation_names, "gelu", "relu", "silu")
 DSPLAN_NAMES(NormKind, norm_names, "layernorm", "rmsnorm")

@@ -10,7 +10,10 @@ namespace dsplan {
 enum class Framework : std::uint8_t { deepspeed, megatron, fsdp, ddp };
 enum class Precision : std::uint8_t { fp32, fp16, bf16 };
 enum class Optimizer : std::uint8_t { adam, sgd, adafactor, adam_8bit };
-enum class Checkpointing : std::uint8_t { none, selective, full };
+// none; selective (the attention core, Korthikanti et al.); full (every layer of a stage
+// recomputes its forward); block (only the first recompute_layers layers of each stage do,
+// Megatron's --recompute-method block; the rest keep their activations).
+enum class Checkpointing : std::uint8_t { none, selective, full, block };
 enum class Offload : std::uint8_t { none, optimizer, all };
 
 // DeepSpeed ZeRO knobs (deepspeed/runtime/zero/config.py defaults), in elements.
@@ -41,6 +44,7 @@ struct TrainConfig {
   int grad_accum = 1;
   int seq_len = 1024;
   Checkpointing checkpointing = Checkpointing::none;
+  int recompute_layers = 0;  // block: layers per stage that recompute (resolved, >= 1)
   bool flash_attention = false;
   bool sequence_parallel = false;
   ZeroKnobs zero;
@@ -54,6 +58,18 @@ struct TrainConfig {
     return static_cast<std::int64_t>(micro_batch) * grad_accum * dp;
   }
   int gpus() const { return tp * pp * dp; }
+  // Layers of a stage of `stage_layers` that rerun their forward in backward.
+  int recomputed_layers(int stage_layers) const {
+    if (checkpointing == Checkpointing::full) return stage_layers;
+    if (checkpointing == Checkpointing::block)
+      return recompute_layers < stage_layers ? recompute_layers : stage_layers;
+    return 0;
+  }
+  // Share of a layer's recompute cost each layer carries: n/L for block, 1 otherwise.
+  double recompute_share(int stage_layers) const {
+    if (checkpointing != Checkpointing::block || stage_layers < 1) return 1.0;
+    return static_cast<double>(recomputed_layers(stage_layers)) / stage_layers;
+  }
   bool operator==(const TrainConfig&) const = default;
 };
 

@@ -122,6 +122,11 @@ def build_model(args, torch):
     ffn = args.ffn_hidden_size or (4 * h if not args.swiglu else int(8 * h / 3 / 64 + 0.999) * 64)
     bias = not args.disable_bias_linear
     recompute = recompute_mode(args)
+    # Megatron's --recompute-method block recomputes only the first --recompute-num-layers
+    # layers; uniform (or none given) recomputes them all.
+    recompute_layers = args.num_layers
+    if args.recompute_method == "block" and args.recompute_num_layers:
+        recompute_layers = min(args.recompute_num_layers, args.num_layers)
     Norm = nn.LayerNorm if args.normalization == "LayerNorm" else getattr(nn, "RMSNorm", None)
     if Norm is None:
         class Norm(nn.Module):  # RMSNorm for PyTorch < 2.4
@@ -209,8 +214,8 @@ def build_model(args, torch):
             x = self.wte(ids)
             if self.wpe is not None:
                 x = x + self.wpe(torch.arange(ids.shape[1], device=ids.device))
-            for blk in self.blocks:
-                if recompute == "full":
+            for i, blk in enumerate(self.blocks):
+                if recompute == "full" and i < recompute_layers:
                     x = torch.utils.checkpoint.checkpoint(blk, x, use_reentrant=False)
                 else:
                     x = blk(x)

@@ -103,11 +103,14 @@ double stage_activations(const ModelSpec& m, const TrainConfig& cfg, const Layer
                          const StageLoad& st) {
   double stored = 0;
   double layer_phase = layer_backward_transient(x);
-  if (cfg.checkpointing == Checkpointing::full) {
+  if (cfg.checkpointing == Checkpointing::full || cfg.checkpointing == Checkpointing::block) {
+    // Recomputed layers keep only their input; block recompute keeps the others whole.
     LayerShape live = x;
     live.selective = false;
-    stored = layer_checkpoint_bytes(x) * st.layers * st.in_flight;
-    layer_phase += layer_activation(live).total();
+    const int n = cfg.recomputed_layers(st.layers);
+    stored = (layer_checkpoint_bytes(x) * n + layer_activation(x).total() * (st.layers - n)) *
+             st.in_flight;
+    if (n > 0) layer_phase += layer_activation(live).total();
   } else {
     stored = layer_activation(x).total() * st.layers * st.in_flight;
   }

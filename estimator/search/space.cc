@@ -64,7 +64,8 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
   }
   if (s.grad_accum.empty()) s.grad_accum = {1};
   if (s.checkpointing.empty())
-    s.checkpointing = {Checkpointing::none, Checkpointing::selective, Checkpointing::full};
+    s.checkpointing = {Checkpointing::none, Checkpointing::selective, Checkpointing::full,
+                       Checkpointing::block};
   if (s.flash.empty()) {
     s.flash = {false};
     if (c.node.gpu.arch != GpuArch::volta && s.precision != Precision::fp32) s.flash.push_back(true);
@@ -91,6 +92,11 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
   cfg.vpp = vpp;
   cfg.micro_batch = mbs;
   cfg.checkpointing = ck;
+  if (ck == Checkpointing::block) {
+    const int stage_layers = (m.layers + std::max(1, pp) - 1) / std::max(1, pp);
+    cfg.recompute_layers = s.recompute_layers > 0 ? std::min(s.recompute_layers, stage_layers)
+                                                  : (stage_layers + 1) / 2;
+  }
   cfg.flash_attention = flash;
   cfg.sequence_parallel = sp;
   cfg.offload = off;
@@ -110,6 +116,10 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
   } else {
     cfg.grad_accum = gas;
   }
+  if (ck == Checkpointing::block && vpp > 1)
+    why.push_back("block recompute with interleaved stages (vpp > 1) is not modelled");
+  if (ck == Checkpointing::block && cfg.recompute_layers >= (m.layers + pp - 1) / pp)
+    why.push_back("block recompute of every layer of the stage is full recompute");
   if (vpp > 1) {
     if (pp < 2) why.push_back("interleaved stages (vpp > 1) need pp >= 2");
     else if (m.layers % (pp * vpp) != 0) why.push_back("layers not divisible by pp*vpp");

@@ -32,6 +32,8 @@ struct SearchSpace {
   std::vector<int> micro_batch;
   std::vector<int> grad_accum;  // used only without a fixed global batch
   std::vector<Checkpointing> checkpointing;
+  // Block recompute: layers per stage that recompute; 0 = half of the stage (rounded up).
+  int recompute_layers = 0;
   std::vector<bool> flash;
   std::vector<bool> sequence_parallel;
   std::vector<Offload> offload;
@@ -43,7 +45,8 @@ struct SearchSpace {
 // Fills every empty dimension with its default range for this model and cluster:
 // zero 0-3; tp powers of two up to a node that divide heads and kv heads; pp up to 64
 // that divide the GPUs and (except under DeepSpeed) the layer count; vpp {1, 2}; micro-batch powers of two 1-64 (1-512 for
-// seq <= 512); gas {1}; checkpointing none/selective/full; flash off/on where the GPU
+// seq <= 512); gas {1}; checkpointing none/selective/full/block (half the stage's layers);
+// flash off/on where the GPU
 // and precision support it; sp off/on; offload none/optimizer/all.
 SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c);
 

@@ -132,7 +132,8 @@ void StepTimeModel::estimate_into(const TrainConfig& cfg, StepTimeBreakdown& out
                            12.0 * model_.layers * cfg.seq_len * attn_width_ * causal;
   const double shards = double(std::max(1, cfg.tp)) * std::max(1, cfg.pp);
   out.model_flops = Flops(tokens * per_token / shards);
-  const double layer_hw = (op.fwd_flops_hw + op.bwd_flops_hw + op.recompute_flops_hw).v;
+  const double layer_hw =
+      (op.fwd_flops_hw + op.bwd_flops_hw + op.recompute_flops_hw * cfg.recompute_share(L)).v;
   out.hw_flops = Flops(m * (model_.layers * layer_hw + op.head_flops_hw.v) / std::max(1, cfg.pp));
 
   const double tp_total = ((l.tp_comm_fwd + l.tp_comm_bwd) * (L * m)).v;

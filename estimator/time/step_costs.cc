@@ -148,7 +148,12 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.layer.bwd = op.bwd + pc.layer_bwd_extra + pc.layer_zero3_overhead +
                 pc.layer_grad_accumulate * ((m - 1.0) / m) + pc.layer_bucket_copy * (1.0 / m);
   c.layer.recompute = op.recompute;
-  if (cfg.checkpointing == Checkpointing::full) c.layer.recompute += tp.tp_layer_fwd;
+  if (cfg.checkpointing == Checkpointing::full || cfg.checkpointing == Checkpointing::block)
+    c.layer.recompute += tp.tp_layer_fwd;
+  // Block recompute: n of the stage's L layers rerun their forward; every layer carries
+  // n/L of it (the step total is exact, its placement among the layers is averaged).
+  if (cfg.checkpointing == Checkpointing::block)
+    c.layer.recompute = c.layer.recompute * cfg.recompute_share(ce.layers_per_rank);
   c.layer.tp_comm_fwd = tp.tp_layer_fwd;
   c.layer.tp_comm_bwd = tp.tp_layer_bwd;
   c.layer.param_gather = pc.layer_param_gather;

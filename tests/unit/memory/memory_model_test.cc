@@ -9,6 +9,7 @@
 #include "estimator/memory/activations.h"
 #include "estimator/memory/overhead.h"
 #include "estimator/params.h"
+#include "fixtures.h"
 
 namespace dsplan {
 namespace {
@@ -162,6 +163,30 @@ TEST(MemoryModel, OverheadIsContextNcclAndFragmentation) {
   dp.dp = 8;
   // 16 channels x 2 peers x 9.2 MiB = 294.4 MiB for one communicator.
   EXPECT_NEAR(nccl_buffer_bytes(GpuArch::ampere, dp), MiB(294.4).v, 1);
+}
+
+// Block recompute keeps n of a stage's L layers as 2 sbh checkpoints and the other L - n
+// whole. A GPT layer (h 256, 4 heads, s 128, b 1, bf16, dropout, standard attention) keeps
+// 34 sbh + 5 a s^2 b = 34 x 32,768 + 5 x 4 x 16,384 = 1,114,112 + 327,680 = 1,441,792 B;
+// its checkpoint is 2 sbh = 65,536 B. With L = 8 and n = 2, block holds 6 x (1,441,792 -
+// 65,536) = 8,257,536 B more than full recompute (no logits: the loss phase is left out, and
+// both pay one live recomputed layer in the backward).
+TEST(MemoryModel, BlockRecomputeKeepsTheOtherLayersWhole) {
+  ModelSpec m = test::gpt("tiny", 8, 256, 4, 128, 1000, 1);
+  m.vocab_logits = false;
+  MemoryModel mm(m, a100x8(1));
+  TrainConfig cfg;
+  cfg.seq_len = 128;
+  cfg.checkpointing = Checkpointing::full;
+  const double full = mm.estimate(cfg).activations.v;
+  cfg.checkpointing = Checkpointing::block;
+  cfg.recompute_layers = 2;
+  const double block2 = mm.estimate(cfg).activations.v;
+  EXPECT_DOUBLE_EQ(block2 - full, 8257536.0);
+  cfg.recompute_layers = 8;  // every layer: the same as full
+  EXPECT_DOUBLE_EQ(mm.estimate(cfg).activations.v, full);
+  cfg.checkpointing = Checkpointing::none;
+  EXPECT_GT(mm.estimate(cfg).activations.v + 1441792.0, block2);
 }
 
 TEST(MemoryModel, EstimateIsFast) {

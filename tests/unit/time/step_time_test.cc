@@ -271,6 +271,28 @@ TEST(GradientHandling, AccumulationAndBucketCopiesPerStep) {
   EXPECT_NEAR((four.layer.bwd - one.layer.bwd).v, 0.75 * (418.463e-6 - 589.951e-6), 1e-9);
 }
 
+// Block recompute of n of the stage's L layers costs n/L of full recompute per layer (the
+// step pays n full layer forwards again), and n/L of its hardware FLOPs.
+TEST(StepTime, BlockRecomputeCostsItsShareOfFull) {
+  const StepTimeModel t = a100_model(gpt_1b(), 8);
+  TrainConfig cfg = base_cfg();
+  cfg.checkpointing = Checkpointing::full;
+  const StepCosts full = t.costs(cfg);
+  const StepTimeBreakdown full_b = t.estimate(cfg);
+  cfg.checkpointing = Checkpointing::block;
+  cfg.recompute_layers = 6;  // of 24
+  const StepCosts block = t.costs(cfg);
+  EXPECT_NEAR(block.layer.recompute.v, full.layer.recompute.v * 6.0 / 24.0, 1e-15);
+  cfg.checkpointing = Checkpointing::none;
+  const StepTimeBreakdown none_b = t.estimate(cfg);
+  cfg.checkpointing = Checkpointing::block;
+  const StepTimeBreakdown block_b = t.estimate(cfg);
+  EXPECT_NEAR((block_b.hw_flops - none_b.hw_flops).v, 0.25 * (full_b.hw_flops - none_b.hw_flops).v,
+              1e-6 * full_b.hw_flops.v);
+  EXPECT_LT(none_b.step.v, block_b.step.v);
+  EXPECT_LT(block_b.step.v, full_b.step.v);
+}
+
 // A model without dropout runs no dropout kernels. Hand count, Hugging Face-style layer
 // (framework deepspeed), bf16 (e = 2), standard attention, b = 1, s = 128, h = 256,
 // 4 heads: the residual tensor x = s h = 32,768 elements, the scores sc = 4 x 128^2 =
