@@ -83,6 +83,7 @@ void fill_throughput(Evaluation& e, const Cluster& c) {
 // Two configurations that differ only in activation checkpointing.
 bool same_but_checkpointing(const TrainConfig& a, TrainConfig b) {
   b.checkpointing = a.checkpointing;
+  b.recompute_layers = a.recompute_layers;
   return a == b;
 }
 

@@ -9,6 +9,8 @@
 //    TrainSchedule has no interleaved virtual stages); Megatron's distributed
 //    optimizer is its ZeRO-1; DDP has no sharding; FSDP shards as ZeRO-2 (SHARD_GRAD_OP)
 //    or ZeRO-3 (FULL_SHARD) and has no pipeline engine.
+//  - Block recompute (some layers of each stage) is priced for plain 1F1B only (vpp 1) and
+//    needs fewer recomputed layers than the stage holds (else it is full recompute).
 //  - Optimizer offload needs ZeRO >= 1, parameter offload ZeRO-3 (DeepSpeed docs).
 //  - FlashAttention needs Ampere or newer and 16-bit inputs; sequence parallelism needs
 //    TP > 1 (it shards the TP-replicated activations).
