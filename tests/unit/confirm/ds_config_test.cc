@@ -175,6 +175,25 @@ TEST(MegatronArgs, LayoutAndRecompute) {
   EXPECT_EQ(value("--zero-stage"), "1");
 }
 
+// Block recompute: Megatron's block method with the layer count, the count as
+// DeepSpeed's number_checkpoints, and the depth in the experiment name.
+TEST(MegatronArgs, BlockRecompute) {
+  TrainConfig c = config(1, 2, 1, 2);
+  c.checkpointing = Checkpointing::block;
+  c.recompute_layers = 5;
+  auto a = megatron_args(c, small_gpt());
+  auto value = [&](const std::string& flag) {
+    for (size_t i = 0; i + 1 < a.size(); ++i)
+      if (a[i] == flag) return a[i + 1];
+    return std::string("<absent>");
+  };
+  EXPECT_EQ(value("--recompute-granularity"), "full");
+  EXPECT_EQ(value("--recompute-method"), "block");
+  EXPECT_EQ(value("--recompute-num-layers"), "5");
+  EXPECT_EQ(make_ds_config(c, small_gpt())["activation_checkpointing"]["number_checkpoints"], 5);
+  EXPECT_EQ(experiment_name(c), "z1_tp1_pp1_gas1_tmbspg2_ckblock5");
+}
+
 TEST(LaunchCommand, DeepspeedLauncher) {
   TrainConfig c = config(2, 1, 1, 16);
   Cluster cl;

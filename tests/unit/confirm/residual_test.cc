@@ -153,5 +153,20 @@ TEST(ResidualModel, BadInputsAreDiagnostics) {
   EXPECT_FALSE(wrong.ok());
 }
 
+// A plan's block-recompute configuration carries its depth; without it the plan is refused.
+TEST(PlanFile, BlockRecomputeNeedsItsDepth) {
+  const std::string file = std::string(DSPLAN_TEST_DATA) + "/confirm/plan_tiny.json";
+  Json j = Json::parse(test::slurp(file));
+  j["configs"][0]["checkpointing"] = "block";
+  auto missing = parse_plan(j, file);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.errors().front().to_string().find("recompute_layers"), std::string::npos);
+  j["configs"][0]["recompute_layers"] = 3;
+  auto ok = parse_plan(j, file);
+  ASSERT_TRUE(ok.ok()) << ok.errors().front().to_string();
+  EXPECT_EQ(ok->candidates.front().cfg.checkpointing, Checkpointing::block);
+  EXPECT_EQ(ok->candidates.front().cfg.recompute_layers, 3);
+}
+
 }  // namespace
 }  // namespace dsplan
