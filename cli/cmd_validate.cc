@@ -233,6 +233,26 @@ Summary summarise(const std::vector<RowResult>& rows, const std::vector<RowResul
   return s;
 }
 
+// Time/throughput error per (source, measured key), in first-seen order: which sources
+// the aggregate MAPE comes from. Inconsistent and unpredicted rows are left out.
+struct SourceGroup {
+  std::string source, key;
+  std::vector<double> errors;  // signed
+  std::vector<std::string> ids;
+};
+
+std::vector<SourceGroup> by_source(const std::vector<RowResult>& rows) {
+  std::vector<SourceGroup> g;
+  for (const auto& r : rows) {
+    if (r.check() || r.inconsistent || r.unpredicted || r.kind == "memory_MiB") continue;
+    auto it = std::find_if(g.begin(), g.end(), [&](const SourceGroup& x) { return x.source == r.source && x.key == r.label; });
+    if (it == g.end()) it = g.insert(g.end(), SourceGroup{r.source, r.label, {}, {}});
+    it->errors.push_back(r.error);
+    it->ids.push_back(r.id);
+  }
+  return g;
+}
+
 Json to_json(const std::vector<RowResult>& rows, const std::vector<RowResult>& comm,
              const std::vector<OrderResult>& orders, const Summary& s, const ValidationSet& set) {
   Json j;
@@ -252,6 +272,13 @@ Json to_json(const std::vector<RowResult>& rows, const std::vector<RowResult>& c
     j["orderings"].push_back({{"id", o.id}, {"labels_best_first", o.labels}, {"measured", o.measured},
                               {"predicted_samples_per_s", o.predicted}, {"concordant_pairs", o.concordant},
                               {"pairs", o.pairs}, {"matches", o.matches()}, {"note", o.note}});
+  j["by_source"] = Json::array();
+  for (const auto& g : by_source(rows)) {
+    double sum = 0;
+    for (double e : g.errors) sum += std::fabs(e);
+    j["by_source"].push_back({{"source", g.source}, {"measured_key", g.key}, {"rows", g.errors.size()},
+                              {"mape", sum / static_cast<double>(g.errors.size())}});
+  }
   j["skipped"] = Json::array();
   for (const auto& d : set.skipped) j["skipped"].push_back({{"row", d.json_path}, {"reason", d.message}});
   j["summary"] = {{"memory_rows", s.mem.size()},      {"memory_median_abs_error", percentile(s.mem, 0.5)},
@@ -263,26 +290,6 @@ Json to_json(const std::vector<RowResult>& rows, const std::vector<RowResult>& c
                   {"unpredicted_rows", s.unpredicted},
                   {"orderings", s.orders},            {"orderings_matched", s.orders_ok}};
   return j;
-}
-
-// Time/throughput error per (source, measured key), in first-seen order: which sources
-// the aggregate MAPE comes from. Inconsistent and unpredicted rows are left out.
-struct SourceGroup {
-  std::string source, key;
-  std::vector<double> errors;  // signed
-  std::vector<std::string> ids;
-};
-
-std::vector<SourceGroup> by_source(const std::vector<RowResult>& rows) {
-  std::vector<SourceGroup> g;
-  for (const auto& r : rows) {
-    if (r.check() || r.inconsistent || r.unpredicted || r.kind == "memory_MiB") continue;
-    auto it = std::find_if(g.begin(), g.end(), [&](const SourceGroup& x) { return x.source == r.source && x.key == r.label; });
-    if (it == g.end()) it = g.insert(g.end(), SourceGroup{r.source, r.label, {}, {}});
-    it->errors.push_back(r.error);
-    it->ids.push_back(r.id);
-  }
-  return g;
 }
 
 void print_by_source(const std::vector<RowResult>& rows, bool md) {
