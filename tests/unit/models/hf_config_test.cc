@@ -43,12 +43,12 @@ const HfCase kCases[] = {
     // 50432*4096 = 206,569,472; layer: Wqkv 4096*12288 + out 4096^2 = 67,108,864, MLP
     // 2*4096*16384 = 134,217,728, 2 norm weights 8,192 -> 201,334,784, x32 =
     // 6,442,713,088; final norm 4,096. Total 6,649,286,656.
-    {"mpt-7b", nullptr, 6'649'286'656},
+    {"mpt-7b", "mpt-7b", 6'649'286'656},
     // falcon-7b (one LayerNorm per block, MQA with 64-wide heads, no linear biases, tied):
     // embedding 65024*4544 = 295,469,056; layer: QKV 4544*(4544 + 2*64) = 21,229,568,
     // dense 4544^2 = 20,647,936, MLP 2*4544*18176 = 165,183,488, one LayerNorm 9,088 ->
     // 207,070,080, x32 = 6,626,242,560; final LayerNorm 9,088. Total 6,921,720,704.
-    {"falcon-7b", nullptr, 6'921'720'704},
+    {"falcon-7b", "falcon-7b", 6'921'720'704},
 };
 
 Json without_name(const ModelSpec& m) {

@@ -58,6 +58,8 @@ struct Count {
 //  opt-1.3b h2048 f8192 V50272, 2050 position rows: 102,957,056 + 4,198,400
 //     + 24*(4*(2048^2+2048) + 2*2048*8192 + 8192 + 2048 + 4*2048) + 4096
 //     = 107,155,456 + 24*50,358,272 + 4,096 = 1,315,758,080.
+//  mpt-7b and falcon-7b: arithmetic beside their Hugging Face fixtures in hf_config_test.cc
+//     (6,649,286,656 and 6,921,720,704).
 const Count kCounts[] = {
     {"gpt2", 124'439'808},          {"gpt2-medium", 354'823'168},
     {"gpt2-large", 774'030'080},    {"gpt2-xl", 1'557'611'200},
@@ -70,6 +72,7 @@ const Count kCounts[] = {
     {"llama3-8b", 8'030'261'248},   {"llama3-70b", 70'553'706'496},
     {"mistral-7b", 7'241'732'096},  {"gpt-neox-20b", 20'554'567'680},
     {"bloom-176b", 176'247'271'424}, {"opt-1.3b", 1'315'758'080},
+    {"mpt-7b", 6'649'286'656},      {"falcon-7b", 6'921'720'704},
 };
 
 TEST(Presets, ParameterCountsMatchPublishedModels) {
