@@ -185,6 +185,9 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--residual", o.residual, "Residual model learned by 'dsplan confirm'");
   sub->add_option("--cuda-context-gib", o.cuda_context_gib,
                   "CUDA context per GPU, GiB (default 0.5: CUDA >= 11.7 lazy loading; ~1.25 eager, CUDA < 11.7)");
+  sub->add_option("--fragmentation", o.fragmentation,
+                  "Caching-allocator slack as a fraction of allocated memory (default 0.10; lower with "
+                  "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)");
   // An empty value ("--mbs ''", often an unset shell variable) would silently mean "search
   // everything" or "the default": refuse it, repeating what the flag takes.
   for (CLI::Option* opt : sub->get_options()) {
@@ -219,6 +222,9 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     errs.push_back(flag_error("cuda-context-gib", "out of range",
                               "a number of GiB > 0 and < 16 (0.5 with CUDA >= 11.7 lazy loading, ~1.25 eager)"));
   req.memory_options.cuda_context = GiB(o.cuda_context_gib);
+  if (!(o.fragmentation >= 0 && o.fragmentation <= 1))
+    errs.push_back(flag_error("fragmentation", "out of range", "a fraction in [0, 1], e.g. 0.10"));
+  req.memory_options.fragmentation = o.fragmentation;
 
   SearchSpace& s = req.space;
   s.framework = parse_one<Framework>("framework", o.framework, framework_names(), Framework::deepspeed, errs);
