@@ -239,6 +239,11 @@ struct SourceGroup {
   std::string source, key;
   std::vector<double> errors;  // signed
   std::vector<std::string> ids;
+  double mape() const {
+    double sum = 0;
+    for (double e : errors) sum += std::fabs(e);
+    return sum / static_cast<double>(errors.size());
+  }
 };
 
 std::vector<SourceGroup> by_source(const std::vector<RowResult>& rows) {
@@ -273,12 +278,9 @@ Json to_json(const std::vector<RowResult>& rows, const std::vector<RowResult>& c
                               {"predicted_samples_per_s", o.predicted}, {"concordant_pairs", o.concordant},
                               {"pairs", o.pairs}, {"matches", o.matches()}, {"note", o.note}});
   j["by_source"] = Json::array();
-  for (const auto& g : by_source(rows)) {
-    double sum = 0;
-    for (double e : g.errors) sum += std::fabs(e);
-    j["by_source"].push_back({{"source", g.source}, {"measured_key", g.key}, {"rows", g.errors.size()},
-                              {"mape", sum / static_cast<double>(g.errors.size())}});
-  }
+  for (const auto& g : by_source(rows))
+    j["by_source"].push_back(
+        {{"source", g.source}, {"measured_key", g.key}, {"rows", g.errors.size()}, {"mape", g.mape()}});
   j["skipped"] = Json::array();
   for (const auto& d : set.skipped) j["skipped"].push_back({{"row", d.json_path}, {"reason", d.message}});
   j["summary"] = {{"memory_rows", s.mem.size()},      {"memory_median_abs_error", percentile(s.mem, 0.5)},
@@ -296,16 +298,13 @@ void print_by_source(const std::vector<RowResult>& rows, bool md) {
   std::cout << (md ? "\n**Time error by source**\n\n| source | measured key | rows | MAPE | worst |\n|---|---|---:|---:|---|\n"
                    : "\ntime error by source (source; measured key: rows, MAPE, worst):\n");
   for (const auto& grp : by_source(rows)) {
-    double sum = 0;
     std::size_t worst = 0;
-    for (std::size_t i = 0; i < grp.errors.size(); ++i) {
-      sum += std::fabs(grp.errors[i]);
+    for (std::size_t i = 0; i < grp.errors.size(); ++i)
       if (std::fabs(grp.errors[i]) > std::fabs(grp.errors[worst])) worst = i;
-    }
     std::ostringstream w;
     w << std::showpos << std::fixed << std::setprecision(1) << 100 * grp.errors[worst] << "% (" << grp.ids[worst] << ")";
     std::ostringstream mape;
-    mape << std::fixed << std::setprecision(1) << 100 * sum / static_cast<double>(grp.errors.size()) << "%";
+    mape << std::fixed << std::setprecision(1) << 100 * grp.mape() << "%";
     if (md)
       std::cout << "| " << grp.source << " | " << grp.key << " | " << grp.errors.size() << " | " << mape.str() << " | "
                 << w.str() << " |\n";

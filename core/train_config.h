@@ -14,6 +14,10 @@ enum class Optimizer : std::uint8_t { adam, sgd, adafactor, adam_8bit };
 // recomputes its forward); block (only the first recompute_layers layers of each stage do,
 // Megatron's --recompute-method block; the rest keep their activations).
 enum class Checkpointing : std::uint8_t { none, selective, full, block };
+// Whole layers rerun their forward in backward (all of them, or block's first n).
+inline bool recomputes_layers(Checkpointing c) {
+  return c == Checkpointing::full || c == Checkpointing::block;
+}
 enum class Offload : std::uint8_t { none, optimizer, all };
 
 // DeepSpeed ZeRO knobs (deepspeed/runtime/zero/config.py defaults), in elements.

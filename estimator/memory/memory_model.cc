@@ -103,7 +103,7 @@ double stage_activations(const ModelSpec& m, const TrainConfig& cfg, const Layer
                          const StageLoad& st) {
   double stored = 0;
   double layer_phase = layer_backward_transient(x);
-  if (cfg.checkpointing == Checkpointing::full || cfg.checkpointing == Checkpointing::block) {
+  if (recomputes_layers(cfg.checkpointing)) {
     // Recomputed layers keep only their input; block recompute keeps the others whole.
     LayerShape live = x;
     live.selective = false;

@@ -94,11 +94,10 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
   cfg.vpp = vpp;
   cfg.micro_batch = mbs;
   cfg.checkpointing = ck;
-  if (ck == Checkpointing::block) {
-    const int stage_layers = (m.layers + std::max(1, pp) - 1) / std::max(1, pp);
+  const int stage_layers = (m.layers + std::max(1, pp) - 1) / std::max(1, pp);
+  if (ck == Checkpointing::block)
     cfg.recompute_layers = s.recompute_layers > 0 ? std::min(s.recompute_layers, stage_layers)
                                                   : (stage_layers + 1) / 2;
-  }
   cfg.flash_attention = flash;
   cfg.sequence_parallel = sp;
   cfg.offload = off;
@@ -120,7 +119,7 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
   }
   if (ck == Checkpointing::block && vpp > 1)
     why.push_back("block recompute with interleaved stages (vpp > 1) is not modelled");
-  if (ck == Checkpointing::block && cfg.recompute_layers >= (m.layers + pp - 1) / pp)
+  if (ck == Checkpointing::block && cfg.recompute_layers >= stage_layers)
     why.push_back("block recompute of every layer of the stage is full recompute");
   if (vpp > 1) {
     if (pp < 2) why.push_back("interleaved stages (vpp > 1) need pp >= 2");

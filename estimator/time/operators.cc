@@ -216,7 +216,7 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
   o.bwd = floored(bwd.t, bwd.launches, eff);
   o.fwd_flops_hw = fwd.f + core.f;
   o.bwd_flops_hw = bwd.f;
-  if (k.ckpt == Checkpointing::full || k.ckpt == Checkpointing::block) {
+  if (recomputes_layers(k.ckpt)) {
     o.recompute = o.fwd;
     o.recompute_flops_hw = o.fwd_flops_hw;
   } else if (k.ckpt == Checkpointing::selective) {

@@ -104,12 +104,11 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
   (void)m;
 }
 
-void zero_overheads(ParallelComm& o, const TrainConfig& cfg, const StageParams& sp,
-                    const GpuSpec& gpu, const Efficiency& eff) {
+// DeepSpeed ZeRO-2/3 Python bookkeeping: a hook per gradient tensor, and ZeRO-3's fetch and
+// release of every submodule (the buffer copy the hooks make is in gradient_handling).
+void zero_overheads(ParallelComm& o, const TrainConfig& cfg) {
   if (cfg.framework != Framework::deepspeed || cfg.zero_stage < 2) return;
-  const double g = grad_element_bytes(cfg);
-  o.layer_bwd_extra = Seconds(sp.layer * 2.0 * g / (gpu.hbm_bw.v * eff.hbm_fraction)) +
-                      (eff.kernel_overhead + kZeroGradHook) * kTensorsPerLayer;
+  o.layer_bwd_extra += kZeroGradHook * kTensorsPerLayer;
   if (cfg.zero_stage == 3) o.layer_zero3_overhead = kZero3ModuleHook * kModulesPerLayer;
 }
 
@@ -127,6 +126,8 @@ void zero_overheads(ParallelComm& o, const TrainConfig& cfg, const StageParams& 
 //    step (accumulation micro-batches run under no_sync).
 //  - FSDP divides the unsharded gradient in place before the reduce-scatter
 //    (_div_if_needed with the gradient pre-divide factor): read + write, every micro-batch.
+//  - DeepSpeed ZeRO-2/3 copy each gradient into the contiguous reduction buffer: read +
+//    write, every micro-batch.
 void gradient_handling(ParallelComm& o, const TrainConfig& cfg, const StageParams& sp,
                        const GpuSpec& gpu, const Efficiency& eff) {
   const double g = grad_element_bytes(cfg);
@@ -143,6 +144,7 @@ void gradient_handling(ParallelComm& o, const TrainConfig& cfg, const StageParam
       break;
     case Framework::deepspeed:
       if (cfg.zero_stage <= 1) o.layer_grad_accumulate = pass(3.0 * g, kTensorsPerLayer);
+      else o.layer_bwd_extra += pass(2.0 * g, kTensorsPerLayer);
       break;
     case Framework::fsdp:
       if (cfg.dp > 1) o.layer_bwd_extra += pass(2.0 * g, 1);
@@ -207,8 +209,8 @@ ParallelComm parallel_comm(const ModelSpec& m, const TrainConfig& cfg, const Sys
   const StageParams sp = stage_params(m, cfg);
   tp_costs(o, m, cfg, pl, coll);
   dp_costs(o, m, cfg, sp, pl, coll);
-  zero_overheads(o, cfg, sp, gpu, eff);
   gradient_handling(o, cfg, sp, gpu, eff);
+  zero_overheads(o, cfg);
   const double e = element_bytes(cfg.precision);
   if (cfg.offload == Offload::all && cfg.zero_stage == 3 && gpu.pcie_bw.v > 0) {
     // Parameters live in host memory: each gather first copies the shard up over PCIe.

@@ -148,8 +148,7 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.layer.bwd = op.bwd + pc.layer_bwd_extra + pc.layer_zero3_overhead +
                 pc.layer_grad_accumulate * ((m - 1.0) / m) + pc.layer_bucket_copy * (1.0 / m);
   c.layer.recompute = op.recompute;
-  if (cfg.checkpointing == Checkpointing::full || cfg.checkpointing == Checkpointing::block)
-    c.layer.recompute += tp.tp_layer_fwd;
+  if (recomputes_layers(cfg.checkpointing)) c.layer.recompute += tp.tp_layer_fwd;
   // Block recompute: n of the stage's L layers rerun their forward; every layer carries
   // n/L of it (the step total is exact, its placement among the layers is averaged).
   if (cfg.checkpointing == Checkpointing::block)
