@@ -14,7 +14,7 @@ namespace dsplan {
 namespace {
 
 double measured_busbw(const std::string& id) {
-  std::ifstream in(std::string(DSPLAN_SHARED_DIR) + "/validation/published.json");
+  std::ifstream in(DSPLAN_VALIDATION_FILE);
   const nlohmann::json all = nlohmann::json::parse(in);
   for (const auto& r : all)
     if (r.at("id") == id) return r.at("measured").at("busbw_GBps").get<double>();

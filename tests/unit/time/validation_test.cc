@@ -25,8 +25,8 @@ using validation::ValidationCase;
 using validation::ValidationSet;
 
 ValidationSet load_set() {
-  std::ifstream in(std::string(DSPLAN_SHARED_DIR) + "/validation/published.json");
-  EXPECT_TRUE(in.good()) << "published.json not found under " << DSPLAN_SHARED_DIR;
+  std::ifstream in(DSPLAN_VALIDATION_FILE);
+  EXPECT_TRUE(in.good()) << "cannot open " << DSPLAN_VALIDATION_FILE;
   auto set = validation::load_validation(nlohmann::json::parse(in), "published.json");
   EXPECT_TRUE(set) << "published.json did not load";
   return set ? *set : ValidationSet{};
