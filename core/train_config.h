@@ -62,6 +62,15 @@ struct TrainConfig {
     return static_cast<std::int64_t>(micro_batch) * grad_accum * dp;
   }
   int gpus() const { return tp * pp * dp; }
+  // DeepSpeed in bf16 without ZeRO wraps the optimizer in BF16_Optimizer (the engine's
+  // _do_optimizer_sanity_check: bf16 without ZeRO accumulates gradients in fp32;
+  // deepspeed/runtime/bf16_optimizer.py, since 0.6.x): a full fp32 gradient buffer, the
+  // fp32 master weights and optimizer states partitioned over the data-parallel ranks as
+  // in ZeRO stage 1, an all-reduce of the fp32 gradients, and an all-gather of the bf16
+  // parameters after the step. BLOOM-176B trained this way.
+  bool deepspeed_bf16_optimizer() const {
+    return framework == Framework::deepspeed && precision == Precision::bf16 && zero_stage == 0;
+  }
   // Layers of a stage of `stage_layers` that rerun their forward in backward.
   int recomputed_layers(int stage_layers) const {
     if (checkpointing == Checkpointing::full) return stage_layers;

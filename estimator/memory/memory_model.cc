@@ -141,7 +141,8 @@ Buffers framework_buffers(const TrainConfig& cfg, double params, double w) {
   switch (cfg.framework) {
     case Framework::deepspeed:
       if (cfg.zero_stage == 0) {
-        const double flat = cfg.dp > 1 ? w * std::min(params, z.reduce_bucket_elems) : 0;
+        const double gw = cfg.deepspeed_bf16_optimizer() ? 4.0 : w;  // BF16_Optimizer: fp32 grads
+        const double flat = cfg.dp > 1 ? gw * std::min(params, z.reduce_bucket_elems) : 0;
         const double fp32_grads = cfg.precision == Precision::fp16 ? 4 * params : 0;
         b.after = std::max(flat, fp32_grads);
       } else if (cfg.zero_stage <= 2) {

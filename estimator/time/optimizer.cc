@@ -71,7 +71,7 @@ OptimizerCosts optimizer_costs(double shard_params, int tensors, double grad_byt
   if (cfg.offload == Offload::none) {
     const double bytes = shard_params * optimizer_bytes_per_param(cfg, grad_bytes);
     // A per-tensor loop launches per tensor; under ZeRO it runs on one flat partition.
-    const int loops = cfg.zero_stage == 0 ? tensors : 1;
+    const int loops = cfg.zero_stage == 0 && !cfg.deepspeed_bf16_optimizer() ? tensors : 1;
     const int kernels = unfused(cfg) ? loops * (unfused_kernels(cfg.optimizer) + 4) : kOptimizerKernels;
     o.step = std::max(Seconds(bytes / (gpu.hbm_bw.v * eff.hbm_fraction)) + eff.kernel_overhead * kernels,
                       eff.host_op_overhead * kernels);  // launch-bound floor (operators.cc)

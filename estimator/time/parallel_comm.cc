@@ -98,7 +98,7 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
     o.layer_grad_reduce = bucketed(c, red, layers, bucket, pl.dp) / double(L);
   }
   o.grad_reduce_tail = bucketed(c, red, sp.nonlayer() * g, bucket, pl.dp);
-  if (cfg.zero_stage == 1 || cfg.zero_stage == 2)
+  if (cfg.zero_stage == 1 || cfg.zero_stage == 2 || cfg.deepspeed_bf16_optimizer())
     o.param_allgather = bucketed(c, Collective::all_gather, sp.max_stage() * e,
                                  cfg.zero.allgather_bucket_elems * e, pl.dp);
   (void)m;
@@ -128,6 +128,8 @@ void zero_overheads(ParallelComm& o, const TrainConfig& cfg) {
 //    (_div_if_needed with the gradient pre-divide factor): read + write, every micro-batch.
 //  - DeepSpeed ZeRO-2/3 copy each gradient into the contiguous reduction buffer: read +
 //    write, every micro-batch.
+//  - DeepSpeed bf16 without ZeRO (BF16_Optimizer) casts each micro-batch's bf16 gradient
+//    to fp32 and adds it into the fp32 buffer: 18 B/param, every micro-batch.
 void gradient_handling(ParallelComm& o, const TrainConfig& cfg, const StageParams& sp,
                        const GpuSpec& gpu, const Efficiency& eff) {
   const double g = grad_element_bytes(cfg);
@@ -143,8 +145,16 @@ void gradient_handling(ParallelComm& o, const TrainConfig& cfg, const StageParam
       if (cfg.dp > 1) o.layer_bucket_copy = pass(2.0 * 2.0 * g, 2 * kTensorsPerLayer);
       break;
     case Framework::deepspeed:
-      if (cfg.zero_stage <= 1) o.layer_grad_accumulate = pass(3.0 * g, kTensorsPerLayer);
-      else o.layer_bwd_extra += pass(2.0 * g, kTensorsPerLayer);
+      if (cfg.deepspeed_bf16_optimizer()) {
+        // BF16_Optimizer adds every micro-batch's bf16 gradients into its fp32 buffer
+        // (update_hp_grads / accumulate_hp_grads_and_remove_lp: hp.add_(lp.to(fp32))):
+        // the cast reads 2 and writes 4, the add reads 4 + 4 and writes 4.
+        o.layer_bwd_extra += pass(2.0 + 4.0 + 4.0 + 4.0 + 4.0, 2 * kTensorsPerLayer);
+      } else if (cfg.zero_stage <= 1) {
+        o.layer_grad_accumulate = pass(3.0 * g, kTensorsPerLayer);
+      } else {
+        o.layer_bwd_extra += pass(2.0 * g, kTensorsPerLayer);
+      }
       break;
     case Framework::fsdp:
       if (cfg.dp > 1) o.layer_bwd_extra += pass(2.0 * g, 1);
@@ -194,7 +204,7 @@ StageParams stage_params(const ModelSpec& m, const TrainConfig& cfg) {
 }
 
 double grad_element_bytes(const TrainConfig& cfg) {
-  if (cfg.precision == Precision::fp32) return 4.0;
+  if (cfg.precision == Precision::fp32 || cfg.deepspeed_bf16_optimizer()) return 4.0;
   switch (cfg.framework) {
     case Framework::ddp: return 4.0;
     case Framework::megatron: return cfg.precision == Precision::bf16 ? 4.0 : 2.0;

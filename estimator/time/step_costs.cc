@@ -119,10 +119,15 @@ const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const 
     e.comm = parallel_comm(m, cfg, cl.node, cl.node.gpu, eff, c.coll);
     const StageParams sp = stage_params(m, cfg);
     e.layers_per_rank = sp.layers_per_rank;
-    const double shard = sp.max_stage() / (cfg.zero_stage >= 1 ? std::max(1, cfg.dp) : 1);
+    const bool sharded = cfg.zero_stage >= 1 || cfg.deepspeed_bf16_optimizer();
+    const double shard = sp.max_stage() / (sharded ? std::max(1, cfg.dp) : 1);
     const int per_layer = 4 * (m.linear_bias ? 2 : 1) + m.norms_per_layer * (m.norm == NormKind::layernorm && m.norm_bias ? 2 : 1);
     const int tensors = sp.layers_per_rank * per_layer + 5;  // + embeddings, final norm, head
     e.opt = optimizer_costs(shard, tensors, grad_element_bytes(cfg), cfg, cl, eff);
+    // BF16_Optimizer's gradient norm reads the whole fp32 buffer, not the shard, and the
+    // step zeroes it for the next accumulation: 4 + 4 B per stage parameter.
+    if (cfg.deepspeed_bf16_optimizer())
+      e.opt.step += Seconds(sp.max_stage() * 8.0 / (cl.node.gpu.hbm_bw.v * eff.hbm_fraction));
     return e;
   });
 }

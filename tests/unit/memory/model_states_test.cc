@@ -109,6 +109,11 @@ TEST(ModelStates, OptimizersAndPrecisions) {
   in.optimizer = Optimizer::adam;
   in.precision = Precision::bf16;
   EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 20e9);
+  // With 8 data-parallel ranks BF16_Optimizer partitions the fp32 master and Adam states
+  // like ZeRO-1: 2 + (2 + 4) + 12/8 = 9.5 B/param.
+  in.dp = 8;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 9.5e9);
+  in.dp = 1;
   // fp32 DeepSpeed ZeRO-0: 4 + 4 + 8 = 16 (no master copy).
   in.precision = Precision::fp32;
   EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 16e9);

@@ -225,6 +225,8 @@ TEST(StepTime, WarmEstimateIsSubMicrosecond) {
 //  - DDP bucket copy in and out, 16 B/param, 24 kernels: 493.951 + 96 = 589.951 us;
 //  - DeepSpeed ZeRO-1 bf16 accumulation, 6 B/param: 185.232 + 48 = 233.232 us;
 //  - FSDP bf16 pre-divide, 4 B/param, 1 kernel: 123.488 + 4 = 127.488 us;
+//  - DeepSpeed bf16 ZeRO-0 (BF16_Optimizer) casts and adds into fp32, 18 B/param and 24
+//    kernels, every micro-batch: 906,448,896 B / 1.6312e12 = 555.695 us + 96 = 651.695 us;
 //  - Megatron fuses accumulation into the weight-gradient GEMM: nothing.
 TEST(GradientHandling, PassesOverTheLayerGradients) {
   const ModelSpec m = gpt_1b();
@@ -246,6 +248,10 @@ TEST(GradientHandling, PassesOverTheLayerGradients) {
   pc = parallel_comm(m, cfg, c.node, c.node.gpu, eff, coll);
   EXPECT_NEAR(pc.layer_grad_accumulate.v, 233.232e-6, 1e-9);
   EXPECT_EQ(pc.layer_bwd_extra.v, 0.0);
+  cfg.zero_stage = 0;  // bf16 without ZeRO: BF16_Optimizer
+  pc = parallel_comm(m, cfg, c.node, c.node.gpu, eff, coll);
+  EXPECT_NEAR(pc.layer_bwd_extra.v, 651.695e-6, 1e-9);
+  EXPECT_EQ(pc.layer_grad_accumulate.v, 0.0);
   cfg.framework = Framework::fsdp;
   cfg.zero_stage = 3;
   pc = parallel_comm(m, cfg, c.node, c.node.gpu, eff, coll);
@@ -255,6 +261,38 @@ TEST(GradientHandling, PassesOverTheLayerGradients) {
   cfg.zero_stage = 1;
   pc = parallel_comm(m, cfg, c.node, c.node.gpu, eff, coll);
   EXPECT_EQ(pc.layer_bwd_extra.v + pc.layer_grad_accumulate.v + pc.layer_bucket_copy.v, 0.0);
+}
+
+// DeepSpeed bf16 without ZeRO is BF16_Optimizer (TrainConfig::deepspeed_bf16_optimizer):
+// it all-reduces fp32 gradients (twice fp16 ZeRO-0's bytes: the same ring, so at least
+// 1.9x the time on these 200 MB+ buckets) and all-gathers the bf16 parameters after its
+// sharded step, which fp16 ZeRO-0 does not do.
+TEST(StepTime, DeepSpeedBf16OptimizerReducesFp32AndGathersParams) {
+  const ModelSpec m = gpt_1b();
+  const Cluster c = cluster(test::dgx_a100(), 16);
+  const Efficiency eff = default_efficiency(c.node.gpu);
+  const CollectiveModel coll(c.node, eff);
+  TrainConfig cfg = base_cfg();
+  cfg.framework = Framework::deepspeed;
+  cfg.zero_stage = 0;
+  cfg.dp = 16;
+  cfg.precision = Precision::bf16;
+  ASSERT_TRUE(cfg.deepspeed_bf16_optimizer());
+  EXPECT_EQ(grad_element_bytes(cfg), 4.0);
+  const ParallelComm bf16 = parallel_comm(m, cfg, c.node, c.node.gpu, eff, coll);
+  cfg.precision = Precision::fp16;
+  ASSERT_FALSE(cfg.deepspeed_bf16_optimizer());
+  EXPECT_EQ(grad_element_bytes(cfg), 2.0);
+  const ParallelComm fp16 = parallel_comm(m, cfg, c.node, c.node.gpu, eff, coll);
+  EXPECT_GT(bf16.layer_grad_reduce.v, 1.9 * fp16.layer_grad_reduce.v);
+  EXPECT_GT(bf16.param_allgather.v, 0.0);
+  EXPECT_EQ(fp16.param_allgather.v, 0.0);
+  // The optimizer steps on a 1/dp shard (one flat partition) instead of every parameter.
+  const StepTimeModel t = a100_model(m, 16);
+  cfg.precision = Precision::bf16;
+  const Seconds sharded = t.costs(cfg).optimizer;
+  cfg.precision = Precision::fp16;
+  EXPECT_LT(sharded.v, t.costs(cfg).optimizer.v / 4);
 }
 
 // A step of m micro-batches pays m - 1 accumulations and one DDP bucket copy per layer:
