@@ -22,6 +22,9 @@
 //    "optimizer" block, as in DeepSpeedExamples autotuning/hf).
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <regex>
 
 #include "validation/validation_rows.h"
 #include "core/json/model_json.h"
@@ -85,6 +88,7 @@ Expected<ModelSpec> preset_for(const std::string& name, const std::string& task,
   else if (has(name, "gpt2-medium")) p = "gpt2-medium";
   else if (has(name, "gpt2-large")) p = "gpt2-large";
   else if (has(name, "gpt2-xl")) p = "gpt2-xl";
+  else if (has(name, "bloom-176b")) p = "bloom-176b";
   if (!p) return Diagnostic{"", "", "no preset", ""};
   notes.push_back("model preset " + *p);
   return model_preset(*p);
@@ -151,12 +155,28 @@ std::optional<RowHw> row_hardware(const Json& row) {
   if (has(g, "H200")) return RowHw{"dgx-h200", {}, 0, "DGX H200"};
   if (has(g, "V100") && gpus == 16 && nodes == 1)
     return RowHw{"dgx2", {}, 0, "one 16-GPU V100 node = DGX-2 (V100 32GB, NVSwitch)"};
+  if (has(g, "V100") && (has(g, "DGX-2") || has(ic, "DGX-2")))
+    return RowHw{"dgx2", {}, 0, "DGX-2 (V100 32GB, NVSwitch)"};
   if (has(g, "V100") && has(g, "16")) return RowHw{"dgx1-v100", {}, 0, "DGX-1 V100 16GB"};
   const std::string row_text = str(row, "source") + " " + joined(at(row, "inferred"));
   if ((has(g, "32") || has(g, "not stated")) && has(row_text, "seed 004") && gpus > 0 && nodes == 1)
     return RowHw{"dgx1-v100", std::string("v100-32gb"), gpus,
                  "GPU/interconnect not stated: V100 32GB on DGX-1-style NVLink, " + std::to_string(gpus) + " per node"};
   return std::nullopt;
+}
+
+// Per-node NICs the row's interconnect text states as "<count>x <name> <rate> Gb/s"
+// (e.g. "8x200Gb/s HDR IB per node", "4x Omni-Path 100 Gb/s per node"); nothing when the
+// text gives no rate (then the system preset's NICs stand).
+std::optional<std::pair<int, double>> stated_nics(const std::string& ic) {
+  static const std::regex re(R"((\d+)\s*(?:x|\xC3\x97)\s*(?:[A-Za-z][A-Za-z0-9-]*\s+){0,3}(\d+(?:\.\d+)?)\s*G(?:b/s|bps|bit/s))",
+                             std::regex::icase);
+  std::smatch mm;
+  if (!std::regex_search(ic, mm, re)) return std::nullopt;
+  const int n = std::stoi(mm[1].str());
+  const double gbps = std::stod(mm[2].str());
+  if (n < 1 || n > 64 || gbps <= 0) return std::nullopt;
+  return std::make_pair(n, gbps);
 }
 
 Framework row_framework(const Json& row, std::vector<std::string>& notes) {
@@ -251,6 +271,15 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   }
   if (h->gpus_per_node > 0) sys.gpus_per_node = h->gpus_per_node;
   notes.push_back("hardware " + h->system + (h->gpu ? " with " + *h->gpu : "") + ": " + h->why);
+  if (auto nics = stated_nics(str(hw, "interconnect"))) {
+    if (nics->first != sys.nics_per_node || std::abs(nics->second * 1e9 / 8 - sys.nic_bw.v) > 1) {
+      sys.nics_per_node = nics->first;
+      sys.nic_bw = BytesPerSecond(nics->second * 1e9 / 8);
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "NICs as the row states: %d x %g Gb/s per node", nics->first, nics->second);
+      notes.push_back(buf);
+    }
+  }
   const int gpus = static_cast<int>(num(hw, "num_gpus", 1));
   if (gpus < 1) return Diagnostic{"", "/hardware/num_gpus", "row has no GPU count", ""};
   PlanRequest req;
