@@ -9,7 +9,7 @@
 //  - Hardware: Selene = dgx-a100; A100-40GB on Polaris = polaris; V100 16GB with DGX-1
 //    NVLink = dgx1-v100; one 16-GPU V100 node = dgx2 (32 GB); a 4-GPU 32 GB node whose
 //    interconnect is not stated = V100-32GB GPUs on DGX-1-style NVLink (4 per node).
-//  - Framework: Megatron-LM sources and PAI's Megatron runs = megatron; Hugging Face
+//  - Framework: Megatron-LM, Megatron-Core and NeMo sources and PAI's Megatron runs = megatron; Hugging Face
 //    Trainer and "torch DDP, no DeepSpeed" = ddp (torch autocast for fp16); PyTorch FSDP
 //    named in parallel.other = fsdp; otherwise deepspeed. fairscale OSS / OSS+ShardedDDP = ZeRO stage 1 / 2 (closest supported).
 //  - CUDA context (a software-stack input): 0.5 GiB (CUDA >= 11.7 lazy module loading)
@@ -120,6 +120,16 @@ Expected<ModelSpec> row_model(const Json& row, std::vector<std::string>& notes) 
     spec.vocab_pad_multiple = 128;
     notes.push_back("Megatron GPT decoder of the row's shape, vocab padded to 128 x TP");
     if (num(m, "vocab") <= 0) notes.push_back("vocab not given: GPT-2 BPE 50257");
+    // Optional architecture keys (held-out rows of Llama/Nemotron-style models): grouped
+    // KV heads, FFN width, gated MLP, rotary positions, untied embeddings, no biases.
+    if (num(m, "kv_heads") > 0) spec.kv_heads = static_cast<int>(num(m, "kv_heads"));
+    if (num(m, "ffn_hidden") > 0) spec.ffn_hidden = static_cast<int>(num(m, "ffn_hidden"));
+    if (at(m, "gated_mlp").is_boolean()) spec.gated_mlp = at(m, "gated_mlp").get<bool>();
+    if (at(m, "tied_embeddings").is_boolean()) spec.tied_embeddings = at(m, "tied_embeddings").get<bool>();
+    if (at(m, "linear_bias").is_boolean()) spec.linear_bias = at(m, "linear_bias").get<bool>();
+    if (has(str(m, "position"), "rotary") || has(str(m, "position"), "rope")) spec.position = PositionKind::rotary;
+    if (spec.kv_heads < 1 || spec.heads % spec.kv_heads != 0)
+      return Diagnostic{"", "/model/kv_heads", "kv_heads must divide heads", ""};
   }
   if (has(n, "MPT")) {
     // MPTConfig defaults: attn/resid/emb_pdrop 0.0; llm-foundry's yamls keep the vocabulary
@@ -183,7 +193,8 @@ Framework row_framework(const Json& row, std::vector<std::string>& notes) {
   const std::string src = str(row, "source"), other = str(at(row, "parallel"), "other"),
                     name = str(at(row, "model"), "name");
   if (has(other, "no DeepSpeed") || has(other, "fp32 DDP") || has(src, "huggingface/transformers")) return Framework::ddp;
-  if (has(src, "Megatron-LM") || has(src, "Narayanan")) return Framework::megatron;
+  if (has(src, "Megatron-LM") || has(src, "Narayanan") || has(src, "Megatron-Core") || has(src, "NeMo"))
+    return Framework::megatron;
   if (has(other, "FSDP")) return Framework::fsdp;
   if (has(other, "ZeRO") || has(other, "OSS") || has(src, "DeepSpeed")) return Framework::deepspeed;
   if (has(name, "(HF)")) return Framework::ddp;
@@ -309,7 +320,7 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   s.flash = {at(p, "flash_attention").is_boolean() && at(p, "flash_attention").get<bool>()};
   s.sequence_parallel = {at(p, "sequence_parallel").is_boolean() && at(p, "sequence_parallel").get<bool>()};
   s.offload = {Offload::none};
-  s.vpp = {1};
+  s.vpp = {std::max(1, static_cast<int>(num(p, "vpp", 1)))};
   batch_dims(p, gpus, s, notes);
   notes.push_back("framework " + std::string(name(s.framework)) + ", " + std::string(name(s.precision)));
   return req;
