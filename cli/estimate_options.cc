@@ -185,6 +185,10 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--residual", o.residual, "Residual model learned by 'dsplan confirm'");
   sub->add_option("--cuda-context-gib", o.cuda_context_gib,
                   "CUDA context per GPU, GiB (default 0.5: CUDA >= 11.7 lazy loading; ~1.25 eager, CUDA < 11.7)");
+  sub->add_option("--overlap-comm", o.overlap_comm,
+                  "Overlap gradient reduction with backward: default (DeepSpeed: stage 3 only; Megatron: "
+                  "after backward), on (DeepSpeed overlap_comm; Megatron-Core --overlap-grad-reduce and "
+                  "--overlap-param-gather), off");
   sub->add_option("--fragmentation", o.fragmentation,
                   "Caching-allocator slack as a fraction of allocated memory (default 0.10; lower with "
                   "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)");
@@ -248,6 +252,10 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     errs.push_back(flag_error("recompute-layers", "applies to block checkpointing only",
                               "add block to --ckpt, e.g. --ckpt block"));
   if (!o.flash.empty()) s.flash = parse_on_off("flash", o.flash, errs);
+  if (o.overlap_comm == "on") s.zero_knobs.overlap_comm = 1;
+  else if (o.overlap_comm == "off") s.zero_knobs.overlap_comm = 0;
+  else if (o.overlap_comm == "default") s.zero_knobs.overlap_comm = -1;
+  else errs.push_back(flag_error("overlap-comm", "unknown value \"" + o.overlap_comm + "\"", "one of: default, on, off"));
   if (!o.sp.empty()) s.sequence_parallel = parse_on_off("sp", o.sp, errs);
   if (!o.offload.empty()) s.offload = parse_names<Offload>("offload", o.offload, offload_names(), errs);
   if (o.global_batch && !o.gas.empty())
@@ -375,6 +383,7 @@ Json config_to_json(const Evaluation& e) {
   if (c.checkpointing == Checkpointing::block) j["recompute_layers"] = c.recompute_layers;
   j["flash_attention"] = c.flash_attention;
   j["sequence_parallel"] = c.sequence_parallel;
+  j["overlap_comm"] = c.zero.overlap_comm < 0 ? "default" : c.zero.overlap_comm == 1 ? "on" : "off";
   j["offload"] = name(c.offload);
   j["precision"] = name(c.precision);
   j["framework"] = name(c.framework);

@@ -163,6 +163,10 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   if (c.precision == Precision::bf16) a.push_back("--bf16");
   if (c.framework == Framework::deepspeed) a.insert(a.end(), {"--zero-stage", str(c.zero_stage)});
   if (c.framework == Framework::megatron && c.zero_stage >= 1) a.push_back("--use-distributed-optimizer");
+  if (c.megatron_overlap()) {
+    a.push_back("--overlap-grad-reduce");
+    if (c.zero_stage >= 1) a.push_back("--overlap-param-gather");
+  }
   return a;
 }
 

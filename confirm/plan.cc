@@ -47,6 +47,9 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
   read_enum(r, "checkpointing", checkpointing_names(), c.checkpointing);
   r.get("recompute_layers", c.recompute_layers, c.checkpointing == Checkpointing::block, 1, 1 << 20);
   read_enum(r, "offload", offload_names(), c.offload);
+  static const std::vector<std::string> overlap_names = {"default", "on", "off"};
+  int overlap = -1;
+  if (r.get_choice("overlap_comm", overlap, false, overlap_names)) c.zero.overlap_comm = overlap == 0 ? -1 : overlap == 1 ? 1 : 0;
   read_enum(r, "precision", precision_names(), c.precision);
   read_enum(r, "framework", framework_names(), c.framework);
   read_enum(r, "optimizer", optimizer_names(), c.optimizer);

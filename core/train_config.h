@@ -27,7 +27,9 @@ struct ZeroKnobs {
   double prefetch_bucket_elems = 5e7;
   double max_live_params = 1e9;
   double param_persistence_threshold = 1e5;
-  // DeepSpeed turns overlap_comm on by default only for stage 3; -1 = that default.
+  // DeepSpeed turns overlap_comm on by default only for stage 3; -1 = that default. For
+  // Megatron, 1 is Megatron-Core's --overlap-grad-reduce (and --overlap-param-gather with
+  // the distributed optimizer); -1 and 0 reduce after the backward, as Megatron-LM 2021.
   int overlap_comm = -1;
   bool contiguous_gradients = true;
   bool overlap(int stage) const { return overlap_comm < 0 ? stage == 3 : overlap_comm == 1; }
@@ -68,6 +70,9 @@ struct TrainConfig {
   // fp32 master weights and optimizer states partitioned over the data-parallel ranks as
   // in ZeRO stage 1, an all-reduce of the fp32 gradients, and an all-gather of the bf16
   // parameters after the step. BLOOM-176B trained this way.
+  // Megatron-Core overlaps its data-parallel reduction with the backward (bucketed) and,
+  // with the distributed optimizer, the parameter all-gather with the next forward.
+  bool megatron_overlap() const { return framework == Framework::megatron && zero.overlap_comm == 1; }
   bool deepspeed_bf16_optimizer() const {
     return framework == Framework::deepspeed && precision == Precision::bf16 && zero_stage == 0;
   }

@@ -320,6 +320,10 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   s.flash = {at(p, "flash_attention").is_boolean() && at(p, "flash_attention").get<bool>()};
   s.sequence_parallel = {at(p, "sequence_parallel").is_boolean() && at(p, "sequence_parallel").get<bool>()};
   s.offload = {Offload::none};
+  if (has(str(p, "other"), "overlap_grad_reduce")) {
+    s.zero_knobs.overlap_comm = 1;
+    notes.push_back("gradient reduction overlapped with backward (overlap_grad_reduce named)");
+  }
   s.vpp = {std::max(1, static_cast<int>(num(p, "vpp", 1)))};
   batch_dims(p, gpus, s, notes);
   notes.push_back("framework " + std::string(name(s.framework)) + ", " + std::string(name(s.precision)));

@@ -5,7 +5,11 @@
 //  - torch DDP (framework ddp) keeps fp32 parameters under autocast, so it all-reduces
 //    fp32 gradients in 25 MiB buckets overlapped with backward.
 //  - Megatron all-reduces its contiguous gradient buffer once after the backward; bf16
-//    accumulates and reduces fp32 main_grads, fp16 reduces 16-bit gradients.
+//    accumulates and reduces fp32 main_grads, fp16 reduces 16-bit gradients. With
+//    Megatron-Core's --overlap-grad-reduce (overlap_comm on) it reduces buckets of
+//    max(40M, 1M x dp) elements during the last micro-batch's backward, and with
+//    --overlap-param-gather the distributed optimizer's all-gather overlaps the next
+//    forward: only the first bucket's gather is exposed.
 //  - FSDP reduce-scatters per transformer layer (one wrapped unit per layer), overlapped.
 //  - DeepSpeed ZeRO-1/2 all-reduce each full bucket and keep their partition (v0.5.8 and
 //    v0.16.4 defaults; docs/model.md §4.4); ZeRO-3 reduce-scatters.
@@ -22,6 +26,9 @@ namespace dsplan {
 namespace {
 
 constexpr double kDdpBucketBytes = 25.0 * 1024 * 1024;
+// Megatron-Core DDP bucket with overlap_grad_reduce: max(40M, 1M x dp) elements
+// (megatron/core/distributed/distributed_data_parallel.py).
+double megatron_bucket_elems(int dp) { return std::max(4.0e7, 1.0e6 * dp); }
 // DeepSpeed's ZeRO bookkeeping runs in Python on the critical path. ZeRO-2/3 run a hook
 // per gradient tensor (partition lookup, copy into the reduction buffer, launch); ZeRO-3
 // also fetches/releases every submodule (hooks are registered on all of them: linears,
@@ -70,12 +77,13 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
   const int L = sp.layers_per_rank;
   double bucket = cfg.zero.reduce_bucket_elems * g;
   if (cfg.framework == Framework::ddp) bucket = kDdpBucketBytes;
-  if (cfg.framework == Framework::megatron) bucket = sp.max_stage() * g;
+  if (cfg.framework == Framework::megatron)
+    bucket = cfg.megatron_overlap() ? megatron_bucket_elems(cfg.dp) * g : sp.max_stage() * g;
   if (cfg.framework == Framework::fsdp) bucket = sp.layer * g;
   o.bucket_bytes = Bytes(bucket);
   o.layer_grad_bytes = Bytes(sp.layer * g);
   o.every_micro_batch = cfg.zero_stage >= 2;
-  o.overlap = cfg.framework == Framework::ddp || cfg.framework == Framework::fsdp ||
+  o.overlap = cfg.framework == Framework::ddp || cfg.framework == Framework::fsdp || cfg.megatron_overlap() ||
               (cfg.framework == Framework::deepspeed && cfg.zero.overlap(cfg.zero_stage));
   o.prefetch = cfg.zero_stage == 3 && o.overlap;
   if (pl.dp.ranks <= 1) return;
@@ -98,9 +106,13 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
     o.layer_grad_reduce = bucketed(c, red, layers, bucket, pl.dp) / double(L);
   }
   o.grad_reduce_tail = bucketed(c, red, sp.nonlayer() * g, bucket, pl.dp);
-  if (cfg.zero_stage == 1 || cfg.zero_stage == 2 || cfg.deepspeed_bf16_optimizer())
+  if (cfg.megatron_overlap() && cfg.zero_stage >= 1) {
+    const double first = std::min(sp.max_stage(), megatron_bucket_elems(cfg.dp)) * e;
+    o.param_allgather = c.time(Collective::all_gather, Bytes(first), pl.dp);
+  } else if (cfg.zero_stage == 1 || cfg.zero_stage == 2 || cfg.deepspeed_bf16_optimizer()) {
     o.param_allgather = bucketed(c, Collective::all_gather, sp.max_stage() * e,
                                  cfg.zero.allgather_bucket_elems * e, pl.dp);
+  }
   (void)m;
 }
 

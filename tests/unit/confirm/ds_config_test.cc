@@ -194,6 +194,27 @@ TEST(MegatronArgs, BlockRecompute) {
   EXPECT_EQ(experiment_name(c), "z1_tp1_pp1_gas1_tmbspg2_ckblock5");
 }
 
+// Megatron-Core's overlap flags follow overlap_comm "on"; the parameter-gather overlap only
+// with the distributed optimizer (zero_stage >= 1). Default and off emit neither.
+TEST(MegatronArgs, OverlapFlags) {
+  TrainConfig c = config(1, 2, 1, 2);
+  c.framework = Framework::megatron;
+  auto has = [](const std::vector<std::string>& a, const std::string& f) {
+    return std::find(a.begin(), a.end(), f) != a.end();
+  };
+  EXPECT_FALSE(has(megatron_args(c, small_gpt()), "--overlap-grad-reduce"));
+  c.zero.overlap_comm = 1;
+  auto a = megatron_args(c, small_gpt());
+  EXPECT_TRUE(has(a, "--overlap-grad-reduce"));
+  EXPECT_TRUE(has(a, "--overlap-param-gather"));
+  c.zero_stage = 0;
+  a = megatron_args(c, small_gpt());
+  EXPECT_TRUE(has(a, "--overlap-grad-reduce"));
+  EXPECT_FALSE(has(a, "--overlap-param-gather"));
+  c.zero.overlap_comm = 0;
+  EXPECT_FALSE(has(megatron_args(c, small_gpt()), "--overlap-grad-reduce"));
+}
+
 TEST(LaunchCommand, DeepspeedLauncher) {
   TrainConfig c = config(2, 1, 1, 16);
   Cluster cl;
