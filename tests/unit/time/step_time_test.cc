@@ -36,6 +36,17 @@ StepTimeModel a100_model(const ModelSpec& m, int gpus) {
   return StepTimeModel(m, c, default_efficiency(c.node.gpu));
 }
 
+// gpt_1b on DGX A100 nodes with the default efficiencies, for parallel_comm() checks.
+struct A100Comm {
+  ModelSpec m = gpt_1b();
+  Cluster c;
+  Efficiency eff;
+  CollectiveModel coll;
+  explicit A100Comm(int gpus)
+      : c(cluster(test::dgx_a100(), gpus)), eff(default_efficiency(c.node.gpu)), coll(c.node, eff) {}
+  ParallelComm of(const TrainConfig& cfg) const { return parallel_comm(m, cfg, c.node, c.node.gpu, eff, coll); }
+};
+
 // pp = 1, no overlap, one reduction round: the closed form is the plain sum of StepCosts.
 TEST(StepTime, ClosedFormIsTheSumOfItsCostsWithoutOverlap) {
   const StepTimeModel t = a100_model(gpt_1b(), 8);
@@ -229,37 +240,34 @@ TEST(StepTime, WarmEstimateIsSubMicrosecond) {
 //    kernels, every micro-batch: 906,448,896 B / 1.6312e12 = 555.695 us + 96 = 651.695 us;
 //  - Megatron fuses accumulation into the weight-gradient GEMM: nothing.
 TEST(GradientHandling, PassesOverTheLayerGradients) {
-  const ModelSpec m = gpt_1b();
-  const Cluster c = cluster(test::dgx_a100(), 8);
-  const Efficiency eff = default_efficiency(c.node.gpu);
-  const CollectiveModel coll(c.node, eff);
+  const A100Comm a(8);
   TrainConfig cfg = base_cfg();
   cfg.framework = Framework::ddp;
   cfg.precision = Precision::fp16;
-  ParallelComm pc = parallel_comm(m, cfg, c.node, c.node.gpu, eff, coll);
+  ParallelComm pc = a.of(cfg);
   EXPECT_NEAR(pc.layer_bwd_extra.v, 201.232e-6, 1e-9);
   EXPECT_NEAR(pc.layer_grad_accumulate.v, 418.463e-6, 1e-9);
   EXPECT_NEAR(pc.layer_bucket_copy.v, 589.951e-6, 1e-9);
   cfg.dp = 1;  // no DDP wrapper, no buckets
-  EXPECT_EQ(parallel_comm(m, cfg, c.node, c.node.gpu, eff, coll).layer_bucket_copy.v, 0.0);
+  EXPECT_EQ(a.of(cfg).layer_bucket_copy.v, 0.0);
   cfg = base_cfg();
   cfg.framework = Framework::deepspeed;
   cfg.zero_stage = 1;
-  pc = parallel_comm(m, cfg, c.node, c.node.gpu, eff, coll);
+  pc = a.of(cfg);
   EXPECT_NEAR(pc.layer_grad_accumulate.v, 233.232e-6, 1e-9);
   EXPECT_EQ(pc.layer_bwd_extra.v, 0.0);
   cfg.zero_stage = 0;  // bf16 without ZeRO: BF16_Optimizer
-  pc = parallel_comm(m, cfg, c.node, c.node.gpu, eff, coll);
+  pc = a.of(cfg);
   EXPECT_NEAR(pc.layer_bwd_extra.v, 651.695e-6, 1e-9);
   EXPECT_EQ(pc.layer_grad_accumulate.v, 0.0);
   cfg.framework = Framework::fsdp;
   cfg.zero_stage = 3;
-  pc = parallel_comm(m, cfg, c.node, c.node.gpu, eff, coll);
+  pc = a.of(cfg);
   EXPECT_NEAR(pc.layer_bwd_extra.v, 127.488e-6, 1e-9);
   EXPECT_EQ(pc.layer_grad_accumulate.v, 0.0);
   cfg.framework = Framework::megatron;
   cfg.zero_stage = 1;
-  pc = parallel_comm(m, cfg, c.node, c.node.gpu, eff, coll);
+  pc = a.of(cfg);
   EXPECT_EQ(pc.layer_bwd_extra.v + pc.layer_grad_accumulate.v + pc.layer_bucket_copy.v, 0.0);
 }
 
@@ -268,10 +276,8 @@ TEST(GradientHandling, PassesOverTheLayerGradients) {
 // 1.9x the time on these 200 MB+ buckets) and all-gathers the bf16 parameters after its
 // sharded step, which fp16 ZeRO-0 does not do.
 TEST(StepTime, DeepSpeedBf16OptimizerReducesFp32AndGathersParams) {
-  const ModelSpec m = gpt_1b();
-  const Cluster c = cluster(test::dgx_a100(), 16);
-  const Efficiency eff = default_efficiency(c.node.gpu);
-  const CollectiveModel coll(c.node, eff);
+  const A100Comm a(16);
+  const ModelSpec& m = a.m;
   TrainConfig cfg = base_cfg();
   cfg.framework = Framework::deepspeed;
   cfg.zero_stage = 0;
@@ -279,11 +285,11 @@ TEST(StepTime, DeepSpeedBf16OptimizerReducesFp32AndGathersParams) {
   cfg.precision = Precision::bf16;
   ASSERT_TRUE(cfg.deepspeed_bf16_optimizer());
   EXPECT_EQ(grad_element_bytes(cfg), 4.0);
-  const ParallelComm bf16 = parallel_comm(m, cfg, c.node, c.node.gpu, eff, coll);
+  const ParallelComm bf16 = a.of(cfg);
   cfg.precision = Precision::fp16;
   ASSERT_FALSE(cfg.deepspeed_bf16_optimizer());
   EXPECT_EQ(grad_element_bytes(cfg), 2.0);
-  const ParallelComm fp16 = parallel_comm(m, cfg, c.node, c.node.gpu, eff, coll);
+  const ParallelComm fp16 = a.of(cfg);
   EXPECT_GT(bf16.layer_grad_reduce.v, 1.9 * fp16.layer_grad_reduce.v);
   EXPECT_GT(bf16.param_allgather.v, 0.0);
   EXPECT_EQ(fp16.param_allgather.v, 0.0);
@@ -300,18 +306,17 @@ TEST(StepTime, DeepSpeedBf16OptimizerReducesFp32AndGathersParams) {
 // distributed optimizer only the first bucket's parameter all-gather is exposed. gpt_1b on
 // 16 A100s (dp 16): buckets of 40M elements; the whole stage is ~1.3B parameters.
 TEST(StepTime, MegatronOverlapHidesTheDataParallelReduction) {
-  const ModelSpec m = gpt_1b();
-  const Cluster c = cluster(test::dgx_a100(), 16);
-  const Efficiency eff = default_efficiency(c.node.gpu);
-  const CollectiveModel coll(c.node, eff);
+  const A100Comm a(16);
+  const ModelSpec& m = a.m;
+  const CollectiveModel& coll = a.coll;
   TrainConfig cfg = base_cfg();
   cfg.dp = 16;
   cfg.zero_stage = 1;
-  const ParallelComm after = parallel_comm(m, cfg, c.node, c.node.gpu, eff, coll);
+  const ParallelComm after = a.of(cfg);
   EXPECT_FALSE(after.overlap);
   cfg.zero.overlap_comm = 1;
   ASSERT_TRUE(cfg.megatron_overlap());
-  const ParallelComm overlapped = parallel_comm(m, cfg, c.node, c.node.gpu, eff, coll);
+  const ParallelComm overlapped = a.of(cfg);
   EXPECT_TRUE(overlapped.overlap);
   EXPECT_DOUBLE_EQ(overlapped.bucket_bytes.v, 4.0e7 * grad_element_bytes(cfg));  // bf16: fp32 main grads
   // One 40M-element bf16 gather (80 MB) instead of the whole stage's.
