@@ -1,6 +1,7 @@
 // `dsplan estimate`: rank the configuration space for a model on a cluster and print a
 // table (default), the JSON contract (--json), the best config's breakdown (--explain),
 // and write ready-to-run configs for the top K (--out DIR).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -61,6 +62,17 @@ void print_table(const EstimatePlan& p) {
               << std::setw(6) << fmt(100 * e.mfu, 0) << "%  " << (e.fits && e.reasons.empty() ? "yes" : "no");
     if (!e.reasons.empty()) std::cout << " (" << join(e.reasons, "; ") << ")";
     std::cout << "\n";
+  }
+  if (p.result.configs.empty() && p.result.evaluated == 0) {
+    // Nothing was even evaluated: say which rules of the space removed every point.
+    std::vector<std::pair<std::int64_t, std::string>> why;
+    for (const auto& [reason, n] : p.result.rejections) why.push_back({n, reason});
+    std::sort(why.begin(), why.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::cout << "No valid configuration: every point of the search space breaks a rule. The rules, by "
+                 "points removed:\n";
+    for (const auto& [n, reason] : why) std::cout << "  " << n << " x " << reason << "\n";
+    std::cout << "Widen the search (--zero, --tp, --pp, --vpp, --offload, --framework) or see docs/manual.md.\n";
+    return;
   }
   if (p.result.configs.empty()) {
     std::cout << "No configuration fits";
