@@ -59,6 +59,10 @@ struct TrainConfig {
   // handed to DeepSpeed without an "optimizer" block), -1 the framework's default
   // (fused for DeepSpeed/Megatron, per-tensor for ddp/fsdp).
   int fused_optimizer = -1;
+  // Megatron-LM before its asynchronous tensor-parallel backward (commit 3f65246 of
+  // 2021-09-02 made it the default): the backward TP all-reduces then ran after the
+  // weight-gradient GEMMs instead of under them. For reproducing 2020/early-2021 runs.
+  bool legacy_megatron_tp = false;
 
   std::int64_t global_batch() const {
     return static_cast<std::int64_t>(micro_batch) * grad_accum * dp;

@@ -205,6 +205,16 @@ Framework row_framework(const Json& row, std::vector<std::string>& notes) {
   return Framework::deepspeed;
 }
 
+// Why the row's Megatron predates the asynchronous TP backward (Megatron-LM 2021-09-02),
+// or nothing: the Narayanan et al. paper (April 2021), NGC 20.xx containers, v1.0.
+std::optional<std::string> legacy_megatron(const Json& row) {
+  const std::string text = str(row, "source") + " " + str(at(row, "parallel"), "other");
+  if (has(text, "Narayanan")) return "Narayanan et al. (April 2021)";
+  if (has(text, "NGC PyTorch 20.") || has(text, "pytorch:20.")) return "an NGC 20.xx container";
+  if (has(text, "Megatron-LM v1.0")) return "Megatron-LM v1.0 (2020)";
+  return std::nullopt;
+}
+
 // The eager-loading (pre-CUDA-11.7) stacks the row's text names, or nothing.
 std::optional<std::string> eager_stack(const Json& row) {
   const std::string text = str(row, "source") + " " + str(at(row, "parallel"), "other"), notes = str(row, "notes");
@@ -314,6 +324,12 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
     notes.push_back("HF Trainer's AdamW (unfused, per tensor) as the optimizer");
   }
   s.zero = {zero_stage(p, notes)};
+  if (s.framework == Framework::megatron) {
+    if (auto why = legacy_megatron(row)) {
+      s.legacy_megatron_tp = true;
+      notes.push_back("Megatron before its asynchronous TP backward (2021-09): " + *why);
+    }
+  }
   s.tp = {std::max(1, static_cast<int>(num(p, "tp", 1)))};
   s.pp = {std::max(1, static_cast<int>(num(p, "pp", 1)))};
   s.checkpointing = {row_ckpt(p)};

@@ -215,6 +215,14 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
   o.fwd = floored(fwd.t + core.t, fwd.launches + core.launches, eff);
   o.bwd = floored(bwd.t, bwd.launches, eff);
   o.fwd_flops_hw = fwd.f + core.f;
+  {
+    const double qkv_n = (d.hq + 2.0 * d.hkv) / d.t, fc1_n = d.f * (d.gated ? 2.0 : 1.0) / d.t;
+    Acc wq{gpu, eff, k.precision, {}, {}}, wf{gpu, eff, k.precision, {}, {}};
+    wq.gemm(d.h, qkv_n, d.T);  // dW = X^T dY of the QKV linear
+    wf.gemm(d.h, fc1_n, d.T);  // and of FC1
+    o.wgrad_qkv = wq.t;
+    o.wgrad_fc1 = wf.t;
+  }
   o.bwd_flops_hw = bwd.f;
   if (recomputes_layers(k.ckpt)) {
     o.recompute = o.fwd;

@@ -35,6 +35,9 @@ struct OpCosts {
   Flops fwd_flops_hw;           // FLOPs executed in forward (full s x s for standard attention)
   Flops bwd_flops_hw;           // FLOPs executed in backward (flash: its 2.5x recompute incl.)
   Flops recompute_flops_hw;
+  // Weight-gradient GEMMs of the column-parallel QKV and FC1 linears: what Megatron's
+  // asynchronous TP backward runs while their input-gradient collective is in flight.
+  Seconds wgrad_qkv, wgrad_fc1;
   // Outside the layers.
   Seconds embed_fwd, embed_bwd;
   Seconds head_fwd, head_bwd;

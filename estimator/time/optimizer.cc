@@ -57,7 +57,17 @@ double optimizer_bytes_per_param(const TrainConfig& cfg, double grad_bytes) {
   if (master) {
     if (grad_bytes < 4.0) b += grad_bytes + 4.0;                // widen grads to fp32
     b += 4.0 + 2.0;                                             // master -> 16-bit params
-  } else if (mixed) {
+    if (cfg.framework == Framework::deepspeed && !cfg.deepspeed_bf16_optimizer())
+      b += 8.0;  // unscale_and_clip_grads: one in-place scale of the fp32 grads, every step
+    if (cfg.framework == Framework::megatron) {
+      // MixedPrecisionOptimizer.step(): the norm reads the fp32 main grads, fp16 unscales
+      // them (_unscale_main_grads_and_check_for_nan), clip_grad (default 1.0) scales them,
+      // and train_step zeroes the contiguous gradient buffer.
+      if (grad_bytes < 4.0) b += 4.0 - grad_bytes;
+      if (cfg.precision == Precision::fp16) b += 8.0;
+      b += 8.0 + grad_bytes;
+    }
+  } else if (cfg.precision == Precision::fp16) {
     b += 8.0;                                                   // GradScaler unscale
   }
   return b;

@@ -61,6 +61,8 @@ void tp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
   const Seconds pair = cfg.sequence_parallel ? ag + rs : ar;
   o.tp_layer_fwd = pair * 2.0;
   o.tp_layer_bwd = pair * 2.0;
+  o.tp_bwd_input_grad = cfg.sequence_parallel ? rs : ar;
+  o.tp_bwd_blocking = cfg.sequence_parallel ? ag * 2.0 : Seconds{};
   o.tp_embed_fwd = cfg.sequence_parallel ? rs : ar;
   // Head: gather the input (SP), three small all-reduces of vocab-parallel cross-entropy
   // (max, sum-exp, target logit: b s fp32 values each); backward reduces the input grad.

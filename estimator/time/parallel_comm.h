@@ -47,6 +47,12 @@ double grad_element_bytes(const TrainConfig& cfg);
 
 struct ParallelComm {
   Seconds tp_layer_fwd, tp_layer_bwd, tp_embed_fwd, tp_head_fwd, tp_head_bwd;
+  // The backward's per-layer TP collectives split for Megatron's asynchronous TP backward
+  // (tp_layer_bwd = 2 x tp_bwd_input_grad + tp_bwd_blocking): the input-gradient all-reduce
+  // (reduce-scatter with SP) of each column-parallel linear, which can run under that
+  // linear's weight-gradient GEMM, and what must finish first (SP: the all-gathers of the
+  // row-parallel linears' output gradients).
+  Seconds tp_bwd_input_grad, tp_bwd_blocking;
   Seconds layer_grad_reduce;   // per layer, per reduction round
   Seconds grad_reduce_tail;    // non-layer gradients, per round
   Bytes bucket_bytes, layer_grad_bytes;

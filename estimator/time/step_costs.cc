@@ -160,6 +160,15 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
     c.layer.recompute = c.layer.recompute * cfg.recompute_share(ce.layers_per_rank);
   c.layer.tp_comm_fwd = tp.tp_layer_fwd;
   c.layer.tp_comm_bwd = tp.tp_layer_bwd;
+  // Megatron (since 2021-09) launches each column-parallel linear's input-gradient
+  // all-reduce (reduce-scatter with SP) asynchronously and computes that linear's weight
+  // gradient meanwhile (ColumnParallelLinearWithAsyncAllreduce, later
+  // LinearWithGradAccumulationAndAsyncCommunication): only what outlasts the GEMM shows.
+  if (cfg.framework == Framework::megatron && !cfg.legacy_megatron_tp && cfg.tp > 1) {
+    auto outlasts = [](Seconds comm, Seconds gemm) { return comm > gemm ? comm - gemm : Seconds{}; };
+    c.layer.tp_comm_bwd = tp.tp_bwd_blocking + outlasts(tp.tp_bwd_input_grad, op.wgrad_qkv) +
+                          outlasts(tp.tp_bwd_input_grad, op.wgrad_fc1);
+  }
   c.layer.param_gather = pc.layer_param_gather;
   c.layer.grad_reduce = pc.layer_grad_reduce;
   c.layer.grad_bytes = pc.layer_grad_bytes;

@@ -10,6 +10,7 @@
 
 #include "estimator/time/efficiency_defaults.h"
 #include "estimator/time/operators.h"
+#include "estimator/time/optimizer.h"
 #include "estimator/time/parallel_comm.h"
 #include "fixtures.h"
 
@@ -328,6 +329,66 @@ TEST(StepTime, MegatronOverlapHidesTheDataParallelReduction) {
   const double plain = t.estimate(cfg).step.v;
   cfg.zero.overlap_comm = 1;
   EXPECT_LT(t.estimate(cfg).step.v, plain);
+}
+
+// Optimizer-step memory passes per parameter (optimizer.cc), from the frameworks' step():
+//  - Megatron fp16, 16-bit grads: Adam 28 + norm read 2 + widen to fp32 (2 + 4) + master ->
+//    fp16 copy 6, plus the norm reading fp32 main grads (+2), unscale 8, clip 8 and zeroing
+//    the 2-byte grad buffer 2: 28 + 2 + 6 + 6 + 2 + 8 + 8 + 2 = 62;
+//  - Megatron bf16, fp32 main grads: 28 + 4 + 6 + 8 + 4 = 50 (no loss scale, no widening);
+//  - DeepSpeed ZeRO fp16: 28 + 2 + 6 + 6 + 8 (unscale_and_clip_grads) = 50;
+//  - torch DDP under autocast, fp16: unfused AdamW 92 + norm 4 + clip 8 + GradScaler 8 = 112;
+//    bf16 has no GradScaler: 104.
+TEST(Optimizer, StepPassesPerFramework) {
+  TrainConfig c = base_cfg();
+  c.framework = Framework::megatron;
+  c.precision = Precision::fp16;
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 2.0), 62.0);
+  c.precision = Precision::bf16;
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 4.0), 50.0);
+  c.framework = Framework::deepspeed;
+  c.zero_stage = 1;
+  c.precision = Precision::fp16;
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 2.0), 50.0);
+  c.framework = Framework::ddp;
+  c.zero_stage = 0;
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 4.0), 112.0);
+  c.precision = Precision::bf16;
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 4.0), 104.0);
+}
+
+// Korthikanti et al. 2022, Table 4: one layer of their 22B GPT (h 6144, 64 heads, TP 8,
+// micro-batch 4, seq 2048, fp16) on A100-80GB, forward / backward in ms. Megatron's
+// asynchronous TP backward hides the column-parallel input-gradient collective under the
+// weight-gradient GEMM; without it the no-recompute backward came out 14% slow.
+TEST(StepTime, KorthikantiTable4LayerTimes) {
+  ModelSpec m;
+  m.name = "gpt-22b";
+  m.layers = 48, m.hidden = 6144, m.heads = m.kv_heads = 64, m.head_dim = 96;
+  m.ffn_hidden = 4 * 6144, m.vocab = 51200, m.max_positions = 2048;
+  const StepTimeModel t = a100_model(m, 8);
+  struct Row { Checkpointing ck; bool sp; double fwd_ms, bwd_ms; };
+  const Row rows[] = {{Checkpointing::none, false, 7.7, 11.9},      {Checkpointing::none, true, 7.2, 11.8},
+                      {Checkpointing::full, false, 7.7, 19.5},      {Checkpointing::selective, false, 7.7, 13.2},
+                      {Checkpointing::selective, true, 7.2, 13.1}};
+  for (const Row& r : rows) {
+    TrainConfig c = base_cfg();
+    c.precision = Precision::fp16;
+    c.tp = 8, c.dp = 1, c.micro_batch = 4, c.grad_accum = 1;
+    c.checkpointing = r.ck, c.sequence_parallel = r.sp;
+    const LayerCosts l = t.costs(c).layer;
+    const double fwd = (l.fwd + l.tp_comm_fwd).v * 1e3, bwd = (l.bwd + l.recompute + l.tp_comm_bwd).v * 1e3;
+    EXPECT_NEAR(fwd / r.fwd_ms, 1.0, 0.05) << int(r.ck) << " sp " << r.sp;
+    EXPECT_NEAR(bwd / r.bwd_ms, 1.0, 0.05) << int(r.ck) << " sp " << r.sp;
+    EXPECT_NEAR((fwd + bwd) / (r.fwd_ms + r.bwd_ms), 1.0, 0.03) << int(r.ck) << " sp " << r.sp;
+  }
+  // The same layer as Megatron before 2021-09 (blocking backward all-reduces) is slower.
+  TrainConfig c = base_cfg();
+  c.precision = Precision::fp16;
+  c.tp = 8, c.dp = 1, c.micro_batch = 4, c.grad_accum = 1;
+  const Seconds async_bwd = t.costs(c).layer.tp_comm_bwd;
+  c.legacy_megatron_tp = true;
+  EXPECT_GT(t.costs(c).layer.tp_comm_bwd.v, async_bwd.v + 1e-3);
 }
 
 // A step of m micro-batches pays m - 1 accumulations and one DDP bucket copy per layer:
