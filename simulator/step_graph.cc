@@ -16,6 +16,7 @@ namespace {
 struct PassIds {
   TaskId first = kNoTask;
   TaskId last = kNoTask;
+  TaskId send = kNoTask;  // its blocking send on the compute stream, if any
 };
 
 Task make_task(TaskKind kind, int stream, int rank, Seconds duration) {
@@ -79,6 +80,25 @@ class Builder {
     }
   }
 
+  // The stage a pass hands its output to, or -1 (the last forward, the first backward).
+  int destination(int rank, const PipelineOp& op) const {
+    const int to = op.forward ? stage(rank, op.chunk) + 1 : stage(rank, op.chunk) - 1;
+    return to < 0 || to >= stages_ ? -1 : to;
+  }
+
+  // A blocking send right after the pass on the sender's compute stream (StepCosts::
+  // p2p_blocking): the rank's next pass waits for it. add_sends() links it to the receiver.
+  void add_blocking_send(int rank, const PipelineOp& op, PassIds& pass) {
+    const int to = destination(rank, op);
+    if (!c_.p2p_blocking || to < 0 || to % c_.pp == rank) return;
+    Task t = make_task(TaskKind::p2p_send, sg_.ranks[rank].compute, rank, c_.p2p);
+    t.micro_batch = op.micro_batch;
+    t.chunk = op.chunk;
+    const TaskId send = sg_.graph.add_task(t);
+    sg_.graph.add_dep(pass.last, send);
+    pass.send = send;
+  }
+
   void add_pass(int rank, const PipelineOp& op) {
     const RankStreams& s = sg_.ranks[rank];
     const std::size_t i = idx(op.micro_batch, stage(rank, op.chunk));
@@ -88,6 +108,7 @@ class Builder {
                                             rank, op.chunk, buckets_[rank]);
       sg_.graph.add_dep(sync, t.first);
       bwd_[i] = PassIds{t.first, t.last};
+      add_blocking_send(rank, op, bwd_[i]);
       return;
     }
     const PassCost cost = pass_cost(c_, rank, op.chunk, op.forward);
@@ -99,6 +120,7 @@ class Builder {
     const TaskId id = sg_.graph.add_task(t);
     sg_.graph.add_dep(sync, id);
     (op.forward ? fwd_ : bwd_)[i] = PassIds{id, id};
+    add_blocking_send(rank, op, (op.forward ? fwd_ : bwd_)[i]);
     // Chunk 0 runs the micro-batch's last backward pass on this rank.
     if (!op.forward && op.chunk == 0 && c_.grad_reduce_every_micro_batch)
       add_micro_batch_reduction(rank, op.micro_batch, id);
@@ -135,10 +157,15 @@ class Builder {
       if (op.forward) g.add_dep(fwd_[idx(mb, s)].last, bwd_[idx(mb, s)].first);
       const int to = op.forward ? s + 1 : s - 1;
       if (to < 0 || to >= stages_) continue;
-      const TaskId from = (op.forward ? fwd_ : bwd_)[idx(mb, s)].last;
+      const PassIds& pass = (op.forward ? fwd_ : bwd_)[idx(mb, s)];
+      const TaskId from = pass.last;
       const TaskId dest = (op.forward ? fwd_ : bwd_)[idx(mb, to)].first;
       if (to % c_.pp == rank) {
         g.add_dep(from, dest);
+        continue;
+      }
+      if (pass.send != kNoTask) {  // blocking: the send is on the compute stream already
+        g.add_dep(pass.send, dest);
         continue;
       }
       Task t = make_task(TaskKind::p2p_send, sg_.ranks[rank].p2p, rank, c_.p2p);

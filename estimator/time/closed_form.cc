@@ -82,7 +82,7 @@ void StepTimeModel::estimate_into(const TrainConfig& cfg, StepTimeBreakdown& out
   const Seconds first = c.embed_fwd + c.embed_bwd + (p == 1 ? c.head_fwd + c.head_bwd : Seconds{});
   const Seconds last = c.head_fwd + c.head_bwd;
   const Seconds edge = max(first, last);
-  const Seconds p2p = p > 1 ? c.p2p * (2.0 * v) : Seconds{};
+  const Seconds p2p = p > 1 && c.p2p_blocking ? c.p2p * (2.0 * v) : Seconds{};
   const Seconds t_mb = layers + gf + gb + edge + p2p;
 
   // Compute-only part of the slowest stage (the edge terms include small TP collectives).

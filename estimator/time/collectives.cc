@@ -171,7 +171,7 @@ CollectiveCost CollectiveModel::p2p(double bytes, CommGroup g) const {
   const bool pci = node_.topology == IntraTopology::pcie;
   const double lat_simple = kBaseRing[kSimple] + (inter ? kRingNet[kSimple] : pci ? kRingIntraPci[kSimple] : kRingIntraNvl[kSimple]);
   const double lat_ll = kBaseRing[kLL] + (inter ? kRingNet[kLL] : pci ? kRingIntraPci[kLL] : kRingIntraNvl[kLL]);
-  const double t_simple = lat_simple + bytes / (bw / 1e3);
+  const double t_simple = lat_simple + bytes / (bw / 1e9 * 1e3);  // bw in B/s; times in us
   const double t_ll = lat_ll + bytes / (std::min(0.5 * bw / 1e9, kLLMaxBw[arch_][inter ? 1 : 0]) * 1e3);
   if (t_ll < t_simple) return make(t_ll, CommAlgo::p2p, kLL, Collective::send_recv, bytes, 2);
   return make(t_simple, CommAlgo::p2p, kSimple, Collective::send_recv, bytes, 2);

@@ -177,6 +177,7 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.head_fwd = op.head_fwd + tp.tp_head_fwd;
   c.head_bwd = op.head_bwd + tp.tp_head_bwd;
   c.p2p = pc.p2p;
+  c.p2p_blocking = !(cfg.megatron_overlap() && cfg.vpp > 1);
   c.embed_grad_sync = pc.embed_grad_sync;
   c.bucket_bytes = pc.bucket_bytes;
   c.overlap_grad_reduce = pc.overlap;

@@ -52,7 +52,8 @@ TEST(Pipeline, OneFOneBBubbleDoesNotGrowWithMicroBatches) {
 }
 
 TEST(Pipeline, SendsDelayTheSchedule) {
-  // p = 2, m = 2, send t = 0.5 on the sender's p2p stream.
+  // p = 2, m = 2, send t = 0.5 on the sender's p2p stream (overlapped sends,
+  // StepCosts::p2p_blocking = false, as Megatron-Core's --overlap-p2p-communication).
   // rank 0: F0 [0,1], F1 [1,2]; send F0 [1,1.5], send F1 [2,2.5].
   // rank 1: F0 [1.5,2.5], B0 [2.5,4.5], F1 [4.5,5.5], B1 [5.5,7.5];
   //         send B0 [4.5,5], send B1 [7.5,8].
@@ -61,11 +62,29 @@ TEST(Pipeline, SendsDelayTheSchedule) {
   // send B1, 0.5 on rank 1: bubble 3, exposed communication 1, compute 6.
   StepCosts c = pipeline(2, 1, 2, 1);
   c.p2p = ms(0.5);
+  c.p2p_blocking = false;
   const SimulationResult r = run(c);
   EXPECT_NEAR(in(r.step), 10.0, kTol);
   EXPECT_NEAR(in(r.breakdown.compute), 6.0, kTol);
   EXPECT_NEAR(in(r.breakdown.bubble), 3.0, kTol);
   EXPECT_NEAR(in(r.breakdown.comm_exposed), 1.0, kTol);
+}
+
+TEST(Pipeline, BlockingSendsHoldTheSender) {
+  // The same p = 2, m = 2, t = 0.5, but each send holds its sender's compute stream
+  // (Megatron's batched send/recv, DeepSpeed's pipeline instructions):
+  // rank 0: F0 [0,1], send [1,1.5], F1 [1.5,2.5], send [2.5,3];
+  // rank 1: F0 [1.5,2.5], B0 [2.5,4.5], send B0 [4.5,5], F1 [5,6], B1 [6,8], send [8,8.5];
+  // rank 0: B0 [5,7], B1 [8.5,10.5]. Step 10.5, half a send later than with overlapped
+  // sends: rank 1's F1 now waits behind its own send of B0.
+  StepCosts c = pipeline(2, 1, 2, 1);
+  c.p2p = ms(0.5);
+  ASSERT_TRUE(c.p2p_blocking);  // the default
+  const SimulationResult r = run(c);
+  EXPECT_NEAR(in(r.step), 10.5, kTol);
+  const StepTimeBreakdown& b = r.breakdown;
+  EXPECT_NEAR(in(b.compute + b.comm_exposed + b.bubble + b.optimizer + b.offload), in(r.step), kTol);
+  EXPECT_GT(in(b.comm_exposed), 0.0);
 }
 
 TEST(Pipeline, InterleavingDividesTheBubbleByV) {
@@ -140,6 +159,7 @@ TEST(Pipeline, Gpt175bLikeGraphStaysSmall) {
   // compute tasks alone.
   StepCosts c = pipeline(16, 2, 64, 6);
   c.p2p = ms(0.2);
+  c.p2p_blocking = false;  // the bound below is for overlapped sends
   c.layer.grad_reduce = ms(3);
   c.layer.grad_bytes = MB(800);
   c.bucket_bytes = MB(1000);

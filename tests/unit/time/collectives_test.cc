@@ -125,3 +125,26 @@ TEST(Collectives, SingleRankCostsNothing) {
 
 }  // namespace
 }  // namespace dsplan
+
+namespace dsplan {
+namespace {
+
+// A pipeline send between two DGX A100 nodes: the sending GPU's share of the node's NICs is
+// 0.9 x 8 x 25 GB/s / 8 = 22.5 GB/s, so 22.5 MB take 1000 us, plus the Simple protocol's
+// latency 8.4 (base) + 14 (network) = 22.4 us: 1022.4 us. LL would be 2000 us at half the
+// bandwidth. (Until session 4 the Simple path divided bytes by B/s / 1e3 and reported
+// 1022.4 us as 23.4 us: pipeline sends cost almost nothing.)
+TEST(Collectives, InterNodeSendIsBandwidthBound) {
+  const SystemSpec s = test::dgx_a100();
+  const CollectiveModel m(s, default_efficiency(s.gpu));
+  const CollectiveCost c = m.estimate(Collective::send_recv, Bytes(22.5e6), {2, 1});
+  EXPECT_NEAR(c.time.v * 1e6, 1022.4, 0.01);
+  EXPECT_EQ(c.algo, CommAlgo::p2p);
+  EXPECT_EQ(c.proto, CommProto::simple);
+  // Inside a node the pair shares NVSwitch: 300 GB/s x 0.8 = 240 GB/s -> 93.75 us + 8.4 +
+  // 3.4 (NVLink Simple latency) = 105.55 us.
+  EXPECT_NEAR(m.estimate(Collective::send_recv, Bytes(22.5e6), {2, 2}).time.v * 1e6, 105.55, 0.01);
+}
+
+}  // namespace
+}  // namespace dsplan
