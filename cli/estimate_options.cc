@@ -286,6 +286,18 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
 
   plan.assumptions.insert(plan.assumptions.begin(), "hardware: " + describe(req.cluster.node) + ", " +
                                                         std::to_string(req.cluster.nodes()) + " node(s)");
+  // Framework behaviour the prediction rests on (docs/model.md §4.4), said once.
+  if (s.framework == Framework::megatron)
+    plan.assumptions.push_back(std::string("Megatron-LM as of 2021-09 or later: backward TP collectives run under the "
+                                           "weight-gradient GEMMs; pipeline sends block; ") +
+                               (s.zero_knobs.overlap_comm == 1 ? "gradient reduction and parameter gather overlapped "
+                                                                 "(--overlap-grad-reduce, --overlap-param-gather)"
+                                                               : "gradient reduction after the backward "
+                                                                 "(--overlap-comm on for Megatron-Core's overlap)"));
+  if (s.framework == Framework::deepspeed && s.precision == Precision::bf16 &&
+      (s.zero.empty() || std::find(s.zero.begin(), s.zero.end(), 0) != s.zero.end()))
+    plan.assumptions.push_back("DeepSpeed bf16 without ZeRO runs BF16_Optimizer: fp32 gradients, optimizer states "
+                               "sharded over data parallelism");
   req.efficiency = default_efficiency(gpu);
   if (!o.profile.empty()) {
     auto text = read_text_file(o.profile);
