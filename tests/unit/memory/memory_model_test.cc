@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 
 #include "estimator/memory/activations.h"
 #include "estimator/memory/overhead.h"
@@ -189,21 +188,19 @@ TEST(MemoryModel, BlockRecomputeKeepsTheOtherLayersWhole) {
   EXPECT_GT(mm.estimate(cfg).activations.v + 1441792.0, block2);
 }
 
-TEST(MemoryModel, EstimateIsFast) {
+// The model is called ~1e6 times per search: repeated calls with the same point give the
+// same answer whatever came between. (Speed: `dsplan bench`, docs/benchmarks.md.)
+TEST(MemoryModel, RepeatedEstimatesAgree) {
   MemoryModel mm(llama8b(), a100x8());
   TrainConfig cfg;
   cfg.dp = 8; cfg.zero_stage = 3; cfg.flash_attention = true;
-  const int n = 200000;
-  double sink = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < n; ++i) {
-    cfg.micro_batch = 1 + (i & 7);
-    sink += mm.estimate(cfg).device.v;
+  std::vector<double> first;
+  for (int mb = 1; mb <= 8; ++mb) cfg.micro_batch = mb, first.push_back(mm.estimate(cfg).device.v);
+  for (int mb = 8; mb >= 1; --mb) {
+    cfg.micro_batch = mb;
+    EXPECT_DOUBLE_EQ(mm.estimate(cfg).device.v, first[mb - 1]) << "mbs " << mb;
   }
-  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / n;
-  EXPECT_GT(sink, 0);
-  std::printf("estimate(): %.0f ns per call\n", ns);
-  EXPECT_LT(ns, 2000.0);  // target < 1 us; 2x margin for a loaded CI machine
+  EXPECT_LT(first.front(), first.back());
 }
 
 }  // namespace

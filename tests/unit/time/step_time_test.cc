@@ -1,10 +1,9 @@
 // StepTimeModel: the closed form against its own StepCosts, FLOP conventions, monotonic
-// effects of each knob, offload arithmetic, memo-table behaviour and evaluation speed.
+// effects of each knob, offload arithmetic and memo-table behaviour.
 #include "estimator/step_time.h"
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -13,40 +12,16 @@
 #include "estimator/time/optimizer.h"
 #include "estimator/time/parallel_comm.h"
 #include "fixtures.h"
+#include "time_fixtures.h"
 
 namespace dsplan {
 namespace {
 
+using test::A100Comm;
+using test::a100_model;
+using test::base_cfg;
 using test::cluster;
-
-ModelSpec gpt_1b() { return test::gpt("gpt-1.3b", 24, 2048, 32, 2048, 51200, 128); }
-
-TrainConfig base_cfg() {
-  TrainConfig c;
-  c.framework = Framework::megatron;
-  c.precision = Precision::bf16;
-  c.micro_batch = 2;
-  c.grad_accum = 4;
-  c.seq_len = 2048;
-  c.dp = 8;
-  return c;
-}
-
-StepTimeModel a100_model(const ModelSpec& m, int gpus) {
-  const Cluster c = cluster(test::dgx_a100(), gpus);
-  return StepTimeModel(m, c, default_efficiency(c.node.gpu));
-}
-
-// gpt_1b on DGX A100 nodes with the default efficiencies, for parallel_comm() checks.
-struct A100Comm {
-  ModelSpec m = gpt_1b();
-  Cluster c;
-  Efficiency eff;
-  CollectiveModel coll;
-  explicit A100Comm(int gpus)
-      : c(cluster(test::dgx_a100(), gpus)), eff(default_efficiency(c.node.gpu)), coll(c.node, eff) {}
-  ParallelComm of(const TrainConfig& cfg) const { return parallel_comm(m, cfg, c.node, c.node.gpu, eff, coll); }
-};
+using test::gpt_1b;
 
 // pp = 1, no overlap, one reduction round: the closed form is the plain sum of StepCosts.
 TEST(StepTime, ClosedFormIsTheSumOfItsCostsWithoutOverlap) {
@@ -198,16 +173,16 @@ TEST(StepTime, CopiesAreIndependentAndAgree) {
   EXPECT_EQ(r.critical_path.front().rfind("compute", 0), 0u) << r.critical_path.front();
 }
 
-// The search calls estimate ~1e5-1e6 times: once the memo tables are warm an evaluation
-// must stay well under a microsecond (measured on a shared build machine; budget 1 us).
-TEST(StepTime, WarmEstimateIsSubMicrosecond) {
-  const StepTimeModel t = a100_model(gpt_1b(), 64);
-  StepTimeBreakdown out;
+// The search calls estimate ~1e5-1e6 times through memo tables (step_caches.h). A warm
+// model must give exactly what a fresh one gives for every point, in any order. (Speed is
+// measured by `dsplan bench`, docs/benchmarks.md, not asserted here.)
+TEST(StepTime, WarmEstimatesEqualFreshOnes) {
+  const StepTimeModel warm = a100_model(gpt_1b(), 64);
   std::vector<TrainConfig> grid;
   for (int tp : {1, 2, 4, 8})
     for (int zero : {0, 1, 2, 3})
       for (int mb : {1, 2, 4})
-        for (int gas : {1, 2, 4, 8, 16})
+        for (int gas : {1, 4, 16})
           for (auto ck : {Checkpointing::none, Checkpointing::full}) {
             TrainConfig c = base_cfg();
             c.framework = Framework::deepspeed;
@@ -215,17 +190,13 @@ TEST(StepTime, WarmEstimateIsSubMicrosecond) {
             c.checkpointing = ck;
             grid.push_back(c);
           }
-  for (const TrainConfig& c : grid) t.estimate_into(c, out);  // warm-up
-  const int reps = 200;
-  const auto start = std::chrono::steady_clock::now();
-  double sink = 0;
-  for (int r = 0; r < reps; ++r)
-    for (const TrainConfig& c : grid) t.estimate_into(c, out), sink += out.step.v;
-  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() /
-                    (reps * double(grid.size()));
-  std::printf("warm estimate_into: %.0f ns per configuration (%zu configs)\n", ns, grid.size());
-  EXPECT_GT(sink, 0);
-  EXPECT_LT(ns, 1000.0);
+  StepTimeBreakdown out;
+  for (const TrainConfig& c : grid) warm.estimate_into(c, out);  // fill the tables
+  for (auto it = grid.rbegin(); it != grid.rend(); ++it) {       // reverse order
+    warm.estimate_into(*it, out);
+    const StepTimeModel fresh = a100_model(gpt_1b(), 64);
+    EXPECT_DOUBLE_EQ(out.step.v, fresh.estimate(*it).step.v);
+  }
 }
 
 // Memory passes over a layer's gradients (parallel_comm.cc, gradient_handling). One layer
@@ -270,125 +241,6 @@ TEST(GradientHandling, PassesOverTheLayerGradients) {
   cfg.zero_stage = 1;
   pc = a.of(cfg);
   EXPECT_EQ(pc.layer_bwd_extra.v + pc.layer_grad_accumulate.v + pc.layer_bucket_copy.v, 0.0);
-}
-
-// DeepSpeed bf16 without ZeRO is BF16_Optimizer (TrainConfig::deepspeed_bf16_optimizer):
-// it all-reduces fp32 gradients (twice fp16 ZeRO-0's bytes: the same ring, so at least
-// 1.9x the time on these 200 MB+ buckets) and all-gathers the bf16 parameters after its
-// sharded step, which fp16 ZeRO-0 does not do.
-TEST(StepTime, DeepSpeedBf16OptimizerReducesFp32AndGathersParams) {
-  const A100Comm a(16);
-  const ModelSpec& m = a.m;
-  TrainConfig cfg = base_cfg();
-  cfg.framework = Framework::deepspeed;
-  cfg.zero_stage = 0;
-  cfg.dp = 16;
-  cfg.precision = Precision::bf16;
-  ASSERT_TRUE(cfg.deepspeed_bf16_optimizer());
-  EXPECT_EQ(grad_element_bytes(cfg), 4.0);
-  const ParallelComm bf16 = a.of(cfg);
-  cfg.precision = Precision::fp16;
-  ASSERT_FALSE(cfg.deepspeed_bf16_optimizer());
-  EXPECT_EQ(grad_element_bytes(cfg), 2.0);
-  const ParallelComm fp16 = a.of(cfg);
-  EXPECT_GT(bf16.layer_grad_reduce.v, 1.9 * fp16.layer_grad_reduce.v);
-  EXPECT_GT(bf16.param_allgather.v, 0.0);
-  EXPECT_EQ(fp16.param_allgather.v, 0.0);
-  // The optimizer steps on a 1/dp shard (one flat partition) instead of every parameter.
-  const StepTimeModel t = a100_model(m, 16);
-  cfg.precision = Precision::bf16;
-  const Seconds sharded = t.costs(cfg).optimizer;
-  cfg.precision = Precision::fp16;
-  EXPECT_LT(sharded.v, t.costs(cfg).optimizer.v / 4);
-}
-
-// Megatron-Core --overlap-grad-reduce (overlap_comm on): the DP reduction runs in buckets
-// of max(40M, 1M x dp) elements under the backward instead of once after it, and with the
-// distributed optimizer only the first bucket's parameter all-gather is exposed. gpt_1b on
-// 16 A100s (dp 16): buckets of 40M elements; the whole stage is ~1.3B parameters.
-TEST(StepTime, MegatronOverlapHidesTheDataParallelReduction) {
-  const A100Comm a(16);
-  const ModelSpec& m = a.m;
-  const CollectiveModel& coll = a.coll;
-  TrainConfig cfg = base_cfg();
-  cfg.dp = 16;
-  cfg.zero_stage = 1;
-  const ParallelComm after = a.of(cfg);
-  EXPECT_FALSE(after.overlap);
-  cfg.zero.overlap_comm = 1;
-  ASSERT_TRUE(cfg.megatron_overlap());
-  const ParallelComm overlapped = a.of(cfg);
-  EXPECT_TRUE(overlapped.overlap);
-  EXPECT_DOUBLE_EQ(overlapped.bucket_bytes.v, 4.0e7 * grad_element_bytes(cfg));  // bf16: fp32 main grads
-  // One 40M-element bf16 gather (80 MB) instead of the whole stage's.
-  EXPECT_NEAR(overlapped.param_allgather.v,
-              coll.time(Collective::all_gather, Bytes(4.0e7 * 2.0), {16, 8}).v, 1e-12);
-  EXPECT_LT(overlapped.param_allgather.v, after.param_allgather.v / 10);
-  const StepTimeModel t = a100_model(m, 16);
-  cfg.zero.overlap_comm = -1;
-  const double plain = t.estimate(cfg).step.v;
-  cfg.zero.overlap_comm = 1;
-  EXPECT_LT(t.estimate(cfg).step.v, plain);
-}
-
-// Optimizer-step memory passes per parameter (optimizer.cc), from the frameworks' step():
-//  - Megatron fp16, 16-bit grads: Adam 28 + norm read 2 + widen to fp32 (2 + 4) + master ->
-//    fp16 copy 6, plus the norm reading fp32 main grads (+2), unscale 8, clip 8 and zeroing
-//    the 2-byte grad buffer 2: 28 + 2 + 6 + 6 + 2 + 8 + 8 + 2 = 62;
-//  - Megatron bf16, fp32 main grads: 28 + 4 + 6 + 8 + 4 = 50 (no loss scale, no widening);
-//  - DeepSpeed ZeRO fp16: 28 + 2 + 6 + 6 + 8 (unscale_and_clip_grads) = 50;
-//  - torch DDP under autocast, fp16: unfused AdamW 92 + norm 4 + clip 8 + GradScaler 8 = 112;
-//    bf16 has no GradScaler: 104.
-TEST(Optimizer, StepPassesPerFramework) {
-  TrainConfig c = base_cfg();
-  c.framework = Framework::megatron;
-  c.precision = Precision::fp16;
-  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 2.0), 62.0);
-  c.precision = Precision::bf16;
-  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 4.0), 50.0);
-  c.framework = Framework::deepspeed;
-  c.zero_stage = 1;
-  c.precision = Precision::fp16;
-  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 2.0), 50.0);
-  c.framework = Framework::ddp;
-  c.zero_stage = 0;
-  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 4.0), 112.0);
-  c.precision = Precision::bf16;
-  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 4.0), 104.0);
-}
-
-// Korthikanti et al. 2022, Table 4: one layer of their 22B GPT (h 6144, 64 heads, TP 8,
-// micro-batch 4, seq 2048, fp16) on A100-80GB, forward / backward in ms. Megatron's
-// asynchronous TP backward hides the column-parallel input-gradient collective under the
-// weight-gradient GEMM; without it the no-recompute backward came out 14% slow.
-TEST(StepTime, KorthikantiTable4LayerTimes) {
-  ModelSpec m;
-  m.name = "gpt-22b";
-  m.layers = 48, m.hidden = 6144, m.heads = m.kv_heads = 64, m.head_dim = 96;
-  m.ffn_hidden = 4 * 6144, m.vocab = 51200, m.max_positions = 2048;
-  const StepTimeModel t = a100_model(m, 8);
-  struct Row { Checkpointing ck; bool sp; double fwd_ms, bwd_ms; };
-  const Row rows[] = {{Checkpointing::none, false, 7.7, 11.9},      {Checkpointing::none, true, 7.2, 11.8},
-                      {Checkpointing::full, false, 7.7, 19.5},      {Checkpointing::selective, false, 7.7, 13.2},
-                      {Checkpointing::selective, true, 7.2, 13.1}};
-  for (const Row& r : rows) {
-    TrainConfig c = base_cfg();
-    c.precision = Precision::fp16;
-    c.tp = 8, c.dp = 1, c.micro_batch = 4, c.grad_accum = 1;
-    c.checkpointing = r.ck, c.sequence_parallel = r.sp;
-    const LayerCosts l = t.costs(c).layer;
-    const double fwd = (l.fwd + l.tp_comm_fwd).v * 1e3, bwd = (l.bwd + l.recompute + l.tp_comm_bwd).v * 1e3;
-    EXPECT_NEAR(fwd / r.fwd_ms, 1.0, 0.05) << int(r.ck) << " sp " << r.sp;
-    EXPECT_NEAR(bwd / r.bwd_ms, 1.0, 0.05) << int(r.ck) << " sp " << r.sp;
-    EXPECT_NEAR((fwd + bwd) / (r.fwd_ms + r.bwd_ms), 1.0, 0.03) << int(r.ck) << " sp " << r.sp;
-  }
-  // The same layer as Megatron before 2021-09 (blocking backward all-reduces) is slower.
-  TrainConfig c = base_cfg();
-  c.precision = Precision::fp16;
-  c.tp = 8, c.dp = 1, c.micro_batch = 4, c.grad_accum = 1;
-  const Seconds async_bwd = t.costs(c).layer.tp_comm_bwd;
-  c.legacy_megatron_tp = true;
-  EXPECT_GT(t.costs(c).layer.tp_comm_bwd.v, async_bwd.v + 1e-3);
 }
 
 // A step of m micro-batches pays m - 1 accumulations and one DDP bucket copy per layer:

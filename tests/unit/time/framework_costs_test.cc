@@ -1,0 +1,138 @@
+// Framework behaviour the step-time model prices, each from the framework's own code:
+// DeepSpeed's BF16_Optimizer, Megatron-Core's overlapped gradient reduction, the
+// optimizer step's memory passes, and Megatron's asynchronous TP backward checked against
+// Korthikanti et al. 2022's per-layer times (docs/model.md §4.4 and §5).
+#include <gtest/gtest.h>
+
+#include "estimator/time/optimizer.h"
+#include "time_fixtures.h"
+
+namespace dsplan {
+namespace {
+
+using test::A100Comm;
+using test::a100_model;
+using test::base_cfg;
+using test::gpt_1b;
+
+// DeepSpeed bf16 without ZeRO is BF16_Optimizer (TrainConfig::deepspeed_bf16_optimizer):
+// it all-reduces fp32 gradients (twice fp16 ZeRO-0's bytes: the same ring, so at least
+// 1.9x the time on these 200 MB+ buckets) and all-gathers the bf16 parameters after its
+// sharded step, which fp16 ZeRO-0 does not do.
+TEST(StepTime, DeepSpeedBf16OptimizerReducesFp32AndGathersParams) {
+  const A100Comm a(16);
+  const ModelSpec& m = a.m;
+  TrainConfig cfg = base_cfg();
+  cfg.framework = Framework::deepspeed;
+  cfg.zero_stage = 0;
+  cfg.dp = 16;
+  cfg.precision = Precision::bf16;
+  ASSERT_TRUE(cfg.deepspeed_bf16_optimizer());
+  EXPECT_EQ(grad_element_bytes(cfg), 4.0);
+  const ParallelComm bf16 = a.of(cfg);
+  cfg.precision = Precision::fp16;
+  ASSERT_FALSE(cfg.deepspeed_bf16_optimizer());
+  EXPECT_EQ(grad_element_bytes(cfg), 2.0);
+  const ParallelComm fp16 = a.of(cfg);
+  EXPECT_GT(bf16.layer_grad_reduce.v, 1.9 * fp16.layer_grad_reduce.v);
+  EXPECT_GT(bf16.param_allgather.v, 0.0);
+  EXPECT_EQ(fp16.param_allgather.v, 0.0);
+  // The optimizer steps on a 1/dp shard (one flat partition) instead of every parameter.
+  const StepTimeModel t = a100_model(m, 16);
+  cfg.precision = Precision::bf16;
+  const Seconds sharded = t.costs(cfg).optimizer;
+  cfg.precision = Precision::fp16;
+  EXPECT_LT(sharded.v, t.costs(cfg).optimizer.v / 4);
+}
+
+// Megatron-Core --overlap-grad-reduce (overlap_comm on): the DP reduction runs in buckets
+// of max(40M, 1M x dp) elements under the backward instead of once after it, and with the
+// distributed optimizer only the first bucket's parameter all-gather is exposed. gpt_1b on
+// 16 A100s (dp 16): buckets of 40M elements; the whole stage is ~1.3B parameters.
+TEST(StepTime, MegatronOverlapHidesTheDataParallelReduction) {
+  const A100Comm a(16);
+  const ModelSpec& m = a.m;
+  const CollectiveModel& coll = a.coll;
+  TrainConfig cfg = base_cfg();
+  cfg.dp = 16;
+  cfg.zero_stage = 1;
+  const ParallelComm after = a.of(cfg);
+  EXPECT_FALSE(after.overlap);
+  cfg.zero.overlap_comm = 1;
+  ASSERT_TRUE(cfg.megatron_overlap());
+  const ParallelComm overlapped = a.of(cfg);
+  EXPECT_TRUE(overlapped.overlap);
+  EXPECT_DOUBLE_EQ(overlapped.bucket_bytes.v, 4.0e7 * grad_element_bytes(cfg));  // bf16: fp32 main grads
+  // One 40M-element bf16 gather (80 MB) instead of the whole stage's.
+  EXPECT_NEAR(overlapped.param_allgather.v,
+              coll.time(Collective::all_gather, Bytes(4.0e7 * 2.0), {16, 8}).v, 1e-12);
+  EXPECT_LT(overlapped.param_allgather.v, after.param_allgather.v / 10);
+  const StepTimeModel t = a100_model(m, 16);
+  cfg.zero.overlap_comm = -1;
+  const double plain = t.estimate(cfg).step.v;
+  cfg.zero.overlap_comm = 1;
+  EXPECT_LT(t.estimate(cfg).step.v, plain);
+}
+
+// Optimizer-step memory passes per parameter (optimizer.cc), from the frameworks' step():
+//  - Megatron fp16, 16-bit grads: Adam 28 + norm read 2 + widen to fp32 (2 + 4) + master ->
+//    fp16 copy 6, plus the norm reading fp32 main grads (+2), unscale 8, clip 8 and zeroing
+//    the 2-byte grad buffer 2: 28 + 2 + 6 + 6 + 2 + 8 + 8 + 2 = 62;
+//  - Megatron bf16, fp32 main grads: 28 + 4 + 6 + 8 + 4 = 50 (no loss scale, no widening);
+//  - DeepSpeed ZeRO fp16: 28 + 2 + 6 + 6 + 8 (unscale_and_clip_grads) = 50;
+//  - torch DDP under autocast, fp16: unfused AdamW 92 + norm 4 + clip 8 + GradScaler 8 = 112;
+//    bf16 has no GradScaler: 104.
+TEST(Optimizer, StepPassesPerFramework) {
+  TrainConfig c = base_cfg();
+  c.framework = Framework::megatron;
+  c.precision = Precision::fp16;
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 2.0), 62.0);
+  c.precision = Precision::bf16;
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 4.0), 50.0);
+  c.framework = Framework::deepspeed;
+  c.zero_stage = 1;
+  c.precision = Precision::fp16;
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 2.0), 50.0);
+  c.framework = Framework::ddp;
+  c.zero_stage = 0;
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 4.0), 112.0);
+  c.precision = Precision::bf16;
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 4.0), 104.0);
+}
+
+// Korthikanti et al. 2022, Table 4: one layer of their 22B GPT (h 6144, 64 heads, TP 8,
+// micro-batch 4, seq 2048, fp16) on A100-80GB, forward / backward in ms. Megatron's
+// asynchronous TP backward hides the column-parallel input-gradient collective under the
+// weight-gradient GEMM; without it the no-recompute backward came out 14% slow.
+TEST(StepTime, KorthikantiTable4LayerTimes) {
+  ModelSpec m;
+  m.name = "gpt-22b";
+  m.layers = 48, m.hidden = 6144, m.heads = m.kv_heads = 64, m.head_dim = 96;
+  m.ffn_hidden = 4 * 6144, m.vocab = 51200, m.max_positions = 2048;
+  const StepTimeModel t = a100_model(m, 8);
+  struct Row { Checkpointing ck; bool sp; double fwd_ms, bwd_ms; };
+  const Row rows[] = {{Checkpointing::none, false, 7.7, 11.9},      {Checkpointing::none, true, 7.2, 11.8},
+                      {Checkpointing::full, false, 7.7, 19.5},      {Checkpointing::selective, false, 7.7, 13.2},
+                      {Checkpointing::selective, true, 7.2, 13.1}};
+  for (const Row& r : rows) {
+    TrainConfig c = base_cfg();
+    c.precision = Precision::fp16;
+    c.tp = 8, c.dp = 1, c.micro_batch = 4, c.grad_accum = 1;
+    c.checkpointing = r.ck, c.sequence_parallel = r.sp;
+    const LayerCosts l = t.costs(c).layer;
+    const double fwd = (l.fwd + l.tp_comm_fwd).v * 1e3, bwd = (l.bwd + l.recompute + l.tp_comm_bwd).v * 1e3;
+    EXPECT_NEAR(fwd / r.fwd_ms, 1.0, 0.05) << int(r.ck) << " sp " << r.sp;
+    EXPECT_NEAR(bwd / r.bwd_ms, 1.0, 0.05) << int(r.ck) << " sp " << r.sp;
+    EXPECT_NEAR((fwd + bwd) / (r.fwd_ms + r.bwd_ms), 1.0, 0.03) << int(r.ck) << " sp " << r.sp;
+  }
+  // The same layer as Megatron before 2021-09 (blocking backward all-reduces) is slower.
+  TrainConfig c = base_cfg();
+  c.precision = Precision::fp16;
+  c.tp = 8, c.dp = 1, c.micro_batch = 4, c.grad_accum = 1;
+  const Seconds async_bwd = t.costs(c).layer.tp_comm_bwd;
+  c.legacy_megatron_tp = true;
+  EXPECT_GT(t.costs(c).layer.tp_comm_bwd.v, async_bwd.v + 1e-3);
+}
+
+}  // namespace
+}  // namespace dsplan
