@@ -288,8 +288,8 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
                                                         std::to_string(req.cluster.nodes()) + " node(s)");
   // Framework behaviour the prediction rests on (docs/model.md §4.4), said once.
   if (s.framework == Framework::megatron)
-    plan.assumptions.push_back(std::string("Megatron-LM as of 2021-09 or later: backward TP collectives run under the "
-                                           "weight-gradient GEMMs; pipeline sends block; ") +
+    plan.assumptions.push_back(std::string("current Megatron-LM: backward TP collectives run under the weight-gradient "
+                                           "GEMMs; interleaved pipeline sends overlap compute, other sends block; ") +
                                (s.zero_knobs.overlap_comm == 1 ? "gradient reduction and parameter gather overlapped "
                                                                  "(--overlap-grad-reduce, --overlap-param-gather)"
                                                                : "gradient reduction after the backward "

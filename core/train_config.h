@@ -59,10 +59,13 @@ struct TrainConfig {
   // handed to DeepSpeed without an "optimizer" block), -1 the framework's default
   // (fused for DeepSpeed/Megatron, per-tensor for ddp/fsdp).
   int fused_optimizer = -1;
-  // Megatron-LM before its asynchronous tensor-parallel backward (commit 3f65246 of
-  // 2021-09-02 made it the default): the backward TP all-reduces then ran after the
-  // weight-gradient GEMMs instead of under them. For reproducing 2020/early-2021 runs.
-  bool legacy_megatron_tp = false;
+  // Which Megatron-LM runs (framework megatron), as YYYYMM of its code; 0 = current. Two
+  // defaults changed over time and are priced by release:
+  //  - asynchronous TP backward (commit 3f65246, 2021-09-02): the column-parallel input-
+  //    gradient all-reduce runs under the weight-gradient GEMM (megatron_async_tp);
+  //  - overlapped pipeline sends in interleaved schedules (overlap_p2p_comm, default since
+  //    commit 4eeff55, 2023-10-12; megatron_overlap_p2p).
+  int megatron_release = 0;
 
   std::int64_t global_batch() const {
     return static_cast<std::int64_t>(micro_batch) * grad_accum * dp;
@@ -77,6 +80,12 @@ struct TrainConfig {
   // Megatron-Core overlaps its data-parallel reduction with the backward (bucketed) and,
   // with the distributed optimizer, the parameter all-gather with the next forward.
   bool megatron_overlap() const { return framework == Framework::megatron && zero.overlap_comm == 1; }
+  bool megatron_async_tp() const {
+    return framework == Framework::megatron && (megatron_release == 0 || megatron_release >= 202109);
+  }
+  bool megatron_overlap_p2p() const {
+    return framework == Framework::megatron && vpp > 1 && (megatron_release == 0 || megatron_release >= 202310);
+  }
   bool deepspeed_bf16_optimizer() const {
     return framework == Framework::deepspeed && precision == Precision::bf16 && zero_stage == 0;
   }

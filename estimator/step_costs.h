@@ -34,8 +34,8 @@ struct StepCosts {
   Seconds p2p;                   // activation (or gradient) send between adjacent stages
   // Sends hold the sender's compute stream until they complete: Megatron's batched
   // send/recv waits before the next pass (2021-22 code even synchronises the device), and
-  // DeepSpeed's pipeline engine runs its sends as blocking instructions. False only when
-  // Megatron-Core overlaps p2p with compute (--overlap-p2p-communication, interleaved).
+  // DeepSpeed's pipeline engine runs its sends as blocking instructions. False when
+  // Megatron overlaps p2p with compute (interleaved schedules, default since 2023-10).
   bool p2p_blocking = true;
   Seconds embed_grad_sync;       // tied-embedding all-reduce between first and last stage
   Bytes bucket_bytes;            // DP gradient bucket size (DeepSpeed reduce_bucket_size)

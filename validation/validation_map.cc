@@ -205,13 +205,21 @@ Framework row_framework(const Json& row, std::vector<std::string>& notes) {
   return Framework::deepspeed;
 }
 
-// Why the row's Megatron predates the asynchronous TP backward (Megatron-LM 2021-09-02),
-// or nothing: the Narayanan et al. paper (April 2021), NGC 20.xx containers, v1.0.
-std::optional<std::string> legacy_megatron(const Json& row) {
+// The Megatron-LM release (YYYYMM) the row's own text dates, and why; nothing for a
+// current one. Megatron-LM v1.0 (2020-04); an NGC PyTorch 20.xx container (20.12 = 2020-12);
+// otherwise the year of a paper named as "<author> et al. <year>" (taken as mid-year:
+// Narayanan et al. 2021 ran April 2021 code, Korthikanti et al. 2022 the 2022 code).
+std::optional<std::pair<int, std::string>> megatron_release(const Json& row) {
   const std::string text = str(row, "source") + " " + str(at(row, "parallel"), "other");
-  if (has(text, "Narayanan")) return "Narayanan et al. (April 2021)";
-  if (has(text, "NGC PyTorch 20.") || has(text, "pytorch:20.")) return "an NGC 20.xx container";
-  if (has(text, "Megatron-LM v1.0")) return "Megatron-LM v1.0 (2020)";
+  if (has(text, "Megatron-LM v1.0")) return std::make_pair(202004, std::string("Megatron-LM v1.0"));
+  static const std::regex ngc(R"((?:NGC PyTorch |pytorch:)(\d\d)\.(\d\d))", std::regex::icase);
+  static const std::regex paper(R"(et al\.,? (20\d\d))");
+  std::smatch mm;
+  if (std::regex_search(text, mm, ngc))
+    return std::make_pair(200000 + std::stoi(mm[1].str()) * 100 + std::stoi(mm[2].str()),
+                          "NGC PyTorch " + mm[1].str() + "." + mm[2].str() + " container");
+  if (std::regex_search(text, mm, paper))
+    return std::make_pair(std::stoi(mm[1].str()) * 100 + 6, "a paper of " + mm[1].str());
   return std::nullopt;
 }
 
@@ -325,9 +333,12 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   }
   s.zero = {zero_stage(p, notes)};
   if (s.framework == Framework::megatron) {
-    if (auto why = legacy_megatron(row)) {
-      s.legacy_megatron_tp = true;
-      notes.push_back("Megatron before its asynchronous TP backward (2021-09): " + *why);
+    if (auto rel = megatron_release(row)) {
+      s.megatron_release = rel->first;
+      notes.push_back("Megatron-LM of " + std::to_string(rel->first / 100) + "-" +
+                      (rel->first % 100 < 10 ? "0" : "") + std::to_string(rel->first % 100) + " (" + rel->second +
+                      "): " + (rel->first >= 202109 ? "asynchronous TP backward" : "blocking TP backward") +
+                      (rel->first >= 202310 ? ", overlapped interleaved sends" : ", blocking sends"));
     }
   }
   s.tp = {std::max(1, static_cast<int>(num(p, "tp", 1)))};

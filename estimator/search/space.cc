@@ -88,7 +88,7 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
   cfg.seq_len = s.seq_len;
   cfg.zero = s.zero_knobs;
   cfg.fused_optimizer = s.fused_optimizer;
-  cfg.legacy_megatron_tp = s.legacy_megatron_tp;
+  cfg.megatron_release = s.megatron_release;
   cfg.zero_stage = zero;
   cfg.tp = tp;
   cfg.pp = pp;

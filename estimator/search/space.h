@@ -23,7 +23,7 @@ struct SearchSpace {
   std::optional<std::int64_t> global_batch;  // fixed global batch; gas is derived
   ZeroKnobs zero_knobs;
   int fused_optimizer = -1;  // TrainConfig::fused_optimizer for every point
-  bool legacy_megatron_tp = false;  // TrainConfig::legacy_megatron_tp for every point
+  int megatron_release = 0;  // TrainConfig::megatron_release for every point (0 = current)
   bool tp_within_node = true;  // TP groups never cross a node (default)
 
   std::vector<int> zero;

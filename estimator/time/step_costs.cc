@@ -164,7 +164,7 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   // all-reduce (reduce-scatter with SP) asynchronously and computes that linear's weight
   // gradient meanwhile (ColumnParallelLinearWithAsyncAllreduce, later
   // LinearWithGradAccumulationAndAsyncCommunication): only what outlasts the GEMM shows.
-  if (cfg.framework == Framework::megatron && !cfg.legacy_megatron_tp && cfg.tp > 1) {
+  if (cfg.megatron_async_tp() && cfg.tp > 1) {
     auto outlasts = [](Seconds comm, Seconds gemm) { return comm > gemm ? comm - gemm : Seconds{}; };
     c.layer.tp_comm_bwd = tp.tp_bwd_blocking + outlasts(tp.tp_bwd_input_grad, op.wgrad_qkv) +
                           outlasts(tp.tp_bwd_input_grad, op.wgrad_fc1);
@@ -177,7 +177,7 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.head_fwd = op.head_fwd + tp.tp_head_fwd;
   c.head_bwd = op.head_bwd + tp.tp_head_bwd;
   c.p2p = pc.p2p;
-  c.p2p_blocking = !(cfg.megatron_overlap() && cfg.vpp > 1);
+  c.p2p_blocking = !cfg.megatron_overlap_p2p();
   c.embed_grad_sync = pc.embed_grad_sync;
   c.bucket_bytes = pc.bucket_bytes;
   c.overlap_grad_reduce = pc.overlap;

@@ -130,8 +130,30 @@ TEST(StepTime, KorthikantiTable4LayerTimes) {
   c.precision = Precision::fp16;
   c.tp = 8, c.dp = 1, c.micro_batch = 4, c.grad_accum = 1;
   const Seconds async_bwd = t.costs(c).layer.tp_comm_bwd;
-  c.legacy_megatron_tp = true;
+  c.megatron_release = 202104;  // Narayanan et al.'s code
   EXPECT_GT(t.costs(c).layer.tp_comm_bwd.v, async_bwd.v + 1e-3);
+}
+
+// Megatron's defaults by release (TrainConfig::megatron_release, YYYYMM; 0 = current):
+// interleaved sends overlap compute from 2023-10 (overlap_p2p_comm), the TP backward is
+// asynchronous from 2021-09; DeepSpeed's pipeline always blocks on its sends.
+TEST(StepTime, MegatronDefaultsFollowItsRelease) {
+  const StepTimeModel t = a100_model(gpt_1b(), 64);
+  TrainConfig c = base_cfg();
+  c.tp = 2, c.pp = 4, c.vpp = 2, c.dp = 8, c.grad_accum = 8;
+  EXPECT_FALSE(t.costs(c).p2p_blocking);  // current Megatron, interleaved
+  c.megatron_release = 202206;            // Korthikanti et al.'s code
+  EXPECT_TRUE(t.costs(c).p2p_blocking);
+  EXPECT_TRUE(c.megatron_async_tp());
+  c.megatron_release = 202012;            // an NGC 20.12 container
+  EXPECT_FALSE(c.megatron_async_tp());
+  c.megatron_release = 0;
+  c.vpp = 1;                              // plain 1F1B: sends block in every release
+  EXPECT_TRUE(t.costs(c).p2p_blocking);
+  c.vpp = 2;
+  c.framework = Framework::deepspeed;
+  c.zero_stage = 1;
+  EXPECT_TRUE(t.costs(c).p2p_blocking);
 }
 
 }  // namespace
