@@ -65,6 +65,13 @@ std::string tail_lines(const std::string& text, int lines) {
   return joined;
 }
 
+int count_overflow_skips(const std::string& text) {
+  int n = 0;
+  for (std::size_t at = text.find("Skipping step"); at != std::string::npos; at = text.find("Skipping step", at + 1))
+    ++n;
+  return n;
+}
+
 Classification classify(const ProcessResult& pr, const std::optional<std::string>& metrics_text,
                         const std::string& stderr_text, const std::string& stdout_text) {
   Classification c;
@@ -83,6 +90,7 @@ Classification classify(const ProcessResult& pr, const std::optional<std::string
   if (pr.started && pr.exited && pr.exit_code == 0 && m) {
     c.outcome = Outcome::ok;
     c.tail.clear();
+    c.overflow_skips = count_overflow_skips(stdout_text) + count_overflow_skips(stderr_text);
     return c;
   }
   std::string oom = find_oom_signature(stderr_text);

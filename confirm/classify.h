@@ -36,7 +36,15 @@ struct Classification {
   Outcome outcome = Outcome::failed;
   std::string reason;  // one line: what happened (empty for ok)
   std::string tail;    // last lines of stderr for failures (may be empty)
+  // fp16 steps DeepSpeed skipped on a gradient overflow ("... Skipping step ..." log lines)
+  // in an ok run. Skipped steps run no optimizer update and no parameter all-gather, so a
+  // metric window that contains them measures a shorter step than the prediction prices.
+  int overflow_skips = 0;
 };
+
+// DeepSpeed's fp16 overflow lines ("OVERFLOW! Rank 0 Skipping step", "Overflow detected.
+// Skipping step") in `text`.
+int count_overflow_skips(const std::string& text);
 
 // `metrics_text` is the content of metrics.json, or nullopt when the file is absent.
 Classification classify(const ProcessResult& pr, const std::optional<std::string>& metrics_text,

@@ -103,6 +103,9 @@ std::string progress_line(int k, int total, const ExperimentRecord& r) {
     const double pred = r.cand.pred.samples_per_s, meas = out.measured.throughput;
     s += ", " + fmt("%.4g", meas) + " samples/s measured, " + fmt("%.4g", pred) + " predicted (" +
          fmt("%+.1f", (pred - meas) / meas * 100) + "% error)";
+    if (out.cls.overflow_skips > 0)
+      s += "; " + std::to_string(out.cls.overflow_skips) +
+           " fp16 overflow steps skipped (a profiled step may have had no optimizer update)";
   } else if (!out.cls.reason.empty()) {
     s += ", " + out.cls.reason;
   }

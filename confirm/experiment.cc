@@ -205,6 +205,7 @@ std::optional<ExperimentOutcome> load_result(const Experiment& e) {
   auto m = metrics ? parse_metrics(*metrics) : std::nullopt;
   if (!m) return std::nullopt;
   r.cls.outcome = Outcome::ok;
+  r.cls.overflow_skips = j["result"].value("fp16_overflow_skips", 0);
   r.measured = *m;
   return r;
 }
@@ -233,7 +234,8 @@ Expected<ExperimentOutcome> run_experiment(const Experiment& e, const Candidate&
   if (r.cls.outcome == Outcome::ok) r.measured = *parse_metrics(*read_file(e.metrics_path));
   exp["result"] = {{"outcome", outcome_name(r.cls.outcome)}, {"reason", r.cls.reason},
                    {"seconds", pr.seconds}, {"exit_code", pr.exited ? Json(pr.exit_code) : Json(nullptr)},
-                   {"signal", pr.exited ? Json(nullptr) : Json(pr.signal)}};
+                   {"signal", pr.exited ? Json(nullptr) : Json(pr.signal)},
+                   {"fp16_overflow_skips", r.cls.overflow_skips}};
   auto w = write_json_file((fs::path(e.dir) / "exp.json").string(), exp);
   if (!w) return w.errors();
   return r;

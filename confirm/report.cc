@@ -42,8 +42,8 @@ std::string duration(double seconds) {
 std::string results_table(const ConfirmReport& rep) {
   std::string s = row({"#", "experiment", "outcome", "pred samples/s", "meas samples/s", "err %",
                        "pred step s", "meas step s", "err %", "pred mem GiB", "meas peak GiB", "err %",
-                       "corrected samples/s"});
-  s += row({"-:", ":-", ":-", "-:", "-:", "-:", "-:", "-:", "-:", "-:", "-:", "-:", "-:"});
+                       "corrected samples/s", "note"});
+  s += row({"-:", ":-", ":-", "-:", "-:", "-:", "-:", "-:", "-:", "-:", "-:", "-:", "-:", ":-"});
   for (size_t i = 0; i < rep.runs.size(); ++i) {
     const auto& r = rep.runs[i];
     const Prediction& p = r.cand.pred;
@@ -57,7 +57,10 @@ std::string results_table(const ConfirmReport& rep) {
               num(p.step_s), ok ? num(step) : "-", ok ? err_pct(p.step_s, step) : "-",
               num(p.allocated_gib, "%.2f"), mem ? num(m.peak_memory_gib, "%.2f") : "-",
               mem ? err_pct(p.allocated_gib, m.peak_memory_gib) : "-",
-              r.corrected_samples_per_s > 0 ? num(r.corrected_samples_per_s) : "-"});
+              r.corrected_samples_per_s > 0 ? num(r.corrected_samples_per_s) : "-",
+              r.result.cls.overflow_skips > 0
+                  ? std::to_string(r.result.cls.overflow_skips) + " fp16 overflow steps skipped"
+                  : ""});
   }
   return s;
 }

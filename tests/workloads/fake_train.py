@@ -14,6 +14,7 @@ autotuning.metric_path with a throughput that is a deterministic function of the
   nometrics  exit 0 without writing metrics
   errorword  print lines containing "error" to stderr, then succeed like ok
   slow       like ok after sleeping --sleep seconds (for interrupting a run)
+  overflow   print three DeepSpeed fp16 overflow lines to stdout, then succeed like ok
 --rules-file PATH adds KEY=MODE lines from PATH when it exists (the command stays the same
 while a test changes the behaviour, so that confirm may reuse earlier results).
 It writes its pid to --pid-file when given (tests check the process is gone).
@@ -111,6 +112,10 @@ def main():
         sys.stderr.write("UserWarning: this is not an error\n")
     if mode == "slow":
         time.sleep(args.sleep)
+    if mode == "overflow":
+        for scale in (65536, 32768, 16384):
+            print("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: %d, reducing to %d"
+                  % (scale, scale // 2), flush=True)
     write_metrics(ds, mbs, gas, stage)
 
 

@@ -125,3 +125,19 @@ TEST(Process, CancelStopsTheRun) {
 
 }  // namespace
 }  // namespace dsplan
+
+namespace dsplan {
+namespace {
+
+// DeepSpeed words its fp16 overflow skip two ways (ZeRO and FP16_Optimizer); both count,
+// and nothing else does.
+TEST(Classify, CountsFp16OverflowSkips) {
+  EXPECT_EQ(count_overflow_skips("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, "
+                                 "reducing to 32768\nstep 2\n[deepspeed] OVERFLOW! Rank 0 Skipping step.\n"),
+            2);
+  EXPECT_EQ(count_overflow_skips("Overflow detected. Skipping step. Attempted loss scale: 4096\n"), 1);
+  EXPECT_EQ(count_overflow_skips("loss 2.31, loss scale 65536\n"), 0);
+}
+
+}  // namespace
+}  // namespace dsplan

@@ -105,6 +105,26 @@ TEST(Confirm, ClassifiesEachOutcome) {
   EXPECT_EQ(exp["result"]["exit_code"], 139);
 }
 
+// A run whose log shows DeepSpeed skipping fp16 steps on overflow is still ok, but the
+// report says how many were skipped: the profiled steps may have had no optimizer update.
+TEST(Confirm, ReportsFp16OverflowSkips) {
+  ScratchDir d;
+  auto rep = run_confirm(test::tiny_plan(), launch({"--mode", "overflow"}), options(d, 1));
+  ASSERT_TRUE(rep.ok());
+  const auto& r = rep->runs.at(0);
+  EXPECT_EQ(r.result.cls.outcome, Outcome::ok);
+  EXPECT_EQ(r.result.cls.overflow_skips, 3);  // fake_train prints three
+  Json exp = Json::parse(slurp(r.exp.dir + "/exp.json"));
+  EXPECT_EQ(exp["result"]["fp16_overflow_skips"], 3);
+  EXPECT_NE(results_table(*rep).find("| 3 fp16 overflow steps skipped |"), std::string::npos)
+      << results_table(*rep);
+  // Resuming reads the count back from exp.json instead of rerunning.
+  auto again = run_confirm(test::tiny_plan(), launch({"--mode", "overflow"}), options(d, 1));
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->runs.at(0).result.reused);
+  EXPECT_EQ(again->runs.at(0).result.cls.overflow_skips, 3);
+}
+
 TEST(Confirm, UserConfigAndArgMappings) {
   ScratchDir d;
   std::ofstream(d / "user.json") << R"({
