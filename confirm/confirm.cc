@@ -155,7 +155,7 @@ Expected<ConfirmReport> run_confirm(const Plan& plan, const LaunchSpec& launch, 
     rep.runs.push_back(r);
     if (out == Outcome::interrupted) { rep.interrupted = true; break; }
     db.upsert({plan.cluster_key(), r.cand.name, plan.model_json, r.cand.source, out, r.result.cls.reason,
-                r.result.measured});
+                r.result.measured, r.result.cls.overflow_skips});
     if (auto saved = db.save(); !saved) return saved.errors();
     if (out == Outcome::ok) {
       corrected = learn(plan, db, model_path, rep);

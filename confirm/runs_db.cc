@@ -35,6 +35,7 @@ Expected<RunRecord> record_from_json(const Json& j, const std::string& file, siz
   r.reason = j.value("reason", "");
   r.model = j.value("model", Json::object());
   r.config = j.value("config", Json::object());
+  r.overflow_skips = j.value("fp16_overflow_skips", 0);
   if (j.contains("measured")) {
     auto m = parse_metrics(j["measured"].dump());
     if (m) r.measured = *m;
@@ -71,6 +72,7 @@ Expected<bool> RunsDb::save() const {
     Json j = {{"cluster", r.cluster}, {"name", r.name}, {"model", r.model}, {"config", r.config},
               {"outcome", outcome_name(r.outcome)}, {"reason", r.reason}};
     if (r.outcome == Outcome::ok) j["measured"] = measured_to_json(r.measured);
+    if (r.overflow_skips > 0) j["fp16_overflow_skips"] = r.overflow_skips;
     runs.push_back(j);
   }
   const Json doc = {{"version", 1}, {"runs", runs}};
@@ -100,6 +102,7 @@ void RunsDb::training_set(const std::string& cluster, std::vector<FeatureRow>& r
                           std::vector<float>& targets) const {
   for (const auto& r : runs_) {
     if (r.cluster != cluster || r.outcome != Outcome::ok || !(r.measured.throughput > 0)) continue;
+    if (r.overflow_skips > 0) continue;  // the profiled steps may have skipped the optimizer
     auto model = parse_model_json(r.model, path_);
     auto cand = parse_candidate(r.config, path_, "/runs");
     if (!model || !cand) continue;  // a record this version cannot read teaches nothing

@@ -26,6 +26,7 @@ struct RunRecord {
   Outcome outcome = Outcome::failed;
   std::string reason;
   Measured measured;
+  int overflow_skips = 0;  // fp16 steps skipped in the run: its measurement does not train
 };
 
 class RunsDb {

@@ -10,6 +10,7 @@
 
 #include "confirm/ds_config.h"
 #include "confirm/report.h"
+#include "confirm/runs_db.h"
 #include "test_util.h"
 
 namespace dsplan {
@@ -109,7 +110,9 @@ TEST(Confirm, ClassifiesEachOutcome) {
 // report says how many were skipped: the profiled steps may have had no optimizer update.
 TEST(Confirm, ReportsFp16OverflowSkips) {
   ScratchDir d;
-  auto rep = run_confirm(test::tiny_plan(), launch({"--mode", "overflow"}), options(d, 1));
+  auto o = options(d, 1);
+  o.runs_db_path = d / "runs.json";
+  auto rep = run_confirm(test::tiny_plan(), launch({"--mode", "overflow"}), o);
   ASSERT_TRUE(rep.ok());
   const auto& r = rep->runs.at(0);
   EXPECT_EQ(r.result.cls.outcome, Outcome::ok);
@@ -118,8 +121,15 @@ TEST(Confirm, ReportsFp16OverflowSkips) {
   EXPECT_EQ(exp["result"]["fp16_overflow_skips"], 3);
   EXPECT_NE(results_table(*rep).find("| 3 fp16 overflow steps skipped |"), std::string::npos)
       << results_table(*rep);
+  // The run is recorded but teaches the residual model nothing.
+  auto db = RunsDb::load(d / "runs.json");
+  ASSERT_TRUE(db.ok());
+  std::vector<FeatureRow> rows;
+  std::vector<float> targets;
+  db->training_set(test::tiny_plan().cluster_key(), rows, targets);
+  EXPECT_TRUE(rows.empty());
   // Resuming reads the count back from exp.json instead of rerunning.
-  auto again = run_confirm(test::tiny_plan(), launch({"--mode", "overflow"}), options(d, 1));
+  auto again = run_confirm(test::tiny_plan(), launch({"--mode", "overflow"}), o);
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->runs.at(0).result.reused);
   EXPECT_EQ(again->runs.at(0).result.cls.overflow_skips, 3);
