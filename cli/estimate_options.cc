@@ -294,7 +294,10 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
                                                                  "(--overlap-grad-reduce, --overlap-param-gather)"
                                                                : "gradient reduction after the backward "
                                                                  "(--overlap-comm on for Megatron-Core's overlap)"));
-  if (s.framework == Framework::deepspeed && s.precision == Precision::bf16 &&
+  TrainConfig z0;  // a ZeRO-0 point of this space
+  z0.framework = s.framework;
+  z0.precision = s.precision;
+  if (z0.deepspeed_bf16_optimizer() &&
       (s.zero.empty() || std::find(s.zero.begin(), s.zero.end(), 0) != s.zero.end()))
     plan.assumptions.push_back("DeepSpeed bf16 without ZeRO runs BF16_Optimizer: fp32 gradients, optimizer states "
                                "sharded over data parallelism");

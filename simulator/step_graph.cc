@@ -86,17 +86,20 @@ class Builder {
     return to < 0 || to >= stages_ ? -1 : to;
   }
 
+  TaskId add_send(int rank, const PipelineOp& op, int stream) {
+    Task t = make_task(TaskKind::p2p_send, stream, rank, c_.p2p);
+    t.micro_batch = op.micro_batch;
+    t.chunk = op.chunk;
+    return sg_.graph.add_task(t);
+  }
+
   // A blocking send right after the pass on the sender's compute stream (StepCosts::
   // p2p_blocking): the rank's next pass waits for it. add_sends() links it to the receiver.
   void add_blocking_send(int rank, const PipelineOp& op, PassIds& pass) {
     const int to = destination(rank, op);
     if (!c_.p2p_blocking || to < 0 || to % c_.pp == rank) return;
-    Task t = make_task(TaskKind::p2p_send, sg_.ranks[rank].compute, rank, c_.p2p);
-    t.micro_batch = op.micro_batch;
-    t.chunk = op.chunk;
-    const TaskId send = sg_.graph.add_task(t);
-    sg_.graph.add_dep(pass.last, send);
-    pass.send = send;
+    pass.send = add_send(rank, op, sg_.ranks[rank].compute);
+    sg_.graph.add_dep(pass.last, pass.send);
   }
 
   void add_pass(int rank, const PipelineOp& op) {
@@ -155,8 +158,8 @@ class Builder {
       const int s = stage(rank, op.chunk);
       const int mb = op.micro_batch;
       if (op.forward) g.add_dep(fwd_[idx(mb, s)].last, bwd_[idx(mb, s)].first);
-      const int to = op.forward ? s + 1 : s - 1;
-      if (to < 0 || to >= stages_) continue;
+      const int to = destination(rank, op);
+      if (to < 0) continue;
       const PassIds& pass = (op.forward ? fwd_ : bwd_)[idx(mb, s)];
       const TaskId from = pass.last;
       const TaskId dest = (op.forward ? fwd_ : bwd_)[idx(mb, to)].first;
@@ -168,10 +171,7 @@ class Builder {
         g.add_dep(pass.send, dest);
         continue;
       }
-      Task t = make_task(TaskKind::p2p_send, sg_.ranks[rank].p2p, rank, c_.p2p);
-      t.micro_batch = mb;
-      t.chunk = op.chunk;
-      const TaskId send = g.add_task(t);
+      const TaskId send = add_send(rank, op, sg_.ranks[rank].p2p);
       g.add_dep(from, send);
       g.add_dep(send, dest);
     }

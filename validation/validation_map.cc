@@ -335,10 +335,16 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   if (s.framework == Framework::megatron) {
     if (auto rel = megatron_release(row)) {
       s.megatron_release = rel->first;
-      notes.push_back("Megatron-LM of " + std::to_string(rel->first / 100) + "-" +
-                      (rel->first % 100 < 10 ? "0" : "") + std::to_string(rel->first % 100) + " (" + rel->second +
-                      "): " + (rel->first >= 202109 ? "asynchronous TP backward" : "blocking TP backward") +
-                      (rel->first >= 202310 ? ", overlapped interleaved sends" : ", blocking sends"));
+      TrainConfig probe;  // what that release does (TrainConfig holds the thresholds)
+      probe.framework = Framework::megatron;
+      probe.megatron_release = rel->first;
+      probe.vpp = 2;
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "Megatron-LM of %04d-%02d (%s): %s TP backward, %s interleaved sends",
+                    rel->first / 100, rel->first % 100, rel->second.c_str(),
+                    probe.megatron_async_tp() ? "asynchronous" : "blocking",
+                    probe.megatron_overlap_p2p() ? "overlapped" : "blocking");
+      notes.push_back(buf);
     }
   }
   s.tp = {std::max(1, static_cast<int>(num(p, "tp", 1)))};

@@ -23,6 +23,7 @@
 #include "estimator/time/operators.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "estimator/params.h"
@@ -45,10 +46,12 @@ struct Acc {
     f += g.flops;
     launches += 1;
   }
-  // dgrad + wgrad of a forward GEMM C[m,n] = A[m,k] B[k,n].
+  // wgrad of a forward GEMM C[m,n] = A[m,k] B[k,n]: dB = A^T dC.
+  void gemm_wgrad(double m, double n, double k, double batch = 1) { gemm(k, n, m, batch); }
+  // dgrad + wgrad of that GEMM.
   void gemm_bwd(double m, double n, double k, double batch = 1) {
     gemm(m, k, n, batch);  // dA = dC B^T
-    gemm(k, n, m, batch);  // dB = A^T dC
+    gemm_wgrad(m, n, k, batch);
   }
   void mem(double bytes, int kernels = 1) {
     t += Seconds(bytes / (gpu.hbm_bw.v * eff.hbm_fraction)) + eff.kernel_overhead * kernels;
@@ -185,11 +188,15 @@ Elementwise layer_elementwise(const Dims& d) {
   return w;
 }
 
-void layer_gemms(Acc& a, const Dims& d, bool backward) {
+// Forward (M, N, K) of a layer's linears on one TP rank: QKV, projection, FC1, FC2.
+enum LayerLinear { kQkv, kProj, kFc1, kFc2 };
+std::array<std::array<double, 3>, 4> layer_gemm_shapes(const Dims& d) {
   const double qkv_n = (d.hq + 2.0 * d.hkv) / d.t, fc1_n = d.f * (d.gated ? 2.0 : 1.0) / d.t;
-  const double shapes[4][3] = {
-      {d.T, qkv_n, d.h}, {d.T, d.h, d.hq / d.t}, {d.T, fc1_n, d.h}, {d.T, d.h, d.f / d.t}};
-  for (const auto& s : shapes) backward ? a.gemm_bwd(s[0], s[1], s[2]) : a.gemm(s[0], s[1], s[2]);
+  return {{{d.T, qkv_n, d.h}, {d.T, d.h, d.hq / d.t}, {d.T, fc1_n, d.h}, {d.T, d.h, d.f / d.t}}};
+}
+
+void layer_gemms(Acc& a, const Dims& d, bool backward) {
+  for (const auto& s : layer_gemm_shapes(d)) backward ? a.gemm_bwd(s[0], s[1], s[2]) : a.gemm(s[0], s[1], s[2]);
 }
 
 double layer_weight_params(const ModelSpec& m) {
@@ -215,14 +222,12 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
   o.fwd = floored(fwd.t + core.t, fwd.launches + core.launches, eff);
   o.bwd = floored(bwd.t, bwd.launches, eff);
   o.fwd_flops_hw = fwd.f + core.f;
-  {
-    const double qkv_n = (d.hq + 2.0 * d.hkv) / d.t, fc1_n = d.f * (d.gated ? 2.0 : 1.0) / d.t;
-    Acc wq{gpu, eff, k.precision, {}, {}}, wf{gpu, eff, k.precision, {}, {}};
-    wq.gemm(d.h, qkv_n, d.T);  // dW = X^T dY of the QKV linear
-    wf.gemm(d.h, fc1_n, d.T);  // and of FC1
-    o.wgrad_qkv = wq.t;
-    o.wgrad_fc1 = wf.t;
-  }
+  const auto shapes = layer_gemm_shapes(d);
+  Acc wq{gpu, eff, k.precision, {}, {}}, wf{gpu, eff, k.precision, {}, {}};
+  wq.gemm_wgrad(shapes[kQkv][0], shapes[kQkv][1], shapes[kQkv][2]);
+  wf.gemm_wgrad(shapes[kFc1][0], shapes[kFc1][1], shapes[kFc1][2]);
+  o.wgrad_qkv = wq.t;
+  o.wgrad_fc1 = wf.t;
   o.bwd_flops_hw = bwd.f;
   if (recomputes_layers(k.ckpt)) {
     o.recompute = o.fwd;
