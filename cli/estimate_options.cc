@@ -189,6 +189,10 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "Overlap gradient reduction with backward: default (DeepSpeed: stage 3 only; Megatron: "
                   "after backward), on (DeepSpeed overlap_comm; Megatron-Core --overlap-grad-reduce and "
                   "--overlap-param-gather), off");
+  sub->add_option("--logit-metrics", o.logit_metrics,
+                  "Training metrics the loop computes on each micro-batch's logits besides the loss "
+                  "(default 0; Composer with llm-foundry models: 2, LanguageCrossEntropy and LanguagePerplexity)")
+      ->check(number_check(true, 0, 16, "an integer in [0, 16]"));
   sub->add_option("--fragmentation", o.fragmentation,
                   "Caching-allocator slack as a fraction of allocated memory (default 0.10; lower with "
                   "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)");
@@ -256,6 +260,9 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   else if (o.overlap_comm == "off") s.zero_knobs.overlap_comm = 0;
   else if (o.overlap_comm == "default") s.zero_knobs.overlap_comm = -1;
   else errs.push_back(flag_error("overlap-comm", "unknown value \"" + o.overlap_comm + "\"", "one of: default, on, off"));
+  if (o.logit_metrics < 0 || o.logit_metrics > 16)
+    errs.push_back(flag_error("logit-metrics", "out of range", "an integer in [0, 16]"));
+  s.logit_metrics = o.logit_metrics;
   if (!o.sp.empty()) s.sequence_parallel = parse_on_off("sp", o.sp, errs);
   if (!o.offload.empty()) s.offload = parse_names<Offload>("offload", o.offload, offload_names(), errs);
   if (o.global_batch && !o.gas.empty())
@@ -301,6 +308,9 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
       (s.zero.empty() || std::find(s.zero.begin(), s.zero.end(), 0) != s.zero.end()))
     plan.assumptions.push_back("DeepSpeed bf16 without ZeRO runs BF16_Optimizer: fp32 gradients, optimizer states "
                                "sharded over data parallelism");
+  if (s.logit_metrics > 0)
+    plan.assumptions.push_back(std::to_string(s.logit_metrics) + " training metric(s) over the logits per micro-batch "
+                               "(an fp32 cross-entropy each, after the backward)");
   req.efficiency = default_efficiency(gpu);
   if (!o.profile.empty()) {
     auto text = read_text_file(o.profile);
@@ -400,6 +410,7 @@ Json config_to_json(const Evaluation& e) {
   j["sequence_parallel"] = c.sequence_parallel;
   j["overlap_comm"] = c.zero.overlap_comm < 0 ? "default" : c.zero.overlap_comm == 1 ? "on" : "off";
   j["offload"] = name(c.offload);
+  if (c.logit_metrics > 0) j["logit_metrics"] = c.logit_metrics;
   j["precision"] = name(c.precision);
   j["framework"] = name(c.framework);
   j["optimizer"] = name(c.optimizer);

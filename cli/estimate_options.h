@@ -39,6 +39,7 @@ struct EstimateOptions {
   double cuda_context_gib = 0.5;  // CUDA >= 11.7 lazy module loading; ~1.25 eager (< 11.7)
   double fragmentation = 0.10;    // caching-allocator slack: reserved = allocated x (1 + f)
   std::string overlap_comm = "default";  // DeepSpeed overlap_comm / Megatron-Core overlap flags
+  int logit_metrics = 0;  // train metrics over the logits per micro-batch (Composer + llm-foundry: 2)
 };
 
 void add_estimate_options(CLI::App* sub, EstimateOptions& o);

@@ -66,6 +66,12 @@ struct TrainConfig {
   //  - overlapped pipeline sends in interleaved schedules (overlap_p2p_comm, default since
   //    commit 4eeff55, 2023-10-12; megatron_overlap_p2p).
   int megatron_release = 0;
+  // Vocabulary-sized metrics the training loop evaluates on every micro-batch's logits,
+  // outside the loss: Composer computes llm-foundry's train metrics (LanguageCrossEntropy
+  // and LanguagePerplexity, use_train_metrics default true) after each micro-batch's
+  // backward, each a separate fp32 cross-entropy over the logits. 0 for Megatron,
+  // DeepSpeed and Hugging Face Trainer loops, which only compute the loss.
+  int logit_metrics = 0;
 
   std::int64_t global_batch() const {
     return static_cast<std::int64_t>(micro_batch) * grad_accum * dp;

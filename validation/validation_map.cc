@@ -20,6 +20,8 @@
 //  - Optimizer: HF Trainer's AdamW (a per-tensor, unfused client optimizer) wherever the
 //    Hugging Face Trainer drives training (also with DeepSpeed configs that have no
 //    "optimizer" block, as in DeepSpeedExamples autotuning/hf).
+//  - Training loop: llm-foundry/Composer rows evaluate two train metrics over the logits
+//    per micro-batch (TrainConfig::logit_metrics = 2).
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -330,6 +332,13 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   if (hf_trainer) {
     s.fused_optimizer = 0;
     notes.push_back("HF Trainer's AdamW (unfused, per tensor) as the optimizer");
+  }
+  // llm-foundry models under Composer evaluate LanguageCrossEntropy and LanguagePerplexity
+  // on every training micro-batch (use_train_metrics default true; Composer 0.14-0.16
+  // Trainer._eval_train_metrics after each backward).
+  if (has(str(row, "source"), "llm-foundry") || has(str(p, "other"), "Composer")) {
+    s.logit_metrics = 2;
+    notes.push_back("Composer train metrics: 2 fp32 cross-entropies over the logits per micro-batch");
   }
   s.zero = {zero_stage(p, notes)};
   if (s.framework == Framework::megatron) {

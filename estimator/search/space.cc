@@ -89,6 +89,7 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
   cfg.zero = s.zero_knobs;
   cfg.fused_optimizer = s.fused_optimizer;
   cfg.megatron_release = s.megatron_release;
+  cfg.logit_metrics = s.logit_metrics;
   cfg.zero_stage = zero;
   cfg.tp = tp;
   cfg.pp = pp;

@@ -279,6 +279,17 @@ void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
   o.head_fwd = floored(f.t, f.launches, eff);
   o.head_bwd = floored(b.t, b.launches, eff);
   o.head_flops_hw = f.f + b.f;
+  if (m.vocab_logits) {
+    // A metric's torch cross-entropy under autocast: cast 16-bit logits to fp32 (read e,
+    // write 4; nothing in fp32), then log-softmax over the vocabulary, whose rows are too long for
+    // shared memory: read for the max, read for the sum of exponentials, read and write
+    // the output (16). The target gather and the sum are per token, not per logit.
+    const double v = double(padded_vocab(m, int(d.t))) / d.t;
+    Acc x{gpu, eff, k.precision, {}, {}};
+    const bool cast = d.e < 4.0;
+    x.mem(d.T * v * ((cast ? d.e + 4.0 : 0.0) + 16.0), cast ? 3 : 2);
+    o.logit_metric = floored(x.t, x.launches, eff);
+  }
 }
 
 }  // namespace

@@ -42,6 +42,9 @@ struct OpCosts {
   Seconds embed_fwd, embed_bwd;
   Seconds head_fwd, head_bwd;
   Flops head_flops_hw;          // logits GEMM forward + backward (+ recompute none)
+  // One training metric evaluated on the logits outside the loss (TrainConfig::
+  // logit_metrics): torch cross-entropy under autocast, i.e. a cast to fp32 and a log-softmax.
+  Seconds logit_metric;
 };
 
 OpCosts operator_costs(const ModelSpec& m, const GpuSpec& gpu, const Efficiency& eff,

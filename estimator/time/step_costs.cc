@@ -176,6 +176,10 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.embed_bwd = op.embed_bwd + pc.nonlayer_gather;
   c.head_fwd = op.head_fwd + tp.tp_head_fwd;
   c.head_bwd = op.head_bwd + tp.tp_head_bwd;
+  // Train metrics run after each micro-batch's backward on the stage holding the logits
+  // (Composer's _eval_train_metrics); priced with the head's backward, which that stage
+  // runs once per micro-batch as well.
+  c.head_bwd += op.logit_metric * double(std::max(0, cfg.logit_metrics));
   c.p2p = pc.p2p;
   c.p2p_blocking = !cfg.megatron_overlap_p2p();
   c.embed_grad_sync = pc.embed_grad_sync;

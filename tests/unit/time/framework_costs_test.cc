@@ -156,5 +156,36 @@ TEST(StepTime, MegatronDefaultsFollowItsRelease) {
   EXPECT_TRUE(t.costs(c).p2p_blocking);
 }
 
+// Composer evaluates llm-foundry's train metrics (LanguageCrossEntropy, LanguagePerplexity)
+// on every micro-batch's logits after its backward: TrainConfig::logit_metrics fp32
+// cross-entropies, priced with the head's backward. gpt_1b, micro-batch 2 x seq 2048 =
+// T 4096 tokens, vocabulary 51200 (a multiple of 128: unpadded) -> 2.097e8 logits; each
+// metric casts bf16 -> fp32 (2 + 4 B) and runs a log-softmax that reads the row three
+// times and writes it once (16 B): 22 B x 2.097e8 = 4.61 GB, over A100 HBM at the
+// default achievable fraction, plus three kernels.
+TEST(StepTime, LogitMetricsAddFp32CrossEntropiesPerMicroBatch) {
+  const StepTimeModel t = a100_model(gpt_1b(), 8);
+  TrainConfig cfg = base_cfg();
+  const StepCosts none = t.costs(cfg);
+  cfg.logit_metrics = 2;
+  const StepCosts two = t.costs(cfg);
+  const Cluster c = test::cluster(test::dgx_a100(), 8);
+  const Efficiency eff = default_efficiency(c.node.gpu);
+  const double bytes = 4096.0 * 51200.0 * 22.0;
+  const double one = bytes / (c.node.gpu.hbm_bw.v * eff.hbm_fraction) + 3 * eff.kernel_overhead.v;
+  EXPECT_NEAR(two.head_bwd.v - none.head_bwd.v, 2 * one, 1e-9);
+  EXPECT_GT(one, 2.0e-3);  // > 4.61 GB / 2.04 TB/s: a real cost next to the layers
+  EXPECT_EQ(two.layer.bwd.v, none.layer.bwd.v);
+  EXPECT_EQ(two.head_fwd.v, none.head_fwd.v);
+  // A classifier has no vocabulary logits: nothing to evaluate.
+  ModelSpec cls = gpt_1b();
+  cls.vocab_logits = false;
+  const StepTimeModel tc = a100_model(cls, 8);
+  cfg.logit_metrics = 0;
+  const Seconds base = tc.costs(cfg).head_bwd;
+  cfg.logit_metrics = 2;
+  EXPECT_EQ(tc.costs(cfg).head_bwd.v, base.v);
+}
+
 }  // namespace
 }  // namespace dsplan
