@@ -37,8 +37,8 @@ struct CommEntry {
 struct StepTimeModel::Caches {
   explicit Caches(const Cluster& c, const Efficiency& e) : coll(c.node, e) {}
   CollectiveModel coll;
-  MemoCache<OpKey, OpEntry, 512> ops;
-  MemoCache<CommKey, CommEntry, 2048> comm;
+  MemoCache<OpKey, OpEntry, 4096> ops;
+  MemoCache<CommKey, CommEntry, 8192> comm;
 };
 
 OpKey op_key(const TrainConfig& cfg);
