@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -63,17 +64,6 @@ void print_table(const EstimatePlan& p) {
     if (!e.reasons.empty()) std::cout << " (" << join(e.reasons, "; ") << ")";
     std::cout << "\n";
   }
-  if (p.result.configs.empty() && p.result.evaluated == 0) {
-    // Nothing was even evaluated: say which rules of the space removed every point.
-    std::vector<std::pair<std::int64_t, std::string>> why;
-    for (const auto& [reason, n] : p.result.rejections) why.push_back({n, reason});
-    std::sort(why.begin(), why.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    std::cout << "No valid configuration: every point of the search space breaks a rule. The rules, by "
-                 "points removed:\n";
-    for (const auto& [n, reason] : why) std::cout << "  " << n << " x " << reason << "\n";
-    std::cout << "Widen the search (--zero, --tp, --pp, --vpp, --offload, --framework) or see docs/manual.md.\n";
-    return;
-  }
   if (p.result.configs.empty()) {
     std::cout << "No configuration fits";
     if (p.result.evaluated > 0) std::cout << " (" << p.result.evaluated << " evaluated)";
@@ -90,9 +80,25 @@ void print_explain(const EstimatePlan& p) {
   print_breakdown(std::cout, e);
 }
 
+// Flags that leave no structurally valid point (e.g. --vpp 2 with --pp 1, --zero 3 with
+// Megatron) are contradictory input, not a result: one message with the rules that removed
+// the points, most first, and exit 2 before anything is written.
+std::optional<Diagnostic> no_valid_point(const EstimatePlan& p) {
+  if (!p.result.configs.empty() || p.result.evaluated > 0) return std::nullopt;
+  std::vector<std::pair<std::int64_t, std::string>> why;
+  for (const auto& [reason, n] : p.result.rejections) why.push_back({n, reason});
+  std::sort(why.begin(), why.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string rules;
+  for (const auto& [n, reason] : why) rules += (rules.empty() ? "" : "; ") + std::to_string(n) + " x " + reason;
+  return Diagnostic{"", "", "no valid configuration: every point of the search space breaks a rule (points removed: " +
+                            rules + ")",
+                    "widen the search (--zero, --tp, --pp, --vpp, --offload, --framework); docs/manual.md lists the rules"};
+}
+
 int run(const EstimateCli& c) {
   auto p = run_estimate(c.opts);
   if (!p) return report(p.errors());
+  if (auto d = no_valid_point(*p)) return report(Diagnostics{*d});
   if (!c.out_dir.empty()) {
     auto written = write_out_dir(c.out_dir, p.value());
     if (!written) return report(written.errors());
