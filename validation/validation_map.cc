@@ -254,7 +254,10 @@ int zero_stage(const Json& p, std::vector<std::string>& notes) {
     notes.push_back("fairscale OSS + ShardedDDP taken as ZeRO-2 (states and gradients sharded)");
     return 2;
   }
-  if (has(other, "OSS")) {
+  // "OSS" as its own upper-case word: a case-insensitive substring would also find "loss"
+  // or "cross-node".
+  static const std::regex oss(R"((^|[^A-Za-z])OSS([^A-Za-z]|$))");
+  if (std::regex_search(other, oss)) {
     notes.push_back("fairscale OSS taken as ZeRO-1 (optimizer states sharded)");
     return 1;
   }
@@ -362,9 +365,20 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   s.flash = {at(p, "flash_attention").is_boolean() && at(p, "flash_attention").get<bool>()};
   s.sequence_parallel = {at(p, "sequence_parallel").is_boolean() && at(p, "sequence_parallel").get<bool>()};
   s.offload = {Offload::none};
-  if (has(str(p, "other"), "overlap_grad_reduce")) {
+  if (at(p, "offload").is_boolean() && at(p, "offload").get<bool>()) {
+    // ZeRO-Offload moves the optimizer (states, master weights, the step) to the host;
+    // ZeRO-Infinity's parameter offload only when the row says offload_param to cpu.
+    static const std::regex param_cpu(R"(offload_param[^;,.]*\bcpu\b)", std::regex::icase);
+    const bool params = s.zero[0] == 3 && std::regex_search(str(p, "other"), param_cpu);
+    s.offload = {params ? Offload::all : Offload::optimizer};
+    notes.push_back(params ? "CPU offload of optimizer and parameters (offload_param cpu named)"
+                           : "CPU offload of the optimizer (ZeRO-Offload)");
+  }
+  static const std::regex ds_overlap(R"(overlap_comm:?\s*(true|on)\b)", std::regex::icase);
+  if (has(str(p, "other"), "overlap_grad_reduce") ||
+      (s.framework == Framework::deepspeed && std::regex_search(str(p, "other"), ds_overlap))) {
     s.zero_knobs.overlap_comm = 1;
-    notes.push_back("gradient reduction overlapped with backward (overlap_grad_reduce named)");
+    notes.push_back("gradient reduction overlapped with backward (overlap_grad_reduce / overlap_comm named)");
   }
   s.vpp = {std::max(1, static_cast<int>(num(p, "vpp", 1)))};
   batch_dims(p, gpus, s, notes);

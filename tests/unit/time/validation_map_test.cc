@@ -1,0 +1,69 @@
+// How `dsplan validate` reads a published row's text into a pinned request
+// (validation/validation_map.cc): the engine settings named in parallel.other and the
+// row's offload flag, and the words that must not trigger them.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "validation/validation_rows.h"
+
+namespace dsplan::test {
+namespace {
+
+using nlohmann::json;
+
+// An 8-GPU A100 row of a small GPT with DeepSpeed, to be varied per test.
+json ds_row(int zero, const std::string& other) {
+  return json{{"id", "t"},
+              {"source", "a DeepSpeed test row"},
+              {"model", {{"name", "GPT test"}, {"layers", 24}, {"hidden", 2048}, {"heads", 16},
+                         {"seq_len", 2048}, {"vocab", 50257}}},
+              {"hardware", {{"gpu", "A100 SXM4 80GB"}, {"num_gpus", 8}, {"nodes", 1}}},
+              {"parallel", {{"tp", 1}, {"pp", 1}, {"zero_stage", zero}, {"offload", false}, {"micro_batch", 4},
+                            {"global_batch", 32}, {"precision", "bf16"}, {"other", other}}},
+              {"measured", {{"iteration_time_ms", 1000}}}};
+}
+
+PlanRequest request_of(const json& row) {
+  std::vector<std::string> notes;
+  auto r = validation::rows::row_request(row, notes);
+  EXPECT_TRUE(r) << "row did not map";
+  return r ? *r : PlanRequest{};
+}
+
+TEST(ValidationMap, OssIsAWordNotASubstring) {
+  // "loss scaling" and "cross-node" contain "oss"; only fairscale's OSS means ZeRO-1.
+  EXPECT_EQ(request_of(ds_row(0, "dynamic loss scaling, cross-node reduction")).space.zero[0], 0);
+  EXPECT_EQ(request_of(ds_row(0, "fairscale OSS optimizer state sharding")).space.zero[0], 1);
+  EXPECT_EQ(request_of(ds_row(0, "fairscale OSS + ShardedDDP")).space.zero[0], 2);
+}
+
+TEST(ValidationMap, OffloadFlagAndNamedParameterOffload) {
+  json row = ds_row(3, "ZeRO-3 with CPUAdam");
+  EXPECT_EQ(request_of(row).space.offload[0], Offload::none);
+  row["parallel"]["offload"] = true;
+  EXPECT_EQ(request_of(row).space.offload[0], Offload::optimizer);
+  row["parallel"]["other"] = "ZeRO-3, offload_param device cpu, offload_optimizer device cpu";
+  EXPECT_EQ(request_of(row).space.offload[0], Offload::all);
+  // Parameter offload is a stage-3 feature: a stage-2 row offloads the optimizer only.
+  row["parallel"]["zero_stage"] = 2;
+  EXPECT_EQ(request_of(row).space.offload[0], Offload::optimizer);
+}
+
+TEST(ValidationMap, DeepSpeedOverlapCommNamed) {
+  EXPECT_EQ(request_of(ds_row(1, "ZeRO stage 1")).space.zero_knobs.overlap_comm, -1);
+  EXPECT_EQ(request_of(ds_row(1, "ZeRO stage 1 (overlap_comm true, reduce_scatter)")).space.zero_knobs.overlap_comm, 1);
+  EXPECT_EQ(request_of(ds_row(1, "overlap_comm: false")).space.zero_knobs.overlap_comm, -1);
+}
+
+TEST(ValidationMap, ComposerRowsPriceTheirTrainMetrics) {
+  json row = ds_row(3, "PyTorch FSDP FULL_SHARD via Composer");
+  EXPECT_EQ(request_of(row).space.logit_metrics, 2);
+  row["parallel"]["other"] = "PyTorch FSDP FULL_SHARD";
+  EXPECT_EQ(request_of(row).space.logit_metrics, 0);
+  row["source"] = "mosaicml/llm-foundry benchmarks";
+  EXPECT_EQ(request_of(row).space.logit_metrics, 2);
+}
+
+}  // namespace
+}  // namespace dsplan::test
