@@ -308,6 +308,10 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
       (s.zero.empty() || std::find(s.zero.begin(), s.zero.end(), 0) != s.zero.end()))
     plan.assumptions.push_back("DeepSpeed bf16 without ZeRO runs BF16_Optimizer: fp32 gradients, optimizer states "
                                "sharded over data parallelism");
+  if (!s.global_batch && o.gas.empty())
+    plan.assumptions.push_back("no --global-batch or --gas: one micro-batch per optimizer step (gas 1) for every "
+                               "configuration, so pipeline bubbles and gradient reductions are not amortised; give "
+                               "--global-batch (samples) to rank for a training run's batch");
   if (s.logit_metrics > 0)
     plan.assumptions.push_back(std::to_string(s.logit_metrics) + " training metric(s) over the logits per micro-batch "
                                "(an fp32 cross-entropy each, after the backward)");
