@@ -193,6 +193,9 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "Training metrics the loop computes on each micro-batch's logits besides the loss "
                   "(default 0; Composer with llm-foundry models: 2, LanguageCrossEntropy and LanguagePerplexity)")
       ->check(number_check(true, 0, 16, "an integer in [0, 16]"));
+  sub->add_option("--grad-reduce-in-fp32", o.grad_reduce_in_fp32,
+                  "Megatron: gradient buffer and data-parallel reduction in fp32 (on, Megatron-LM's bf16 default) or "
+                  "16-bit (off: Megatron-Core grad_reduce_in_fp32=False, as NeMo's performance recipes set)");
   sub->add_option("--fragmentation", o.fragmentation,
                   "Caching-allocator slack as a fraction of allocated memory (default 0.10; lower with "
                   "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)");
@@ -263,6 +266,15 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (o.logit_metrics < 0 || o.logit_metrics > 16)
     errs.push_back(flag_error("logit-metrics", "out of range", "an integer in [0, 16]"));
   s.logit_metrics = o.logit_metrics;
+  if (o.grad_reduce_in_fp32 == "off") {
+    s.megatron_fp32_grads = false;
+    if (s.framework != Framework::megatron)
+      errs.push_back(flag_error("grad-reduce-in-fp32", "applies to --framework megatron only",
+                                "leave it out, or add --framework megatron"));
+  } else if (o.grad_reduce_in_fp32 != "on") {
+    errs.push_back(flag_error("grad-reduce-in-fp32", "unknown value \"" + o.grad_reduce_in_fp32 + "\"",
+                              "one of: on, off"));
+  }
   if (!o.sp.empty()) s.sequence_parallel = parse_on_off("sp", o.sp, errs);
   if (!o.offload.empty()) s.offload = parse_names<Offload>("offload", o.offload, offload_names(), errs);
   if (o.global_batch && !o.gas.empty())
@@ -312,6 +324,10 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     plan.assumptions.push_back("no --global-batch or --gas: one micro-batch per optimizer step (gas 1) for every "
                                "configuration, so pipeline bubbles and gradient reductions are not amortised; give "
                                "--global-batch (samples) to rank for a training run's batch");
+  if (!s.megatron_fp32_grads)
+    plan.assumptions.push_back("Megatron gradients accumulated and reduced in 16 bits (grad_reduce_in_fp32=False); "
+                               "Megatron-LM's own arguments force fp32 with --bf16, so set it in Megatron-Core's "
+                               "DistributedDataParallelConfig or NeMo's trainer plugin");
   if (s.logit_metrics > 0)
     plan.assumptions.push_back(std::to_string(s.logit_metrics) + " training metric(s) over the logits per micro-batch "
                                "(an fp32 cross-entropy each, after the backward)");
@@ -415,6 +431,7 @@ Json config_to_json(const Evaluation& e) {
   j["overlap_comm"] = c.zero.overlap_comm < 0 ? "default" : c.zero.overlap_comm == 1 ? "on" : "off";
   j["offload"] = name(c.offload);
   if (c.logit_metrics > 0) j["logit_metrics"] = c.logit_metrics;
+  if (c.framework == Framework::megatron && !c.megatron_fp32_grads) j["grad_reduce_in_fp32"] = false;
   j["precision"] = name(c.precision);
   j["framework"] = name(c.framework);
   j["optimizer"] = name(c.optimizer);

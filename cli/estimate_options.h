@@ -40,6 +40,7 @@ struct EstimateOptions {
   double fragmentation = 0.10;    // caching-allocator slack: reserved = allocated x (1 + f)
   std::string overlap_comm = "default";  // DeepSpeed overlap_comm / Megatron-Core overlap flags
   int logit_metrics = 0;  // train metrics over the logits per micro-batch (Composer + llm-foundry: 2)
+  std::string grad_reduce_in_fp32 = "on";  // Megatron: fp32 main_grad buffer and reduction
 };
 
 void add_estimate_options(CLI::App* sub, EstimateOptions& o);

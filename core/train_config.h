@@ -72,6 +72,13 @@ struct TrainConfig {
   // backward, each a separate fp32 cross-entropy over the logits. 0 for Megatron,
   // DeepSpeed and Hugging Face Trainer loops, which only compute the loss.
   int logit_metrics = 0;
+  // Megatron's gradient buffer (main_grad) and data-parallel reduction in fp32. Megatron-LM
+  // forces it with --bf16 (arguments.py: accumulate_allreduce_grads_in_fp32). false is the
+  // 16-bit buffer and reduction that Megatron-Core's DistributedDataParallelConfig
+  // (grad_reduce_in_fp32=False, set by NeMo 2's performance recipes) and NeMo 1's
+  // DistributedFusedAdam (grad_sync_dtype bf16) use. Megatron in bf16 only (fp16 already
+  // reduces 16-bit gradients).
+  bool megatron_fp32_grads = true;
 
   std::int64_t global_batch() const {
     return static_cast<std::int64_t>(micro_batch) * grad_accum * dp;

@@ -123,13 +123,18 @@ Expected<ModelSpec> row_model(const Json& row, std::vector<std::string>& notes) 
     notes.push_back("Megatron GPT decoder of the row's shape, vocab padded to 128 x TP");
     if (num(m, "vocab") <= 0) notes.push_back("vocab not given: GPT-2 BPE 50257");
     // Optional architecture keys (held-out rows of Llama/Nemotron-style models): grouped
-    // KV heads, FFN width, gated MLP, rotary positions, untied embeddings, no biases.
+    // KV heads, FFN width, gated MLP, rotary positions, untied embeddings, no biases, no
+    // dropout.
     if (num(m, "kv_heads") > 0) spec.kv_heads = static_cast<int>(num(m, "kv_heads"));
     if (num(m, "ffn_hidden") > 0) spec.ffn_hidden = static_cast<int>(num(m, "ffn_hidden"));
     if (at(m, "gated_mlp").is_boolean()) spec.gated_mlp = at(m, "gated_mlp").get<bool>();
     if (at(m, "tied_embeddings").is_boolean()) spec.tied_embeddings = at(m, "tied_embeddings").get<bool>();
     if (at(m, "linear_bias").is_boolean()) spec.linear_bias = at(m, "linear_bias").get<bool>();
     if (has(str(m, "position"), "rotary") || has(str(m, "position"), "rope")) spec.position = PositionKind::rotary;
+    if (at(m, "dropout").is_boolean()) {  // the recipe's dropout probabilities, > 0 or all 0
+      spec.dropout = at(m, "dropout").get<bool>();
+      if (!spec.dropout) notes.push_back("no dropout (the row's recipe sets the dropout probabilities to 0)");
+    }
     if (spec.kv_heads < 1 || spec.heads % spec.kv_heads != 0)
       return Diagnostic{"", "/model/kv_heads", "kv_heads must divide heads", ""};
   }
@@ -373,6 +378,15 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
     s.offload = {params ? Offload::all : Offload::optimizer};
     notes.push_back(params ? "CPU offload of optimizer and parameters (offload_param cpu named)"
                            : "CPU offload of the optimizer (ZeRO-Offload)");
+  }
+  // A 16-bit Megatron gradient buffer and reduction: Megatron-Core's grad_reduce_in_fp32
+  // set false (NeMo 2 performance recipes) or NeMo 1's DistributedFusedAdam with
+  // grad_sync_dtype bf16.
+  static const std::regex grads16(R"(grad_reduce_in_fp32\s*[=:]?\s*false|grad_sync_dtype\s*[=:]?\s*bf16)",
+                                  std::regex::icase);
+  if (s.framework == Framework::megatron && std::regex_search(str(p, "other"), grads16)) {
+    s.megatron_fp32_grads = false;
+    notes.push_back("16-bit gradient buffer and reduction (grad_reduce_in_fp32=False / grad_sync_dtype bf16 named)");
   }
   static const std::regex ds_overlap(R"(overlap_comm:?\s*(true|on)\b)", std::regex::icase);
   if (has(str(p, "other"), "overlap_grad_reduce") ||

@@ -76,7 +76,10 @@ ModelStateMemory deepspeed_states(const ModelStateInputs& in, const Ctx& c) {
 ModelStateMemory megatron_states(const ModelStateInputs& in, const Ctx& c) {
   ModelStateMemory m;
   m.params = c.w * c.P;
-  m.grads = 4 * c.P;  // fp32 main_grad buffer in every precision
+  // fp32 main_grad buffer in every precision, except bf16 configured with a 16-bit buffer
+  // (TrainConfig::megatron_fp32_grads; Megatron-Core grad_reduce_in_fp32=False).
+  const bool bf16_buffer = !in.megatron_fp32_grads && in.precision == Precision::bf16;
+  m.grads = (bf16_buffer ? c.w : 4.0) * c.P;
   const double opt = (c.master + c.s) * c.P / (in.zero_stage >= 1 ? c.N : 1);
   if (in.offload == Offload::none) {
     m.optimizer = opt;

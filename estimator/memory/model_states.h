@@ -25,6 +25,7 @@ struct ModelStateInputs {
   int grad_accum = 1;         // micro-batches per step (ZeRO-2 holds two partitions when > 1)
   int gpus_per_node = 1;      // ranks sharing one node's host memory
   int nodes = 1;
+  bool megatron_fp32_grads = true;  // TrainConfig::megatron_fp32_grads
 };
 
 // Bytes. gpu_gathered is ZeRO-3's gathered working set of the largest module (its 16-bit

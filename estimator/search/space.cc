@@ -90,6 +90,7 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
   cfg.fused_optimizer = s.fused_optimizer;
   cfg.megatron_release = s.megatron_release;
   cfg.logit_metrics = s.logit_metrics;
+  cfg.megatron_fp32_grads = s.megatron_fp32_grads;
   cfg.zero_stage = zero;
   cfg.tp = tp;
   cfg.pp = pp;

@@ -221,7 +221,10 @@ double grad_element_bytes(const TrainConfig& cfg) {
   if (cfg.precision == Precision::fp32 || cfg.deepspeed_bf16_optimizer()) return 4.0;
   switch (cfg.framework) {
     case Framework::ddp: return 4.0;
-    case Framework::megatron: return cfg.precision == Precision::bf16 ? 4.0 : 2.0;
+    case Framework::megatron:
+      // fp32 main_grad with bf16 (unless a 16-bit buffer is configured); fp16 reduces
+      // 16-bit gradients.
+      return cfg.precision == Precision::bf16 && cfg.megatron_fp32_grads ? 4.0 : 2.0;
     default: return 2.0;
   }
 }

@@ -38,6 +38,7 @@ CommKey comm_key(const TrainConfig& c) {
   k.zero_stage = c.zero_stage;
   k.overlap_comm = c.zero.overlap_comm;
   k.fused_optimizer = c.fused_optimizer;
+  k.megatron_fp32_grads = c.megatron_fp32_grads;
   k.precision = c.precision;
   k.framework = c.framework;
   k.optimizer = c.optimizer;
@@ -66,7 +67,7 @@ std::uint64_t hash_of(const CommKey& k) {
                           std::uint64_t(k.fused_optimizer + 1),
                           std::uint64_t(k.precision), std::uint64_t(k.framework),
                           std::uint64_t(k.optimizer), std::uint64_t(k.offload),
-                          std::uint64_t(k.sequence_parallel)})
+                          std::uint64_t(k.sequence_parallel), std::uint64_t(k.megatron_fp32_grads)})
     h = hash_mix(h, v);
   for (double d : {k.reduce_bucket, k.allgather_bucket, k.prefetch_bucket}) {
     std::uint64_t bits;

@@ -111,6 +111,26 @@ TEST(MemoryModel, MegatronFp16KeepsSixteenBitGradsUntilTheStep) {
   EXPECT_DOUBLE_EQ(mm.estimate(cfg).buffers.v, 0.0);
 }
 
+// Megatron bf16 keeps an fp32 main_grad buffer (4 B/param) unless the 16-bit buffer of
+// Megatron-Core's grad_reduce_in_fp32=False is configured (TrainConfig::megatron_fp32_grads):
+// then 2 B/param, half. fp16 is unaffected.
+TEST(MemoryModel, MegatronSixteenBitGradientBufferHalvesGrads) {
+  MemoryModel mm(llama8b(), a100x8());
+  TrainConfig cfg;
+  cfg.framework = Framework::megatron;
+  cfg.precision = Precision::bf16;
+  cfg.tp = 8; cfg.dp = 1; cfg.seq_len = 512; cfg.flash_attention = true;
+  const MemoryBreakdown fp32_grads = mm.estimate(cfg);
+  cfg.megatron_fp32_grads = false;
+  const MemoryBreakdown bf16_grads = mm.estimate(cfg);
+  EXPECT_NEAR(bf16_grads.grads.v, fp32_grads.grads.v / 2, 1.0);
+  EXPECT_DOUBLE_EQ(bf16_grads.params.v, fp32_grads.params.v);
+  cfg.precision = Precision::fp16;
+  const double fp16_off = mm.estimate(cfg).grads.v;
+  cfg.megatron_fp32_grads = true;
+  EXPECT_DOUBLE_EQ(mm.estimate(cfg).grads.v, fp16_off);
+}
+
 TEST(MemoryModel, PipelineStageZeroHoldsInFlightMicrobatches) {
   ModelSpec m = llama8b();
   m.vocab_logits = false;  // so that stage 0, not the logits stage, is the most loaded

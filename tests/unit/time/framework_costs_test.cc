@@ -156,6 +156,31 @@ TEST(StepTime, MegatronDefaultsFollowItsRelease) {
   EXPECT_TRUE(t.costs(c).p2p_blocking);
 }
 
+// Megatron bf16 reduces fp32 main grads (4 B) unless a 16-bit buffer is configured
+// (grad_reduce_in_fp32=False): then 2 B, and the data-parallel reduction of gpt_1b over
+// 16 A100s moves half the bytes (at these sizes bandwidth-bound: under 0.6 of the time).
+TEST(StepTime, MegatronSixteenBitGradientReduction) {
+  const A100Comm a(16);
+  TrainConfig cfg = base_cfg();
+  cfg.dp = 16;
+  ASSERT_EQ(grad_element_bytes(cfg), 4.0);
+  const ParallelComm fp32 = a.of(cfg);
+  cfg.megatron_fp32_grads = false;
+  EXPECT_EQ(grad_element_bytes(cfg), 2.0);
+  const ParallelComm bf16 = a.of(cfg);
+  EXPECT_LT(bf16.layer_grad_reduce.v, 0.6 * fp32.layer_grad_reduce.v);
+  EXPECT_GT(bf16.layer_grad_reduce.v, 0.4 * fp32.layer_grad_reduce.v);
+  // The step-time model keys its tables on the setting: the cached costs must differ.
+  const StepTimeModel t = a100_model(a.m, 16);
+  cfg.megatron_fp32_grads = true;
+  const Seconds with_fp32 = t.costs(cfg).layer.grad_reduce;
+  cfg.megatron_fp32_grads = false;
+  EXPECT_LT(t.costs(cfg).layer.grad_reduce.v, 0.6 * with_fp32.v);
+  // fp16 reduces 16-bit gradients either way.
+  cfg.precision = Precision::fp16;
+  EXPECT_EQ(grad_element_bytes(cfg), 2.0);
+}
+
 // Composer evaluates llm-foundry's train metrics (LanguageCrossEntropy, LanguagePerplexity)
 // on every micro-batch's logits after its backward: TrainConfig::logit_metrics fp32
 // cross-entropies, priced with the head's backward. gpt_1b, micro-batch 2 x seq 2048 =

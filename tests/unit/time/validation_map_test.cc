@@ -65,5 +65,18 @@ TEST(ValidationMap, ComposerRowsPriceTheirTrainMetrics) {
   EXPECT_EQ(request_of(row).space.logit_metrics, 2);
 }
 
+TEST(ValidationMap, SixteenBitMegatronGradientsNamed) {
+  json row = ds_row(1, "distributed optimizer; grad_sync_dtype bf16 (the recipe yaml)");
+  row["source"] = "NVIDIA NeMo (Megatron-Core) recipe";
+  EXPECT_FALSE(request_of(row).space.megatron_fp32_grads);
+  row["parallel"]["other"] = "Megatron-Core DDP; grad_reduce_in_fp32=False";
+  EXPECT_FALSE(request_of(row).space.megatron_fp32_grads);
+  row["parallel"]["other"] = "Megatron-Core DDP; grad_reduce_in_fp32=True";
+  EXPECT_TRUE(request_of(row).space.megatron_fp32_grads);
+  // Only Megatron has the setting: a DeepSpeed row naming it keeps the default.
+  json ds = ds_row(1, "grad_reduce_in_fp32=False");
+  EXPECT_TRUE(request_of(ds).space.megatron_fp32_grads);
+}
+
 }  // namespace
 }  // namespace dsplan::test
