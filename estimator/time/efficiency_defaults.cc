@@ -1,7 +1,8 @@
 // Default efficiencies per architecture. Sources (docs/model.md §4 Step time):
 //  - GEMM: cuBLAS reaches ~75-80% of the V100 fp16 tensor peak, ~80% of A100 and ~70% of
 //    H100 dense bf16/fp16 on large aligned GEMMs (sustained clocks sit below the tensor
-//    boost clock under load); fp32 SGEMM on the fp32 pipe reaches ~85%.
+//    boost clock under load); fp32 SGEMM on the fp32 pipe reaches ~85% (V100: 89%,
+//    measured 14 of 15.7 TFLOP/s; its fp16 95 of 125, the 0.75 below).
 //  - HBM: STREAM-like elementwise kernels reach ~80% of datasheet bandwidth.
 //  - PCIe: measured pinned copies / line rate (reference §1): Gen3 12.15/15.75 = 0.77,
 //    Gen4 25.1/31.5 = 0.80, Gen5 52.8/63 = 0.84.
@@ -32,7 +33,10 @@ Efficiency default_efficiency(const GpuSpec& gpu) {
   switch (gpu.arch) {
     case GpuArch::volta:
       e.gemm_peak_fraction[idx(Precision::fp16)] = 0.75;
-      e.gemm_peak_fraction[idx(Precision::bf16)] = 0.85;  // no bf16 TC: fp32 pipe
+      // fp32 on the fp32 pipe: 14 of 15.7 TFLOP/s measured (mli/transformers-benchmarks
+      // micro_bench, V100 "Matrix Multiplication FP32 / FP16: 14 / 95").
+      e.gemm_peak_fraction[idx(Precision::fp32)] = 0.89;
+      e.gemm_peak_fraction[idx(Precision::bf16)] = 0.89;  // no bf16 TC: fp32 pipe
       e.kernel_overhead = us(5);
       break;
     case GpuArch::ampere:
