@@ -22,6 +22,8 @@
 //    "optimizer" block, as in DeepSpeedExamples autotuning/hf).
 //  - Training loop: llm-foundry/Composer rows evaluate two train metrics over the logits
 //    per micro-batch (TrainConfig::logit_metrics = 2).
+//  - Checkpointing: "selective" at layer, block or op level (torchtitan, IBM FMS) = block
+//    recompute of half the layers; plain "selective" = Megatron's attention-core recompute.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -240,8 +242,17 @@ std::optional<std::string> eager_stack(const Json& row) {
   return std::nullopt;
 }
 
-Checkpointing row_ckpt(const Json& p) {
+Checkpointing row_ckpt(const Json& p, std::vector<std::string>& notes) {
   const std::string r = str(p, "recompute");
+  // "Selective" outside Megatron means something else: torchtitan's selective layer AC
+  // (every other block) and op AC (every other matmul plus the elementwise ops), IBM FMS's
+  // every-n-th-block AC. Each recomputes about half a forward: block recompute of half the
+  // layers is the closest dsplan layout (Megatron's selective, the attention core only,
+  // is nearly free with flash attention).
+  if (has(r, "selective") && (has(r, "layer") || has(r, "block") || has(r, " op"))) {
+    notes.push_back("selective AC outside Megatron (layer/op/block level): block recompute of half the layers");
+    return Checkpointing::block;
+  }
   if (has(r, "selective")) return Checkpointing::selective;
   if (has(r, "full") || has(r, "checkpoint")) return Checkpointing::full;
   return Checkpointing::none;
@@ -366,7 +377,7 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   }
   s.tp = {std::max(1, static_cast<int>(num(p, "tp", 1)))};
   s.pp = {std::max(1, static_cast<int>(num(p, "pp", 1)))};
-  s.checkpointing = {row_ckpt(p)};
+  s.checkpointing = {row_ckpt(p, notes)};
   s.flash = {at(p, "flash_attention").is_boolean() && at(p, "flash_attention").get<bool>()};
   s.sequence_parallel = {at(p, "sequence_parallel").is_boolean() && at(p, "sequence_parallel").get<bool>()};
   s.offload = {Offload::none};

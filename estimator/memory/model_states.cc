@@ -109,8 +109,12 @@ ModelStateMemory fsdp_states(const ModelStateInputs& in, const Ctx& c) {
     m.grads = 4 * c.P;
     m.optimizer = c.s * c.P;
   }
+  // FSDP builds the full model once per node, not once per rank: torchtitan and FSDP2
+  // initialise on the meta device, and FSDP1 recipes load on rank 0 and broadcast
+  // (sync_module_states; HF accelerate's cpu_ram_efficient_loading). Offloaded shards are
+  // per rank.
   const double host_rank = off ? sharded : 0;
-  m.host_per_node = kHostBufferFactor * in.gpus_per_node * std::max(4 * c.P, host_rank);
+  m.host_per_node = kHostBufferFactor * std::max(4 * c.P, in.gpus_per_node * host_rank);
   return m;
 }
 

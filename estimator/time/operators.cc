@@ -75,6 +75,7 @@ Seconds floored(Seconds gpu_time, int launches, const Efficiency& eff) {
 struct Dims {
   double b, s, h, hq, hkv, f, t, T, Ts, e, ew, heads;
   bool gated, megatron, flash, causal, autocast, act_unfused, dropout;
+  bool rms, rope;  // RMSNorm; rotary position embedding of q and k
   int norms;
 };
 
@@ -100,6 +101,8 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.causal = m.causal;
   d.act_unfused = m.activation_unfused;
   d.dropout = has_dropout(m);
+  d.rms = m.norm == NormKind::rmsnorm;
+  d.rope = m.position == PositionKind::rotary;
   d.norms = m.norms_per_layer;
   return d;
 }
@@ -121,10 +124,12 @@ double causal_fraction(const Dims& d) {
   return (n + 1.0) / (2.0 * n);
 }
 
-// Bytes and kernel count of elementwise work in a forward pass.
+// Bytes and kernel count of elementwise work in a forward pass, and in its backward.
 struct Elementwise {
   double bytes = 0;
   int kernels = 0;
+  double bwd_bytes = 0;
+  int bwd_kernels = 0;
 };
 
 // Elementwise passes over the s x s scores of all local heads: scale and mask (fused
@@ -171,20 +176,48 @@ void attention_core_bwd(Acc& a, const Dims& d) {
   a.gemm_bwd(d.s, d.s, hd, bh);  // Q K^T
 }
 
+// Fused kernels (Megatron: Transformer Engine / Apex) read and write each tensor once. The
+// other frameworks run the PyTorch model code of Hugging Face, torchtitan or IBM FMS, whose
+// RMSNorm, rotary embedding and SwiGLU are eager chains of ops (docs/model.md §4,
+// "Elementwise"). Bytes per element, with e the activation element size:
+//  - RMSNorm, eager: x.float(), pow, mean, x * rsqrt, type_as, * weight: forward
+//    (e+4) + 8 + 4 + 8 + (4+e) + 2e = 4e + 28; backward through that chain 6e + 52
+//    (bf16: 36 and 64). Fused: 2e and 4e.
+//  - rotary on the local q and k heads, eager: float, complex multiply, type_as: 2e + 16
+//    each way (bf16: 20). Fused: 2e each way.
+//  - SwiGLU, eager: silu (2e) then multiply (3e) = 5e forward; backward 9e. Fused: 3e, 6e.
 Elementwise layer_elementwise(const Dims& d) {
   Elementwise w;
   const double x = d.Ts * d.h, ew = d.ew;
-  const double norm = x * 2.0 * ew;
+  const bool eager = !d.megatron;
+  const bool cast = ew < 4.0;  // eager RMSNorm widens 16-bit inputs to fp32 and back
+  const double rms_f = (cast ? ew + 4.0 : 0.0) + 20.0 + (cast ? 4.0 + ew : 0.0) + 2.0 * ew;
+  const double rms_b = 4.0 * ew + (cast ? ew + 4.0 : 0.0) + 44.0 + (cast ? 4.0 + ew : 0.0);
+  const bool rms_eager = d.rms && eager;
+  const double norm_f = x * (rms_eager ? rms_f : 2.0 * ew), norm_b = x * (rms_eager ? rms_b : 4.0 * ew);
+  const int norm_k = rms_eager ? 6 : 1, norm_bk = rms_eager ? 10 : 2;
   // Megatron's fused bias-dropout-add reads 2, writes 1 (+ the mask); otherwise dropout
   // (r 1, w 1 + mask) and the residual add (r 2, w 1) are separate kernels.
   const double mask = d.dropout ? 1.0 : 0.0;
   const double drop_add =
       d.megatron ? x * (3.0 * ew + mask) : (d.dropout ? x * (2.0 * ew + 1.0) : 0.0) + x * 3.0 * ew;
   const int drop_add_kernels = d.megatron || !d.dropout ? 1 : 2;
-  const double act = d.T * d.f / d.t * (d.act_unfused ? 18.0 : d.gated ? 3.0 : 2.0) * d.e;
-  w.bytes = d.norms * norm + 2 * drop_add + act;
-  w.kernels = d.norms + 2 * drop_add_kernels + (d.act_unfused ? 8 : 1);
-  if (d.autocast) w.bytes += d.norms * d.T * d.h * (ew + d.e), w.kernels += d.norms;  // QKV, FC1 inputs
+  const double ffn = d.T * d.f / d.t;
+  const bool swiglu_eager = d.gated && eager && !d.act_unfused;
+  const double act = ffn * (d.act_unfused ? 18.0 : swiglu_eager ? 5.0 : d.gated ? 3.0 : 2.0) * d.e;
+  const double act_b = swiglu_eager ? ffn * 9.0 * d.e : 2.0 * act;
+  const int act_k = d.act_unfused ? 8 : swiglu_eager ? 2 : 1;
+  const double qk = d.rope ? d.T * (d.hq + d.hkv) / d.t : 0.0;
+  const double rope = qk * (eager ? 2.0 * d.e + 16.0 : 2.0 * d.e);
+  const int rope_k = d.rope ? (eager ? 6 : 1) : 0;
+  w.bytes = d.norms * norm_f + 2 * drop_add + act + rope;
+  w.kernels = d.norms * norm_k + 2 * drop_add_kernels + act_k + rope_k;
+  w.bwd_bytes = d.norms * norm_b + 2 * (2 * drop_add) + act_b + rope;
+  w.bwd_kernels = d.norms * norm_bk + 2 * 2 * drop_add_kernels + 2 * act_k + rope_k;
+  if (d.autocast) {  // QKV and FC1 inputs cast to 16 bits, and back in backward
+    const double c = d.norms * d.T * d.h * (ew + d.e);
+    w.bytes += c, w.bwd_bytes += 2 * c, w.kernels += d.norms, w.bwd_kernels += 2 * d.norms;
+  }
   return w;
 }
 
@@ -216,7 +249,7 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
     fwd.mem(layer_weight_params(m) / d.t * 6.0);  // autocast weight casts
   Acc bwd{gpu, eff, k.precision, {}, {}};
   layer_gemms(bwd, d, true);
-  bwd.mem(2.0 * w.bytes, 2 * w.kernels);
+  bwd.mem(w.bwd_bytes, w.bwd_kernels);
   attention_core_bwd(bwd, d);
   o.attn_core_fwd = floored(core.t, core.launches, eff);
   o.fwd = floored(fwd.t + core.t, fwd.launches + core.launches, eff);
