@@ -189,6 +189,9 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "Overlap gradient reduction with backward: default (DeepSpeed: stage 3 only; Megatron: "
                   "after backward), on (DeepSpeed overlap_comm; Megatron-Core --overlap-grad-reduce and "
                   "--overlap-param-gather), off");
+  sub->add_option("--fsdp-sharding", o.fsdp_sharding,
+                  "FSDP: full (shard over every data-parallel rank) or hybrid (HYBRID_SHARD / HSDP: shard "
+                  "within a node, replicate across nodes)");
   sub->add_option("--logit-metrics", o.logit_metrics,
                   "Training metrics the loop computes on each micro-batch's logits besides the loss "
                   "(default 0; Composer with llm-foundry models: 2, LanguageCrossEntropy and LanguagePerplexity)")
@@ -266,6 +269,14 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (o.logit_metrics < 0 || o.logit_metrics > 16)
     errs.push_back(flag_error("logit-metrics", "out of range", "an integer in [0, 16]"));
   s.logit_metrics = o.logit_metrics;
+  if (o.fsdp_sharding == "hybrid") {
+    s.fsdp_hybrid = true;
+    if (s.framework != Framework::fsdp)
+      errs.push_back(flag_error("fsdp-sharding", "applies to --framework fsdp only",
+                                "leave it out, or add --framework fsdp"));
+  } else if (o.fsdp_sharding != "full") {
+    errs.push_back(flag_error("fsdp-sharding", "unknown value \"" + o.fsdp_sharding + "\"", "one of: full, hybrid"));
+  }
   if (o.grad_reduce_in_fp32 == "off") {
     s.megatron_fp32_grads = false;
     if (s.framework != Framework::megatron)
@@ -324,6 +335,9 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     plan.assumptions.push_back("no --global-batch or --gas: one micro-batch per optimizer step (gas 1) for every "
                                "configuration, so pipeline bubbles and gradient reductions are not amortised; give "
                                "--global-batch (samples) to rank for a training run's batch");
+  if (s.fsdp_hybrid)
+    plan.assumptions.push_back("FSDP hybrid sharding: states sharded over each node's data-parallel ranks, "
+                               "gradient shards all-reduced across nodes every micro-batch");
   if (!s.megatron_fp32_grads)
     plan.assumptions.push_back("Megatron gradients accumulated and reduced in 16 bits (grad_reduce_in_fp32=False); "
                                "Megatron-LM's own arguments force fp32 with --bf16, so set it in Megatron-Core's "
@@ -432,6 +446,7 @@ Json config_to_json(const Evaluation& e) {
   j["offload"] = name(c.offload);
   if (c.logit_metrics > 0) j["logit_metrics"] = c.logit_metrics;
   if (c.framework == Framework::megatron && !c.megatron_fp32_grads) j["grad_reduce_in_fp32"] = false;
+  if (c.framework == Framework::fsdp && c.fsdp_hybrid) j["fsdp_sharding"] = "hybrid";
   j["precision"] = name(c.precision);
   j["framework"] = name(c.framework);
   j["optimizer"] = name(c.optimizer);

@@ -41,6 +41,7 @@ struct EstimateOptions {
   std::string overlap_comm = "default";  // DeepSpeed overlap_comm / Megatron-Core overlap flags
   int logit_metrics = 0;  // train metrics over the logits per micro-batch (Composer + llm-foundry: 2)
   std::string grad_reduce_in_fp32 = "on";  // Megatron: fp32 main_grad buffer and reduction
+  std::string fsdp_sharding = "full";      // FSDP: full (FULL_SHARD / SHARD_GRAD_OP) or hybrid
 };
 
 void add_estimate_options(CLI::App* sub, EstimateOptions& o);

@@ -52,6 +52,9 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
   if (r.get_choice("overlap_comm", overlap, false, overlap_names)) c.zero.overlap_comm = overlap == 0 ? -1 : overlap == 1 ? 1 : 0;
   r.get("logit_metrics", c.logit_metrics, false, 0, 16);
   r.get("grad_reduce_in_fp32", c.megatron_fp32_grads, false);
+  static const std::vector<std::string> sharding_names = {"full", "hybrid"};
+  int sharding = 0;
+  if (r.get_choice("fsdp_sharding", sharding, false, sharding_names)) c.fsdp_hybrid = sharding == 1;
   read_enum(r, "precision", precision_names(), c.precision);
   read_enum(r, "framework", framework_names(), c.framework);
   read_enum(r, "optimizer", optimizer_names(), c.optimizer);

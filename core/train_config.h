@@ -79,11 +79,23 @@ struct TrainConfig {
   // DistributedFusedAdam (grad_sync_dtype bf16) use. Megatron in bf16 only (fp16 already
   // reduces 16-bit gradients).
   bool megatron_fp32_grads = true;
+  // FSDP hybrid sharding (FSDP1 HYBRID_SHARD, FSDP2's 2-D HSDP mesh): parameters, gradients
+  // and optimizer states are sharded over the data-parallel ranks of one node and
+  // replicated across nodes; each micro-batch's gradient shard is all-reduced across the
+  // replicas. FSDP only.
+  bool fsdp_hybrid = false;
 
   std::int64_t global_batch() const {
     return static_cast<std::int64_t>(micro_batch) * grad_accum * dp;
   }
   int gpus() const { return tp * pp * dp; }
+  // Ranks one parameter is sharded over: dp, or with FSDP hybrid sharding the data-parallel
+  // ranks of one node.
+  int shard_degree(int gpus_per_node) const {
+    if (!(framework == Framework::fsdp && fsdp_hybrid)) return dp;
+    const int per_node = gpus_per_node / (tp > 0 ? tp : 1);
+    return per_node < 1 ? 1 : (per_node < dp ? per_node : dp);
+  }
   // DeepSpeed in bf16 without ZeRO wraps the optimizer in BF16_Optimizer (the engine's
   // _do_optimizer_sanity_check: bf16 without ZeRO accumulates gradients in fp32;
   // deepspeed/runtime/bf16_optimizer.py, since 0.6.x): a full fp32 gradient buffer, the

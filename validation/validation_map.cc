@@ -399,6 +399,10 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
     s.megatron_fp32_grads = false;
     notes.push_back("16-bit gradient buffer and reduction (grad_reduce_in_fp32=False / grad_sync_dtype bf16 named)");
   }
+  if (s.framework == Framework::fsdp && (has(str(p, "other"), "HYBRID_SHARD") || has(str(p, "other"), "HSDP"))) {
+    s.fsdp_hybrid = true;
+    notes.push_back("FSDP hybrid sharding (HYBRID_SHARD / HSDP named): sharded within a node, replicated across nodes");
+  }
   static const std::regex ds_overlap(R"(overlap_comm:?\s*(true|on)\b)", std::regex::icase);
   if (has(str(p, "other"), "overlap_grad_reduce") ||
       (s.framework == Framework::deepspeed && std::regex_search(str(p, "other"), ds_overlap))) {

@@ -97,17 +97,27 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
   const bool ds_allreduce = cfg.framework == Framework::deepspeed && cfg.zero_stage <= 2;
   const Collective red =
       cfg.zero_stage == 0 || ds_allreduce ? Collective::all_reduce : Collective::reduce_scatter;
+  // FSDP hybrid sharding gathers and reduce-scatters inside a node's shard group, then
+  // all-reduces each rank's reduced shard across the nodes (one rank per node).
+  const int shard = cfg.shard_degree(pl.dp.ranks_per_node * std::max(1, cfg.tp));
+  const bool hybrid = shard < pl.dp.ranks;
+  const CommGroup shard_group = hybrid ? CommGroup{shard, shard} : pl.dp;
+  const CommGroup replicas{hybrid ? pl.dp.ranks / shard : 1, 1};
+  auto replica_reduce = [&](double bytes) {
+    return hybrid ? c.time(Collective::all_reduce, Bytes(bytes / shard), replicas) : Seconds{};
+  };
   if (cfg.zero_stage == 3) {
-    o.layer_grad_reduce = bucketed(c, red, sp.layer * g, bucket, pl.dp);
+    o.layer_grad_reduce = bucketed(c, red, sp.layer * g, bucket, shard_group) + replica_reduce(sp.layer * g);
     const double pf = std::max(1.0, cfg.zero.prefetch_bucket_elems);
     const double n = std::ceil(sp.layer_gathered / pf);
-    o.layer_param_gather = c.time(Collective::all_gather, Bytes(sp.layer_gathered * e / n), pl.dp) * n;
-    o.nonlayer_gather = c.time(Collective::all_gather, Bytes(sp.nonlayer() * e), pl.dp);
+    o.layer_param_gather =
+        c.time(Collective::all_gather, Bytes(sp.layer_gathered * e / n), shard_group) * n;
+    o.nonlayer_gather = c.time(Collective::all_gather, Bytes(sp.nonlayer() * e), shard_group);
   } else {
     const double layers = L * sp.layer * g;
-    o.layer_grad_reduce = bucketed(c, red, layers, bucket, pl.dp) / double(L);
+    o.layer_grad_reduce = (bucketed(c, red, layers, bucket, shard_group) + replica_reduce(layers)) / double(L);
   }
-  o.grad_reduce_tail = bucketed(c, red, sp.nonlayer() * g, bucket, pl.dp);
+  o.grad_reduce_tail = bucketed(c, red, sp.nonlayer() * g, bucket, shard_group) + replica_reduce(sp.nonlayer() * g);
   if (cfg.megatron_overlap() && cfg.zero_stage >= 1) {
     const double first = std::min(sp.max_stage(), megatron_bucket_elems(cfg.dp)) * e;
     o.param_allgather = c.time(Collective::all_gather, Bytes(first), pl.dp);

@@ -39,6 +39,7 @@ CommKey comm_key(const TrainConfig& c) {
   k.overlap_comm = c.zero.overlap_comm;
   k.fused_optimizer = c.fused_optimizer;
   k.megatron_fp32_grads = c.megatron_fp32_grads;
+  k.fsdp_hybrid = c.fsdp_hybrid;
   k.precision = c.precision;
   k.framework = c.framework;
   k.optimizer = c.optimizer;
@@ -67,7 +68,8 @@ std::uint64_t hash_of(const CommKey& k) {
                           std::uint64_t(k.fused_optimizer + 1),
                           std::uint64_t(k.precision), std::uint64_t(k.framework),
                           std::uint64_t(k.optimizer), std::uint64_t(k.offload),
-                          std::uint64_t(k.sequence_parallel), std::uint64_t(k.megatron_fp32_grads)})
+                          std::uint64_t(k.sequence_parallel), std::uint64_t(k.megatron_fp32_grads),
+                          std::uint64_t(k.fsdp_hybrid)})
     h = hash_mix(h, v);
   for (double d : {k.reduce_bucket, k.allgather_bucket, k.prefetch_bucket}) {
     std::uint64_t bits;
@@ -121,7 +123,7 @@ const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const 
     const StageParams sp = stage_params(m, cfg);
     e.layers_per_rank = sp.layers_per_rank;
     const bool sharded = cfg.zero_stage >= 1 || cfg.deepspeed_bf16_optimizer();
-    const double shard = sp.max_stage() / (sharded ? std::max(1, cfg.dp) : 1);
+    const double shard = sp.max_stage() / (sharded ? std::max(1, cfg.shard_degree(cl.gpus_per_node())) : 1);
     const int per_layer = 4 * (m.linear_bias ? 2 : 1) + m.norms_per_layer * (m.norm == NormKind::layernorm && m.norm_bias ? 2 : 1);
     const int tensors = sp.layers_per_rank * per_layer + 5;  // + embeddings, final norm, head
     e.opt = optimizer_costs(shard, tensors, grad_element_bytes(cfg), cfg, cl, eff);

@@ -131,6 +131,22 @@ TEST(MemoryModel, MegatronSixteenBitGradientBufferHalvesGrads) {
   EXPECT_DOUBLE_EQ(mm.estimate(cfg).grads.v, fp16_off);
 }
 
+// FSDP hybrid sharding on two 8-GPU nodes shards the model states over a node's 8 ranks, not
+// all 16: twice the sharded parameters, gradients and optimizer states per GPU.
+TEST(MemoryModel, FsdpHybridShardsOverANode) {
+  MemoryModel mm(llama8b(), a100x8(16));
+  TrainConfig cfg;
+  cfg.framework = Framework::fsdp;
+  cfg.precision = Precision::bf16;
+  cfg.zero_stage = 3;
+  cfg.dp = 16; cfg.seq_len = 2048; cfg.flash_attention = true;
+  const MemoryBreakdown full = mm.estimate(cfg);
+  cfg.fsdp_hybrid = true;
+  const MemoryBreakdown hybrid = mm.estimate(cfg);
+  EXPECT_NEAR(hybrid.optimizer.v, 2 * full.optimizer.v, 1.0);
+  EXPECT_NEAR(hybrid.grads.v, 2 * full.grads.v, 1.0);
+}
+
 TEST(MemoryModel, PipelineStageZeroHoldsInFlightMicrobatches) {
   ModelSpec m = llama8b();
   m.vocab_logits = false;  // so that stage 0, not the logits stage, is the most loaded

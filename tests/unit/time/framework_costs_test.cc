@@ -226,6 +226,42 @@ TEST(StepTime, EagerLlamaElementwiseOutsideMegatron) {
   EXPECT_DOUBLE_EQ(operator_costs(gpt, gpu, eff, k).fwd.v, g_fused.fwd.v);
 }
 
+// FSDP hybrid sharding (HYBRID_SHARD / HSDP) on two 8-GPU nodes: parameters are gathered and
+// gradients reduce-scattered among a node's 8 ranks over NVLink, then each rank's 1/8
+// gradient shard is all-reduced with its replica on the other node (2 ranks, one per
+// node). Full sharding runs the same collectives over all 16 ranks, across the NICs.
+TEST(StepTime, FsdpHybridShardsWithinANode) {
+  const A100Comm a(16);
+  TrainConfig cfg = base_cfg();
+  cfg.framework = Framework::fsdp;
+  cfg.zero_stage = 3;
+  cfg.dp = 16;
+  const ParallelComm full = a.of(cfg);
+  cfg.fsdp_hybrid = true;
+  ASSERT_EQ(cfg.shard_degree(8), 8);
+  const ParallelComm hybrid = a.of(cfg);
+  const StageParams sp = stage_params(a.m, cfg);
+  const double g = grad_element_bytes(cfg);  // 2: bf16 gradients
+  const double e = 2.0;
+  const CommGroup node{8, 8}, replicas{2, 1};
+  const Seconds rs = a.coll.time(Collective::reduce_scatter, Bytes(sp.layer * g), node);
+  const Seconds ar = a.coll.time(Collective::all_reduce, Bytes(sp.layer * g / 8), replicas);
+  EXPECT_NEAR(hybrid.layer_grad_reduce.v, (rs + ar).v, 1e-12);
+  const double n = std::ceil(sp.layer_gathered / cfg.zero.prefetch_bucket_elems);
+  EXPECT_NEAR(hybrid.layer_param_gather.v,
+              (a.coll.time(Collective::all_gather, Bytes(sp.layer_gathered * e / n), node) * n).v, 1e-12);
+  EXPECT_LT(hybrid.layer_param_gather.v, full.layer_param_gather.v);  // NVLink, not the NICs
+  // Inside one node hybrid and full sharding are the same thing.
+  const A100Comm one(8);
+  cfg.dp = 8;
+  EXPECT_EQ(cfg.shard_degree(8), 8);
+  EXPECT_DOUBLE_EQ(one.of(cfg).layer_grad_reduce.v, [&] {
+    TrainConfig f = cfg;
+    f.fsdp_hybrid = false;
+    return one.of(f).layer_grad_reduce.v;
+  }());
+}
+
 // Composer evaluates llm-foundry's train metrics (LanguageCrossEntropy, LanguagePerplexity)
 // on every micro-batch's logits after its backward: TrainConfig::logit_metrics fp32
 // cross-entropies, priced with the head's backward. gpt_1b, micro-batch 2 x seq 2048 =

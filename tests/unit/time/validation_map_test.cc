@@ -78,5 +78,14 @@ TEST(ValidationMap, SixteenBitMegatronGradientsNamed) {
   EXPECT_TRUE(request_of(ds).space.megatron_fp32_grads);
 }
 
+TEST(ValidationMap, FsdpHybridShardingNamed) {
+  json row = ds_row(3, "PyTorch FSDP HYBRID_SHARD, limit_all_gathers");
+  EXPECT_TRUE(request_of(row).space.fsdp_hybrid);
+  row["parallel"]["other"] = "PyTorch FSDP FULL_SHARD";
+  EXPECT_FALSE(request_of(row).space.fsdp_hybrid);
+  // Only FSDP has it: a DeepSpeed row naming HSDP keeps ZeRO's full sharding.
+  EXPECT_FALSE(request_of(ds_row(3, "ZeRO-3, HSDP-like")).space.fsdp_hybrid);
+}
+
 }  // namespace
 }  // namespace dsplan::test
