@@ -62,5 +62,7 @@ std::function<StepTimeBreakdown(const TrainConfig&)> make_refiner(const PlanRequ
 
 // JSON of one evaluated configuration (the element of "configs").
 Json config_to_json(const Evaluation& e);
+// The --json document of a finished estimate (estimate_json.cc).
+Json plan_to_json(const EstimatePlan& p);
 
 }  // namespace dsplan::cli

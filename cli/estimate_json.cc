@@ -1,0 +1,85 @@
+// The JSON view of an estimate (docs/manual.md, "JSON output"): the plan with its search
+// statistics and assumptions, and one object per evaluated configuration. Optional keys
+// appear only when they differ from the defaults the reader assumes.
+#include "cli/estimate_options.h"
+#include "core/json/model_json.h"
+#include "core/names.h"
+#include "estimator/params.h"
+#include "hwdb/hwdb.h"
+
+namespace dsplan::cli {
+
+Json plan_to_json(const EstimatePlan& p) {
+  const PlanRequest& r = p.request;
+  Json j;
+  j["model"] = model_to_json(r.model);
+  j["model"]["params"] = total_params(r.model);
+  j["hardware"] = system_to_json(r.cluster.node);
+  j["hardware"]["num_gpus"] = r.cluster.num_gpus;
+  j["hardware"]["nodes"] = r.cluster.nodes();
+  j["assumptions"] = p.assumptions;
+  j["efficiency_source"] = r.efficiency.source;
+  Json rej = Json::object();
+  for (const auto& [why, n] : p.result.rejections) rej[why] = n;
+  Json infeasible = Json::object();
+  for (const auto& [why, n] : p.result.infeasible) infeasible[why] = n;
+  Json maxmbs = Json::object();
+  for (const auto& [stage, b] : p.result.max_micro_batch) maxmbs["zero" + std::to_string(stage)] = b;
+  j["search"] = {{"evaluated", p.result.evaluated}, {"feasible", p.result.feasible},
+                 {"invalid", p.result.invalid}, {"seconds", p.seconds},
+                 {"metric", r.metric == Metric::throughput ? "throughput"
+                            : r.metric == Metric::latency ? "latency" : "flops"},
+                 {"ranked_by", p.result.time_ranked ? "predicted step time (closed form; simulator for the top "
+                                   + std::to_string(r.refine_top) + ")" : "memory headroom"},
+                 {"rejections", rej}, {"infeasible", infeasible}, {"max_micro_batch", maxmbs},
+                 {"dominated", p.result.dominated}};
+  j["configs"] = Json::array();
+  for (const auto& e : p.result.configs) j["configs"].push_back(config_to_json(e));
+  return j;
+}
+
+Json config_to_json(const Evaluation& e) {
+  const TrainConfig& c = e.cfg;
+  auto gib = [](Bytes b) { return in_GiB(b); };
+  Json j;
+  j["zero_stage"] = c.zero_stage;
+  j["tp"] = c.tp;
+  j["pp"] = c.pp;
+  j["dp"] = c.dp;
+  j["vpp"] = c.vpp;
+  j["micro_batch"] = c.micro_batch;
+  j["grad_accum"] = c.grad_accum;
+  j["global_batch"] = c.global_batch();
+  j["seq_len"] = c.seq_len;
+  j["checkpointing"] = name(c.checkpointing);
+  if (c.checkpointing == Checkpointing::block) j["recompute_layers"] = c.recompute_layers;
+  j["flash_attention"] = c.flash_attention;
+  j["sequence_parallel"] = c.sequence_parallel;
+  j["overlap_comm"] = c.zero.overlap_comm < 0 ? "default" : c.zero.overlap_comm == 1 ? "on" : "off";
+  j["offload"] = name(c.offload);
+  if (c.logit_metrics > 0) j["logit_metrics"] = c.logit_metrics;
+  if (c.framework == Framework::megatron && !c.megatron_fp32_grads) j["grad_reduce_in_fp32"] = false;
+  if (c.framework == Framework::fsdp && c.fsdp_hybrid) j["fsdp_sharding"] = "hybrid";
+  j["precision"] = name(c.precision);
+  j["framework"] = name(c.framework);
+  j["optimizer"] = name(c.optimizer);
+  j["fits"] = e.fits && e.reasons.empty();
+  j["reasons"] = e.reasons;
+  const MemoryBreakdown& m = e.memory;
+  j["memory"] = {{"allocated_gib", gib(m.allocated)}, {"reserved_gib", gib(m.reserved)},
+                 {"device_gib", gib(m.device)}, {"host_gib", gib(m.host)},
+                 {"headroom_gib", gib(e.headroom)},
+                 {"breakdown", {{"params_gib", gib(m.params)}, {"grads_gib", gib(m.grads)},
+                                {"optimizer_gib", gib(m.optimizer)}, {"activations_gib", gib(m.activations)},
+                                {"buffers_gib", gib(m.buffers)}, {"overhead_gib", gib(m.overhead)}}}};
+  const StepTimeBreakdown& t = e.time;
+  j["time"] = {{"step_s", t.step.v}, {"compute_s", t.compute.v}, {"comm_exposed_s", t.comm_exposed.v},
+               {"bubble_s", t.bubble.v}, {"optimizer_s", t.optimizer.v}, {"offload_s", t.offload.v},
+               {"source", e.simulated ? "simulator" : "closed-form"}};
+  j["throughput"] = {{"samples_per_s", e.samples_per_s}, {"tokens_per_s", e.tokens_per_s},
+                     {"tflops_per_gpu", e.tflops_per_gpu}, {"hw_tflops_per_gpu", e.hw_tflops_per_gpu},
+                     {"mfu", e.mfu}};
+  return j;
+}
+
+}  // namespace dsplan::cli
