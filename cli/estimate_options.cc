@@ -96,6 +96,21 @@ E parse_one(const std::string& flag, const std::string& text, const std::vector<
 }
 
 // Checks user-given TP/PP values against the model and cluster; lists the allowed ones.
+// A two-valued flag only one framework has: true when `value` is the non-default `alt`.
+// Reports an unknown value, or the flag given for another framework.
+bool framework_choice(const std::string& flag, const std::string& value, const std::string& dflt,
+                      const std::string& alt, Framework only, Framework given, Diagnostics& errs) {
+  if (value == dflt) return false;
+  if (value != alt) {
+    errs.push_back(flag_error(flag, "unknown value \"" + value + "\"", "one of: " + dflt + ", " + alt));
+    return false;
+  }
+  if (given != only)
+    errs.push_back(flag_error(flag, std::string("applies to --framework ") + name(only) + " only",
+                              std::string("leave it out, or add --framework ") + name(only)));
+  return true;
+}
+
 void check_degrees(const std::vector<int>& tps, const std::vector<int>& pps, const ModelSpec& m,
                    const Cluster& c, Framework fw, Diagnostics& errs) {
   for (int t : tps) {
@@ -270,23 +285,10 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (o.logit_metrics < 0 || o.logit_metrics > 16)
     errs.push_back(flag_error("logit-metrics", "out of range", "an integer in [0, 16]"));
   s.logit_metrics = o.logit_metrics;
-  if (o.fsdp_sharding == "hybrid") {
-    s.fsdp_hybrid = true;
-    if (s.framework != Framework::fsdp)
-      errs.push_back(flag_error("fsdp-sharding", "applies to --framework fsdp only",
-                                "leave it out, or add --framework fsdp"));
-  } else if (o.fsdp_sharding != "full") {
-    errs.push_back(flag_error("fsdp-sharding", "unknown value \"" + o.fsdp_sharding + "\"", "one of: full, hybrid"));
-  }
-  if (o.grad_reduce_in_fp32 == "off") {
-    s.megatron_fp32_grads = false;
-    if (s.framework != Framework::megatron)
-      errs.push_back(flag_error("grad-reduce-in-fp32", "applies to --framework megatron only",
-                                "leave it out, or add --framework megatron"));
-  } else if (o.grad_reduce_in_fp32 != "on") {
-    errs.push_back(flag_error("grad-reduce-in-fp32", "unknown value \"" + o.grad_reduce_in_fp32 + "\"",
-                              "one of: on, off"));
-  }
+  s.fsdp_hybrid = framework_choice("fsdp-sharding", o.fsdp_sharding, "full", "hybrid", Framework::fsdp,
+                                   s.framework, errs);
+  s.megatron_fp32_grads = !framework_choice("grad-reduce-in-fp32", o.grad_reduce_in_fp32, "on", "off",
+                                            Framework::megatron, s.framework, errs);
   if (!o.sp.empty()) s.sequence_parallel = parse_on_off("sp", o.sp, errs);
   if (!o.offload.empty()) s.offload = parse_names<Offload>("offload", o.offload, offload_names(), errs);
   if (o.global_batch && !o.gas.empty())
