@@ -198,6 +198,13 @@ std::optional<std::pair<int, double>> stated_nics(const std::string& ic) {
   return std::make_pair(n, gbps);
 }
 
+// fairscale's OSS named as its own upper-case word: a case-insensitive substring would also
+// find "loss" or "cross-node".
+bool names_oss(const std::string& text) {
+  static const std::regex oss(R"((^|[^A-Za-z])OSS([^A-Za-z]|$))");
+  return std::regex_search(text, oss);
+}
+
 Framework row_framework(const Json& row, std::vector<std::string>& notes) {
   const std::string src = str(row, "source"), other = str(at(row, "parallel"), "other"),
                     name = str(at(row, "model"), "name");
@@ -205,7 +212,7 @@ Framework row_framework(const Json& row, std::vector<std::string>& notes) {
   if (has(src, "Megatron-LM") || has(src, "Narayanan") || has(src, "Megatron-Core") || has(src, "NeMo"))
     return Framework::megatron;
   if (has(other, "FSDP")) return Framework::fsdp;
-  if (has(other, "ZeRO") || has(other, "OSS") || has(src, "DeepSpeed")) return Framework::deepspeed;
+  if (has(other, "ZeRO") || names_oss(other) || has(src, "DeepSpeed")) return Framework::deepspeed;
   if (has(name, "(HF)")) return Framework::ddp;
   if (has(name, "Megatron")) {
     notes.push_back("no engine named: the Megatron model's own trainer (megatron)");
@@ -270,14 +277,46 @@ int zero_stage(const Json& p, std::vector<std::string>& notes) {
     notes.push_back("fairscale OSS + ShardedDDP taken as ZeRO-2 (states and gradients sharded)");
     return 2;
   }
-  // "OSS" as its own upper-case word: a case-insensitive substring would also find "loss"
-  // or "cross-node".
-  static const std::regex oss(R"((^|[^A-Za-z])OSS([^A-Za-z]|$))");
-  if (std::regex_search(other, oss)) {
+  if (names_oss(other)) {
     notes.push_back("fairscale OSS taken as ZeRO-1 (optimizer states sharded)");
     return 1;
   }
   return static_cast<int>(num(p, "zero_stage", 0));
+}
+
+// Engine settings a row names (its offload flag and parallel.other text): CPU offload,
+// Megatron's 16-bit gradient buffer, FSDP hybrid sharding, overlapped gradient reduction.
+void engine_settings(const Json& p, SearchSpace& s, std::vector<std::string>& notes) {
+  const std::string other = str(p, "other");
+  s.offload = {Offload::none};
+  if (at(p, "offload").is_boolean() && at(p, "offload").get<bool>()) {
+    // ZeRO-Offload moves the optimizer (states, master weights, the step) to the host;
+    // ZeRO-Infinity's parameter offload only when the row says offload_param to cpu.
+    static const std::regex param_cpu(R"(offload_param[^;,.]*\bcpu\b)", std::regex::icase);
+    const bool params = s.zero[0] == 3 && std::regex_search(other, param_cpu);
+    s.offload = {params ? Offload::all : Offload::optimizer};
+    notes.push_back(params ? "CPU offload of optimizer and parameters (offload_param cpu named)"
+                           : "CPU offload of the optimizer (ZeRO-Offload)");
+  }
+  // A 16-bit Megatron gradient buffer and reduction: Megatron-Core's grad_reduce_in_fp32
+  // set false (NeMo 2 performance recipes) or NeMo 1's DistributedFusedAdam with
+  // grad_sync_dtype bf16.
+  static const std::regex grads16(R"(grad_reduce_in_fp32\s*[=:]?\s*false|grad_sync_dtype\s*[=:]?\s*bf16)",
+                                  std::regex::icase);
+  if (s.framework == Framework::megatron && std::regex_search(other, grads16)) {
+    s.megatron_fp32_grads = false;
+    notes.push_back("16-bit gradient buffer and reduction (grad_reduce_in_fp32=False / grad_sync_dtype bf16 named)");
+  }
+  if (s.framework == Framework::fsdp && (has(other, "HYBRID_SHARD") || has(other, "HSDP"))) {
+    s.fsdp_hybrid = true;
+    notes.push_back("FSDP hybrid sharding (HYBRID_SHARD / HSDP named): sharded within a node, replicated across nodes");
+  }
+  static const std::regex ds_overlap(R"(overlap_comm:?\s*(true|on)\b)", std::regex::icase);
+  if (has(other, "overlap_grad_reduce") ||
+      (s.framework == Framework::deepspeed && std::regex_search(other, ds_overlap))) {
+    s.zero_knobs.overlap_comm = 1;
+    notes.push_back("gradient reduction overlapped with backward (overlap_grad_reduce / overlap_comm named)");
+  }
 }
 
 void batch_dims(const Json& p, int gpus, SearchSpace& s, std::vector<std::string>& notes) {
@@ -380,35 +419,7 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   s.checkpointing = {row_ckpt(p, notes)};
   s.flash = {at(p, "flash_attention").is_boolean() && at(p, "flash_attention").get<bool>()};
   s.sequence_parallel = {at(p, "sequence_parallel").is_boolean() && at(p, "sequence_parallel").get<bool>()};
-  s.offload = {Offload::none};
-  if (at(p, "offload").is_boolean() && at(p, "offload").get<bool>()) {
-    // ZeRO-Offload moves the optimizer (states, master weights, the step) to the host;
-    // ZeRO-Infinity's parameter offload only when the row says offload_param to cpu.
-    static const std::regex param_cpu(R"(offload_param[^;,.]*\bcpu\b)", std::regex::icase);
-    const bool params = s.zero[0] == 3 && std::regex_search(str(p, "other"), param_cpu);
-    s.offload = {params ? Offload::all : Offload::optimizer};
-    notes.push_back(params ? "CPU offload of optimizer and parameters (offload_param cpu named)"
-                           : "CPU offload of the optimizer (ZeRO-Offload)");
-  }
-  // A 16-bit Megatron gradient buffer and reduction: Megatron-Core's grad_reduce_in_fp32
-  // set false (NeMo 2 performance recipes) or NeMo 1's DistributedFusedAdam with
-  // grad_sync_dtype bf16.
-  static const std::regex grads16(R"(grad_reduce_in_fp32\s*[=:]?\s*false|grad_sync_dtype\s*[=:]?\s*bf16)",
-                                  std::regex::icase);
-  if (s.framework == Framework::megatron && std::regex_search(str(p, "other"), grads16)) {
-    s.megatron_fp32_grads = false;
-    notes.push_back("16-bit gradient buffer and reduction (grad_reduce_in_fp32=False / grad_sync_dtype bf16 named)");
-  }
-  if (s.framework == Framework::fsdp && (has(str(p, "other"), "HYBRID_SHARD") || has(str(p, "other"), "HSDP"))) {
-    s.fsdp_hybrid = true;
-    notes.push_back("FSDP hybrid sharding (HYBRID_SHARD / HSDP named): sharded within a node, replicated across nodes");
-  }
-  static const std::regex ds_overlap(R"(overlap_comm:?\s*(true|on)\b)", std::regex::icase);
-  if (has(str(p, "other"), "overlap_grad_reduce") ||
-      (s.framework == Framework::deepspeed && std::regex_search(str(p, "other"), ds_overlap))) {
-    s.zero_knobs.overlap_comm = 1;
-    notes.push_back("gradient reduction overlapped with backward (overlap_grad_reduce / overlap_comm named)");
-  }
+  engine_settings(p, s, notes);
   s.vpp = {std::max(1, static_cast<int>(num(p, "vpp", 1)))};
   batch_dims(p, gpus, s, notes);
   notes.push_back("framework " + std::string(name(s.framework)) + ", " + std::string(name(s.precision)));

@@ -48,9 +48,11 @@ struct Acc {
   }
   // wgrad of a forward GEMM C[m,n] = A[m,k] B[k,n]: dB = A^T dC.
   void gemm_wgrad(double m, double n, double k, double batch = 1) { gemm(k, n, m, batch); }
+  // dgrad of that GEMM: dA = dC B^T.
+  void gemm_dgrad(double m, double n, double k, double batch = 1) { gemm(m, k, n, batch); }
   // dgrad + wgrad of that GEMM.
   void gemm_bwd(double m, double n, double k, double batch = 1) {
-    gemm(m, k, n, batch);  // dA = dC B^T
+    gemm_dgrad(m, n, k, batch);
     gemm_wgrad(m, n, k, batch);
   }
   void mem(double bytes, int kernels = 1) {
@@ -228,8 +230,21 @@ std::array<std::array<double, 3>, 4> layer_gemm_shapes(const Dims& d) {
   return {{{d.T, qkv_n, d.h}, {d.T, d.h, d.hq / d.t}, {d.T, fc1_n, d.h}, {d.T, d.h, d.f / d.t}}};
 }
 
-void layer_gemms(Acc& a, const Dims& d, bool backward) {
-  for (const auto& s : layer_gemm_shapes(d)) backward ? a.gemm_bwd(s[0], s[1], s[2]) : a.gemm(s[0], s[1], s[2]);
+// The forward GEMMs of a layer, or their backward: each linear's data-gradient GEMM, then its
+// weight-gradient GEMM, whose times go to `wgrad` (indexed by LayerLinear) when given.
+void layer_gemms(Acc& a, const Dims& d, bool backward, std::array<Seconds, 4>* wgrad = nullptr) {
+  const auto shapes = layer_gemm_shapes(d);
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const auto& s = shapes[i];
+    if (!backward) {
+      a.gemm(s[0], s[1], s[2]);
+      continue;
+    }
+    a.gemm_dgrad(s[0], s[1], s[2]);
+    const Seconds before = a.t;
+    a.gemm_wgrad(s[0], s[1], s[2]);
+    if (wgrad) (*wgrad)[i] = a.t - before;
+  }
 }
 
 double layer_weight_params(const ModelSpec& m) {
@@ -248,19 +263,16 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
   if (k.framework == Framework::ddp && k.precision != Precision::fp32)
     fwd.mem(layer_weight_params(m) / d.t * 6.0);  // autocast weight casts
   Acc bwd{gpu, eff, k.precision, {}, {}};
-  layer_gemms(bwd, d, true);
+  std::array<Seconds, 4> wgrad{};
+  layer_gemms(bwd, d, true, &wgrad);
   bwd.mem(w.bwd_bytes, w.bwd_kernels);
   attention_core_bwd(bwd, d);
   o.attn_core_fwd = floored(core.t, core.launches, eff);
   o.fwd = floored(fwd.t + core.t, fwd.launches + core.launches, eff);
   o.bwd = floored(bwd.t, bwd.launches, eff);
   o.fwd_flops_hw = fwd.f + core.f;
-  const auto shapes = layer_gemm_shapes(d);
-  Acc wq{gpu, eff, k.precision, {}, {}}, wf{gpu, eff, k.precision, {}, {}};
-  wq.gemm_wgrad(shapes[kQkv][0], shapes[kQkv][1], shapes[kQkv][2]);
-  wf.gemm_wgrad(shapes[kFc1][0], shapes[kFc1][1], shapes[kFc1][2]);
-  o.wgrad_qkv = wq.t;
-  o.wgrad_fc1 = wf.t;
+  o.wgrad_qkv = wgrad[kQkv];
+  o.wgrad_fc1 = wgrad[kFc1];
   o.bwd_flops_hw = bwd.f;
   if (recomputes_layers(k.ckpt)) {
     o.recompute = o.fwd;

@@ -99,12 +99,11 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
       cfg.zero_stage == 0 || ds_allreduce ? Collective::all_reduce : Collective::reduce_scatter;
   // FSDP hybrid sharding gathers and reduce-scatters inside a node's shard group, then
   // all-reduces each rank's reduced shard across the nodes (one rank per node).
-  const int shard = cfg.shard_degree(pl.dp.ranks_per_node * std::max(1, cfg.tp));
-  const bool hybrid = shard < pl.dp.ranks;
-  const CommGroup shard_group = hybrid ? CommGroup{shard, shard} : pl.dp;
-  const CommGroup replicas{hybrid ? pl.dp.ranks / shard : 1, 1};
+  const CommGroup& shard_group = pl.dp_shard;
   auto replica_reduce = [&](double bytes) {
-    return hybrid ? c.time(Collective::all_reduce, Bytes(bytes / shard), replicas) : Seconds{};
+    return pl.dp_replicas.ranks > 1
+               ? c.time(Collective::all_reduce, Bytes(bytes / shard_group.ranks), pl.dp_replicas)
+               : Seconds{};
   };
   if (cfg.zero_stage == 3) {
     o.layer_grad_reduce = bucketed(c, red, sp.layer * g, bucket, shard_group) + replica_reduce(sp.layer * g);
@@ -202,6 +201,9 @@ Placement place(const TrainConfig& cfg, const SystemSpec& node) {
   p.embed = {2, pp_inter ? 1 : 2};
   const int dp_rpn = tp >= gpn ? 1 : std::min(dp, gpn / tp);
   p.dp = {dp, std::max(1, dp_rpn)};
+  const int shard = cfg.shard_degree(gpn);
+  p.dp_shard = shard < dp ? CommGroup{shard, shard} : p.dp;
+  p.dp_replicas = {shard < dp ? dp / shard : 1, 1};
   return p;
 }
 

@@ -27,6 +27,9 @@ namespace dsplan {
 
 struct Placement {
   CommGroup tp, dp, pp_p2p, embed;
+  // The group parameters are sharded over (dp; FSDP hybrid sharding: a node's dp ranks)
+  // and its replicas across nodes (one rank per node; 1 rank without hybrid sharding).
+  CommGroup dp_shard, dp_replicas;
 };
 Placement place(const TrainConfig& cfg, const SystemSpec& node);
 
