@@ -7,6 +7,10 @@
 //  - PCIe: measured pinned copies / line rate (reference §1): Gen3 12.15/15.75 = 0.77,
 //    Gen4 25.1/31.5 = 0.80, Gen5 52.8/63 = 0.84.
 //  - Kernel overhead: launch + tail gap per kernel, 3-5 us (reference §3).
+//  - k_half (main-loop efficiency K/(K + k_half)): 64; Hopper 160, the value that best fits
+//    the shape dependence of XLA's measured sm_90 GEMM table (tests/data/gemm, docs/model.md
+//    §4.1): an H100 SM does twice an A100 SM's math per clock, so the memory-bound per-tile
+//    costs are worth more K steps.
 #include "estimator/time/efficiency_defaults.h"
 
 namespace dsplan {
@@ -47,6 +51,7 @@ Efficiency default_efficiency(const GpuSpec& gpu) {
     case GpuArch::hopper:
       e.gemm_peak_fraction[idx(Precision::fp16)] = 0.70;
       e.gemm_peak_fraction[idx(Precision::bf16)] = 0.70;
+      e.gemm_k_half = 160;  // see the header
       e.kernel_overhead = us(3);
       break;
   }
