@@ -12,7 +12,8 @@
 //  - FlashAttention: forward 4 b s^2 (a/t) d FLOPs, causal runs only the blocks on or
 //    below the diagonal ((n+1)/(2n) of n x n 128-wide blocks); backward 2.5x forward;
 //    it sustains flash_relative(arch) of the GEMM efficiency (FA2: ~64% of A100 peak,
-//    ~35% of H100), backward 0.85 of that. fp32 has no flash kernel: standard attention.
+//    ~35% of H100; Megatron's Transformer Engine on Hopper runs cuDNN attention, ~56%),
+//    backward 0.85 of that. fp32 has no flash kernel: standard attention.
 //  - An unfused activation (ModelSpec::activation_unfused, HF GPT-2's gelu_new) runs 8
 //    elementwise kernels forward: pow, mul, add, mul, tanh, add, mul (1 tensor in, 1 out)
 //    and the final mul (2 in, 1 out): 18 passes over the T x f/t tensor instead of 2.
@@ -111,11 +112,15 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
 
 double head_dim(const Dims& d) { return d.hq / (d.heads * d.t); }
 
-double flash_relative(GpuArch a) {
+// FlashAttention's rate relative to the GEMM rate. Megatron on Hopper runs Transformer
+// Engine, which prefers cuDNN's fused attention there over FlashAttention-2 ("to give
+// FusedAttention preference on Hopper+ for performance reasons"); cuDNN's bf16 forward is
+// 1.6-1.7x FA2's on an H100 at sequence 2k-4k, head dim 128 (FlashAttention-3 paper, Fig. 5).
+double flash_relative(GpuArch a, bool megatron) {
   switch (a) {
     case GpuArch::volta: return 0.6;
     case GpuArch::ampere: return 0.8;
-    case GpuArch::hopper: return 0.5;
+    case GpuArch::hopper: return megatron ? 0.8 : 0.5;
   }
   return 0.8;
 }
@@ -147,13 +152,35 @@ Elementwise score_elementwise(const Dims& d) {
   return w;
 }
 
+// HBM bytes of one FlashAttention forward. Each 128-row query block streams all of its
+// head's K and V (the causal part only): e·b·a·s·d·(2 + 2·c·⌈s/128⌉) bytes leave L2
+// (reference §4). They reach HBM only when the K/V of the heads in flight at once (the
+// SMs spread over ⌈s/128⌉ query blocks per head) overflow L2; otherwise HBM sees Q, K,
+// V and O once. The backward moves twice this.
+double flash_fwd_hbm_bytes(const Dims& d, const GpuSpec& gpu) {
+  const double hd = head_dim(d), bh = d.b * d.heads;
+  const double blocks = std::ceil(d.s / 128.0);
+  const double heads_in_flight = std::min(bh, std::ceil(std::max(1, gpu.sm_count) / blocks));
+  const bool kv_in_l2 = 2.0 * d.s * hd * d.e * heads_in_flight <= gpu.l2.v;
+  const double c = d.causal ? causal_fraction(d) : 1.0;
+  return d.e * bh * d.s * hd * (kv_in_l2 ? 4.0 : 2.0 + 2.0 * c * blocks);
+}
+
+// A causal kernel runs the diagonal blocks masked and its work is uneven across blocks:
+// FlashAttention-3 paper, Fig. 5 (H100, head dim 128, 2k-16k): counting the executed
+// blocks, FA2 and cuDNN run causal at 0.87-0.89 of their non-causal rate, FA3 at 0.93.
+constexpr double kCausalRate = 0.9;
+
+double flash_fraction(const Acc& a, const Dims& d) {
+  return a.eff.gemm_peak_fraction[std::size_t(a.p)] * flash_relative(a.gpu.arch, d.megatron) *
+         (d.causal ? kCausalRate : 1.0);
+}
+
 void attention_core_fwd(Acc& a, const Dims& d) {
   const double hd = head_dim(d), bh = d.b * d.heads;
   if (d.flash) {
     const double fl = 4.0 * bh * d.s * d.s * hd * causal_fraction(d);
-    const double bytes = d.e * bh * d.s * hd * (2.0 + 2.0 * std::ceil(d.s / 128.0));
-    const double frac = a.eff.gemm_peak_fraction[std::size_t(a.p)] * flash_relative(a.gpu.arch);
-    a.flops_kernel(fl, frac, bytes);
+    a.flops_kernel(fl, flash_fraction(a, d), flash_fwd_hbm_bytes(d, a.gpu));
     return;
   }
   a.gemm(d.s, d.s, hd, bh);  // Q K^T
@@ -166,10 +193,7 @@ void attention_core_bwd(Acc& a, const Dims& d) {
   const double hd = head_dim(d), bh = d.b * d.heads;
   if (d.flash) {
     const double fl = 10.0 * bh * d.s * d.s * hd * causal_fraction(d);
-    const double bytes = 2.0 * d.e * bh * d.s * hd * (2.0 + 2.0 * std::ceil(d.s / 128.0));
-    const double frac =
-        0.85 * a.eff.gemm_peak_fraction[std::size_t(a.p)] * flash_relative(a.gpu.arch);
-    a.flops_kernel(fl, frac, bytes);
+    a.flops_kernel(fl, 0.85 * flash_fraction(a, d), 2.0 * flash_fwd_hbm_bytes(d, a.gpu));
     return;
   }
   a.gemm_bwd(d.s, hd, d.s, bh);  // P V

@@ -63,6 +63,7 @@ inline GpuSpec h200() {
   g.bf16_tc_flop_per_clk_sm = 4096;
   g.tf32_tc_flop_per_clk_sm = 2048;
   g.fp32_flop_per_clk_sm = 256;
+  g.l2 = MiB(50);
   g.nvlink_links = 18;
   g.nvlink_bw_per_link = GBps(25);
   g.pcie_gen = 5;

@@ -10,11 +10,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "core/json_reader.h"
 #include "estimator/time/efficiency_defaults.h"
 #include "estimator/time/gemm.h"
 #include "hwdb/hwdb.h"
@@ -28,12 +27,14 @@ struct Row {
 
 std::vector<Row> load_rows() {
   const std::string path = std::string(DSPLAN_SOURCE_DIR) + "/tests/data/gemm/h100_xla_sm90_bf16.json";
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
   std::vector<Row> rows;
-  if (!in.good()) return rows;
-  const nlohmann::json j = nlohmann::json::parse(in);
-  for (const auto& r : j.at("rows")) {
+  const Expected<std::string> text = read_text_file(path);
+  EXPECT_TRUE(text.ok()) << "cannot read " << path;
+  if (!text) return rows;
+  const Expected<Json> j = parse_json_text(*text, path);
+  EXPECT_TRUE(j.ok()) << "malformed " << path;
+  if (!j) return rows;
+  for (const auto& r : j->at("rows")) {
     rows.push_back({r.at("b").get<double>(), r.at("m").get<double>(), r.at("n").get<double>(),
                     r.at("k").get<double>(), r.at("bf16_TFLOPS").get<double>()});
   }

@@ -1,0 +1,93 @@
+// The FlashAttention core's price (estimator/time/operators.cc, docs/model.md §4 "Operator
+// costs"): its FLOPs at the kernel's rate, with the K/V re-reads of each query block served
+// from L2, the causal kernel's rate, and Transformer Engine's cuDNN attention for Megatron
+// on Hopper. Hand-derived numbers below.
+#include <gtest/gtest.h>
+
+#include "estimator/time/efficiency_defaults.h"
+#include "estimator/time/operators.h"
+#include "fixtures.h"
+
+namespace dsplan {
+namespace {
+
+OpKey flash_key(Framework f, int seq) {
+  OpKey k;
+  k.micro_batch = 1;
+  k.seq_len = seq;
+  k.flash = true;
+  k.precision = Precision::bf16;
+  k.framework = f;
+  return k;
+}
+
+// GPT layer with 32 heads of 128 (h 4096), causal, one sequence of 2048, bf16, on an A100:
+//   causal blocks: n = 2048/128 = 16, (n+1)/(2n) = 17/32 = 0.53125.
+//   FLOPs = 4 x 32 x 2048^2 x 128 x 0.53125 = 36,507,222,016.
+//   rate = 311.8848e12 (108 SMs x 2048 x 1.41 GHz) x 0.8 (GEMM) x 0.8 (FA2 on Ampere)
+//          x 0.9 (causal) = 179.6456e12 FLOP/s  ->  203.22 us, + 4 us kernel overhead.
+//   K/V of one head: 2 x 2048 x 128 x 2 B = 1 MiB; heads in flight ceil(108/16) = 7 -> 7 MiB,
+//   inside the 40 MiB L2, so HBM sees Q, K, V, O once: 2 x 32 x 2048 x 128 x 4 = 64 MiB,
+//   41.1 us at 2039 GB/s x 0.8: compute-bound. (Were every query block's K/V re-read from
+//   HBM, 2 x 32 x 2048 x 128 x (2 + 2 x 0.53125 x 16) = 364 MB would take 223 us and the
+//   kernel would look memory-bound, which FA2's measured causal rates contradict.)
+TEST(FlashAttention, A100CausalIsComputeBound) {
+  const ModelSpec m = test::gpt("gpt-4096", 32, 4096, 32, 2048, 50257, 128);
+  const GpuSpec gpu = test::a100();
+  const Efficiency eff = default_efficiency(gpu);
+  const OpCosts c = operator_costs(m, gpu, eff, flash_key(Framework::deepspeed, 2048));
+  EXPECT_NEAR(in_us(c.attn_core_fwd), 203.22 + 4.0, 0.05);
+}
+
+// The backward: 2.5x the forward FLOPs at 0.85 of its rate, 2x its bytes (still L2-served):
+// 36,507,222,016 x 2.5 / (179.6456e12 x 0.85) = 597.70 us (+ 4 us). The backward of the
+// whole layer contains it; recompute with selective checkpointing redoes the forward core.
+TEST(FlashAttention, BackwardIsTwoAndAHalfForwards) {
+  const ModelSpec m = test::gpt("gpt-4096", 32, 4096, 32, 2048, 50257, 128);
+  const GpuSpec gpu = test::a100();
+  const Efficiency eff = default_efficiency(gpu);
+  OpKey k = flash_key(Framework::deepspeed, 2048);
+  const OpCosts flash = operator_costs(m, gpu, eff, k);
+  k.flash = false;
+  const OpCosts standard = operator_costs(m, gpu, eff, k);
+  // Only the attention core differs between the two, in each pass.
+  const double core_bwd_flash = 597.70e-6 + 4e-6;
+  EXPECT_LT(flash.bwd.v, standard.bwd.v);
+  EXPECT_GT(flash.bwd.v, core_bwd_flash);
+}
+
+// Non-causal (a BERT-style encoder) runs all n x n blocks at the full rate: the same layer
+// has 32/17 x the causal FLOPs at 1/0.9 x the causal rate, so its core takes
+// (32/17) x 0.9 = 1.694 x the causal core's compute time.
+TEST(FlashAttention, NonCausalRunsEveryBlockAtTheFullRate) {
+  ModelSpec m = test::gpt("gpt-4096", 32, 4096, 32, 2048, 50257, 128);
+  const GpuSpec gpu = test::a100();
+  const Efficiency eff = default_efficiency(gpu);
+  const OpKey k = flash_key(Framework::deepspeed, 2048);
+  const double causal = operator_costs(m, gpu, eff, k).attn_core_fwd.v - eff.kernel_overhead.v;
+  m.causal = false;
+  const double full = operator_costs(m, gpu, eff, k).attn_core_fwd.v - eff.kernel_overhead.v;
+  EXPECT_NEAR(full / causal, 32.0 / 17.0 * 0.9, 1e-9);
+}
+
+// Megatron on Hopper runs Transformer Engine, which picks cuDNN's fused attention over FA2
+// there; it is priced at 0.8 of the GEMM rate against FA2's 0.5 (FlashAttention-3 paper,
+// Fig. 5: cuDNN 1.6-1.7x FA2 on an H100). So the compute-bound core is 1.6x faster. On
+// Ampere both run FA2-class kernels at the same rate.
+TEST(FlashAttention, MegatronOnHopperRunsCudnnAttention) {
+  const ModelSpec m = test::gpt("gpt-4096", 32, 4096, 32, 4096, 50257, 128);
+  for (const bool hopper : {true, false}) {
+    const GpuSpec gpu = hopper ? test::h200() : test::a100();
+    const Efficiency eff = default_efficiency(gpu);
+    const double te =
+        operator_costs(m, gpu, eff, flash_key(Framework::megatron, 4096)).attn_core_fwd.v -
+        eff.kernel_overhead.v;
+    const double fa2 =
+        operator_costs(m, gpu, eff, flash_key(Framework::fsdp, 4096)).attn_core_fwd.v -
+        eff.kernel_overhead.v;
+    EXPECT_NEAR(fa2 / te, hopper ? 1.6 : 1.0, 1e-9) << (hopper ? "hopper" : "ampere");
+  }
+}
+
+}  // namespace
+}  // namespace dsplan
