@@ -189,6 +189,9 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "Block checkpointing: layers per pipeline stage that recompute (default half)")
       ->check(number_check(true, 1, 1 << 20, "a positive number of layers"));
   sub->add_option("--flash", o.flash, "FlashAttention: on, off");
+  sub->add_option("--attention", o.attention,
+                  "Attention kernel when flash is on: auto (Megatron on Hopper: cuDNN via Transformer Engine; "
+                  "otherwise FlashAttention-2), fa2, cudnn, fa3 (Hopper only)");
   sub->add_option("--sp", o.sp, "Sequence parallelism: on, off");
   sub->add_option("--offload", o.offload, "CPU offload: none, optimizer, all");
   sub->add_option("--metric", o.metric, "Ranking metric: throughput (default), latency, flops");
@@ -278,6 +281,11 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     errs.push_back(flag_error("recompute-layers", "applies to block checkpointing only",
                               "add block to --ckpt, e.g. --ckpt block"));
   if (!o.flash.empty()) s.flash = parse_on_off("flash", o.flash, errs);
+  if (const auto k = parse_attention_kernel(o.attention)) s.attention = *k;
+  else errs.push_back(flag_error("attention", "unknown value \"" + o.attention + "\"", "one of: auto, fa2, cudnn, fa3"));
+  if (s.attention == AttentionKernel::fa3 && system && system->gpu.arch != GpuArch::hopper)
+    errs.push_back(flag_error("attention", "fa3 runs on Hopper GPUs only, not on " + std::string(name(system->gpu.arch)),
+                              "use fa2 or cudnn on this GPU"));
   if (o.overlap_comm == "on") s.zero_knobs.overlap_comm = 1;
   else if (o.overlap_comm == "off") s.zero_knobs.overlap_comm = 0;
   else if (o.overlap_comm == "default") s.zero_knobs.overlap_comm = -1;
@@ -338,6 +346,9 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     plan.assumptions.push_back("no --global-batch or --gas: one micro-batch per optimizer step (gas 1) for every "
                                "configuration, so pipeline bubbles and gradient reductions are not amortised; give "
                                "--global-batch (samples) to rank for a training run's batch");
+  if (s.attention != AttentionKernel::auto_)
+    plan.assumptions.push_back(std::string("attention kernel ") + name(s.attention) +
+                               " where FlashAttention is on (--attention)");
   if (s.fsdp_hybrid)
     plan.assumptions.push_back("FSDP hybrid sharding: states sharded over each node's data-parallel ranks, "
                                "gradient shards all-reduced across nodes every micro-batch");

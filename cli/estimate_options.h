@@ -42,6 +42,7 @@ struct EstimateOptions {
   int logit_metrics = 0;  // train metrics over the logits per micro-batch (Composer + llm-foundry: 2)
   std::string grad_reduce_in_fp32 = "on";  // Megatron: fp32 main_grad buffer and reduction
   std::string fsdp_sharding = "full";      // FSDP: full (FULL_SHARD / SHARD_GRAD_OP) or hybrid
+  std::string attention = "auto";          // flash kernel: auto, fa2, cudnn, fa3
 };
 
 void add_estimate_options(CLI::App* sub, EstimateOptions& o);

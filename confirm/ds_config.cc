@@ -159,6 +159,11 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
                        "--recompute-num-layers", str(c.recompute_layers)});
   if (c.sequence_parallel) a.push_back("--sequence-parallel");
   if (c.flash_attention) a.push_back("--use-flash-attn");
+  // Megatron-Core's backend choice, when the plan pins a kernel (auto leaves it to TE).
+  if (c.flash_attention && c.attention == AttentionKernel::cudnn)
+    a.insert(a.end(), {"--attention-backend", "fused"});
+  if (c.flash_attention && (c.attention == AttentionKernel::fa2 || c.attention == AttentionKernel::fa3))
+    a.insert(a.end(), {"--attention-backend", "flash"});
   if (c.precision == Precision::fp16) a.push_back("--fp16");
   if (c.precision == Precision::bf16) a.push_back("--bf16");
   if (c.framework == Framework::deepspeed) a.insert(a.end(), {"--zero-stage", str(c.zero_stage)});

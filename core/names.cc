@@ -27,6 +27,7 @@ DSPLAN_NAMES(Precision, precision_names, "fp32", "fp16", "bf16")
 DSPLAN_NAMES(Optimizer, optimizer_names, "adam", "sgd", "adafactor", "adam-8bit")
 DSPLAN_NAMES(Checkpointing, checkpointing_names, "none", "selective", "full", "block")
 DSPLAN_NAMES(Offload, offload_names, "none", "optimizer", "all")
+DSPLAN_NAMES(AttentionKernel, attention_kernel_names, "auto", "fa2", "cudnn", "fa3")
 DSPLAN_NAMES(Activation, activation_names, "gelu", "relu", "silu")
 DSPLAN_NAMES(NormKind, norm_names, "layernorm", "rmsnorm")
 DSPLAN_NAMES(PositionKind, position_names, "learned", "rotary", "alibi")
@@ -39,5 +40,8 @@ std::optional<Precision> parse_precision(std::string_view s) { return lookup<Pre
 std::optional<Optimizer> parse_optimizer(std::string_view s) { return lookup<Optimizer>(optimizer_names(), s); }
 std::optional<Checkpointing> parse_checkpointing(std::string_view s) { return lookup<Checkpointing>(checkpointing_names(), s); }
 std::optional<Offload> parse_offload(std::string_view s) { return lookup<Offload>(offload_names(), s); }
+std::optional<AttentionKernel> parse_attention_kernel(std::string_view s) {
+  return lookup<AttentionKernel>(attention_kernel_names(), s);
+}
 
 }  // namespace dsplan

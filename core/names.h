@@ -18,6 +18,7 @@ const char* name(Precision);
 const char* name(Optimizer);
 const char* name(Checkpointing);
 const char* name(Offload);
+const char* name(AttentionKernel);
 const char* name(Activation);
 const char* name(NormKind);
 const char* name(PositionKind);
@@ -29,6 +30,7 @@ const std::vector<std::string>& precision_names();
 const std::vector<std::string>& optimizer_names();
 const std::vector<std::string>& checkpointing_names();
 const std::vector<std::string>& offload_names();
+const std::vector<std::string>& attention_kernel_names();
 const std::vector<std::string>& activation_names();
 const std::vector<std::string>& norm_names();
 const std::vector<std::string>& position_names();
@@ -40,5 +42,6 @@ std::optional<Precision> parse_precision(std::string_view);
 std::optional<Optimizer> parse_optimizer(std::string_view);
 std::optional<Checkpointing> parse_checkpointing(std::string_view);
 std::optional<Offload> parse_offload(std::string_view);
+std::optional<AttentionKernel> parse_attention_kernel(std::string_view);
 
 }  // namespace dsplan

@@ -19,6 +19,11 @@ inline bool recomputes_layers(Checkpointing c) {
   return c == Checkpointing::full || c == Checkpointing::block;
 }
 enum class Offload : std::uint8_t { none, optimizer, all };
+// The FlashAttention-class kernel a 16-bit run uses (docs/model.md §4.1): auto = what the
+// framework picks (Megatron's Transformer Engine prefers cuDNN fused attention on Hopper;
+// PyTorch SDPA, i.e. every other framework, FlashAttention-2); fa2; cudnn (cuDNN fused
+// attention); fa3 (FlashAttention-3, Hopper only).
+enum class AttentionKernel : std::uint8_t { auto_, fa2, cudnn, fa3 };
 
 // DeepSpeed ZeRO knobs (deepspeed/runtime/zero/config.py defaults), in elements.
 struct ZeroKnobs {
@@ -84,6 +89,8 @@ struct TrainConfig {
   // replicated across nodes; each micro-batch's gradient shard is all-reduced across the
   // replicas. FSDP only.
   bool fsdp_hybrid = false;
+  // Which FlashAttention-class kernel runs when flash_attention is on.
+  AttentionKernel attention = AttentionKernel::auto_;
 
   std::int64_t global_batch() const {
     return static_cast<std::int64_t>(micro_batch) * grad_accum * dp;

@@ -80,6 +80,7 @@ struct Dims {
   bool gated, megatron, flash, causal, autocast, act_unfused, dropout;
   bool rms, rope;  // RMSNorm; rotary position embedding of q and k
   int norms;
+  AttentionKernel attention;
 };
 
 Dims dims(const ModelSpec& m, const OpKey& k) {
@@ -100,6 +101,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.ew = d.autocast ? 4.0 : d.e;
   d.gated = m.gated_mlp;
   d.megatron = k.framework == Framework::megatron;
+  d.attention = k.attention;
   d.flash = flash_supported(k);
   d.causal = m.causal;
   d.act_unfused = m.activation_unfused;
@@ -112,15 +114,20 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
 
 double head_dim(const Dims& d) { return d.hq / (d.heads * d.t); }
 
-// FlashAttention's rate relative to the GEMM rate. Megatron on Hopper runs Transformer
+// FlashAttention's rate relative to the GEMM rate. auto: Megatron on Hopper runs Transformer
 // Engine, which prefers cuDNN's fused attention there over FlashAttention-2 ("to give
-// FusedAttention preference on Hopper+ for performance reasons"); cuDNN's bf16 forward is
-// 1.6-1.7x FA2's on an H100 at sequence 2k-4k, head dim 128 (FlashAttention-3 paper, Fig. 5).
-double flash_relative(GpuArch a, bool megatron) {
+// FusedAttention preference on Hopper+ for performance reasons"); the other frameworks run
+// PyTorch SDPA's FA2. On an H100 (FlashAttention-3 paper, Fig. 5, bf16, head dim 128,
+// sequence 2k-16k) cuDNN runs at 1.6-1.7x FA2 and FA3 at 1.73-1.81x: 0.8 and 0.875 against
+// FA2's 0.5. Before Hopper there is no FA3 and no published cuDNN advantage: FA2's rate.
+double flash_relative(GpuArch a, bool megatron, AttentionKernel kernel) {
+  if (kernel == AttentionKernel::auto_)
+    kernel = a == GpuArch::hopper && megatron ? AttentionKernel::cudnn : AttentionKernel::fa2;
   switch (a) {
     case GpuArch::volta: return 0.6;
     case GpuArch::ampere: return 0.8;
-    case GpuArch::hopper: return megatron ? 0.8 : 0.5;
+    case GpuArch::hopper:
+      return kernel == AttentionKernel::fa3 ? 0.875 : kernel == AttentionKernel::cudnn ? 0.8 : 0.5;
   }
   return 0.8;
 }
@@ -172,7 +179,7 @@ double flash_fwd_hbm_bytes(const Dims& d, const GpuSpec& gpu) {
 constexpr double kCausalRate = 0.9;
 
 double flash_fraction(const Acc& a, const Dims& d) {
-  return a.eff.gemm_peak_fraction[std::size_t(a.p)] * flash_relative(a.gpu.arch, d.megatron) *
+  return a.eff.gemm_peak_fraction[std::size_t(a.p)] * flash_relative(a.gpu.arch, d.megatron, d.attention) *
          (d.causal ? kCausalRate : 1.0);
 }
 

@@ -25,6 +25,7 @@ struct OpKey {
   Checkpointing ckpt = Checkpointing::none;
   Precision precision = Precision::bf16;
   Framework framework = Framework::deepspeed;
+  AttentionKernel attention = AttentionKernel::auto_;
   bool operator==(const OpKey&) const = default;
 };
 

@@ -25,6 +25,7 @@ OpKey op_key(const TrainConfig& c) {
   k.ckpt = c.checkpointing;
   k.precision = c.precision;
   k.framework = c.framework;
+  k.attention = c.attention;
   return k;
 }
 
@@ -55,7 +56,8 @@ std::uint64_t hash_of(const OpKey& k) {
   std::uint64_t h = 1469598103934665603ULL;
   for (std::uint64_t v : {std::uint64_t(k.tp), std::uint64_t(k.micro_batch), std::uint64_t(k.seq_len),
                           std::uint64_t(k.sequence_parallel), std::uint64_t(k.flash),
-                          std::uint64_t(k.ckpt), std::uint64_t(k.precision), std::uint64_t(k.framework)})
+                          std::uint64_t(k.ckpt), std::uint64_t(k.precision), std::uint64_t(k.framework),
+                          std::uint64_t(k.attention)})
     h = hash_mix(h, v);
   return h;
 }

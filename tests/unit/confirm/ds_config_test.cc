@@ -215,6 +215,26 @@ TEST(MegatronArgs, OverlapFlags) {
   EXPECT_FALSE(has(megatron_args(c, small_gpt()), "--overlap-grad-reduce"));
 }
 
+// A pinned attention kernel becomes Megatron-Core's --attention-backend: cuDNN is TE's
+// "fused" backend, FA2/FA3 its "flash" one; auto leaves the choice to Transformer Engine.
+TEST(MegatronArgs, AttentionBackend) {
+  TrainConfig c = config(1, 2, 1, 2);
+  c.framework = Framework::megatron;
+  c.flash_attention = true;
+  auto backend = [&](AttentionKernel k) {
+    c.attention = k;
+    const auto a = megatron_args(c, small_gpt());
+    const auto it = std::find(a.begin(), a.end(), "--attention-backend");
+    return it == a.end() || it + 1 == a.end() ? std::string("none") : *(it + 1);
+  };
+  EXPECT_EQ(backend(AttentionKernel::auto_), "none");
+  EXPECT_EQ(backend(AttentionKernel::cudnn), "fused");
+  EXPECT_EQ(backend(AttentionKernel::fa2), "flash");
+  EXPECT_EQ(backend(AttentionKernel::fa3), "flash");
+  c.flash_attention = false;
+  EXPECT_EQ(backend(AttentionKernel::cudnn), "none");
+}
+
 TEST(LaunchCommand, DeepspeedLauncher) {
   TrainConfig c = config(2, 1, 1, 16);
   Cluster cl;

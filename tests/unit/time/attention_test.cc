@@ -89,5 +89,26 @@ TEST(FlashAttention, MegatronOnHopperRunsCudnnAttention) {
   }
 }
 
+// --attention pins the kernel. On Hopper, relative to FA2's 0.5 of the GEMM rate: cuDNN
+// 0.8 (1.6x) and FA3 0.875 (1.75x; FlashAttention-3 paper, Fig. 5, FA3 at 1.73-1.81x FA2),
+// for any framework; auto is cuDNN for Megatron and FA2 otherwise (previous test). On
+// Ampere every choice runs at FA2's rate (no FA3 there, no published cuDNN advantage).
+TEST(FlashAttention, PinnedKernel) {
+  const ModelSpec m = test::gpt("gpt-4096", 32, 4096, 32, 4096, 50257, 128);
+  for (const bool hopper : {true, false}) {
+    const GpuSpec gpu = hopper ? test::h200() : test::a100();
+    const Efficiency eff = default_efficiency(gpu);
+    auto core = [&](AttentionKernel kernel) {
+      OpKey k = flash_key(Framework::fsdp, 4096);
+      k.attention = kernel;
+      return operator_costs(m, gpu, eff, k).attn_core_fwd.v - eff.kernel_overhead.v;
+    };
+    const double fa2 = core(AttentionKernel::fa2);
+    EXPECT_DOUBLE_EQ(core(AttentionKernel::auto_), fa2);
+    EXPECT_NEAR(fa2 / core(AttentionKernel::cudnn), hopper ? 1.6 : 1.0, 1e-9);
+    EXPECT_NEAR(fa2 / core(AttentionKernel::fa3), hopper ? 1.75 : 1.0, 1e-9);
+  }
+}
+
 }  // namespace
 }  // namespace dsplan
