@@ -161,6 +161,9 @@ struct RowHw {
   std::optional<std::string> gpu;  // replaces the system's GPU
   int gpus_per_node = 0;           // 0 = the system's
   std::string why;
+  // A GPU variant the row names by its own figures (memory, HBM bandwidth); 0 = the preset's.
+  Bytes memory{0};
+  BytesPerSecond hbm{0};
 };
 
 std::optional<RowHw> row_hardware(const Json& row) {
@@ -170,6 +173,11 @@ std::optional<RowHw> row_hardware(const Json& row) {
   if (has(g, "A100") && has(ic, "Polaris")) return RowHw{"polaris", {}, 0, "Polaris"};
   if (has(g, "A100") && (has(g, "80") || has(ic, "Selene"))) return RowHw{"dgx-a100", {}, 0, "DGX A100 80GB"};
   if (has(g, "A100")) return RowHw{"dgx-a100-40gb", {}, 0, "DGX A100 40GB"};
+  if (has(g, "H100") && has(g, "96GB") && has(g, "HBM2e"))  // Meta's Grand Teton H100 (torchtitan)
+    return RowHw{"dgx-h100", {}, 0,
+                 "DGX H100 node with Meta's H100 96GB HBM2e: 96e9 bytes at 2.4 TB/s (torchtitan's "
+                 "benchmark page); its 500 W power limit is not modelled",
+                 Bytes(96e9), GBps(2400)};
   if (has(g, "H100")) return RowHw{"dgx-h100", {}, 0, "DGX H100"};
   if (has(g, "H200")) return RowHw{"dgx-h200", {}, 0, "DGX H200"};
   if (has(g, "V100") && gpus == 16 && nodes == 1)
@@ -359,6 +367,8 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
     sys.gpu = *g;
   }
   if (h->gpus_per_node > 0) sys.gpus_per_node = h->gpus_per_node;
+  if (h->memory.v > 0) sys.gpu.memory = h->memory;
+  if (h->hbm.v > 0) sys.gpu.hbm_bw = h->hbm;
   notes.push_back("hardware " + h->system + (h->gpu ? " with " + *h->gpu : "") + ": " + h->why);
   if (auto nics = stated_nics(str(hw, "interconnect"))) {
     if (nics->first != sys.nics_per_node || std::abs(nics->second * 1e9 / 8 - sys.nic_bw.v) > 1) {

@@ -87,5 +87,20 @@ TEST(ValidationMap, FsdpHybridShardingNamed) {
   EXPECT_FALSE(request_of(ds_row(3, "ZeRO-3, HSDP-like")).space.fsdp_hybrid);
 }
 
+// A GPU variant named by its own figures: Meta's Grand Teton H100 (torchtitan's H100 tables)
+// has 96 GB of HBM2e at 2.4 TB/s, not the H100 SXM5's 80 GB at 3.35 TB/s. An ordinary
+// H100 row keeps the dgx-h100 preset's GPU.
+TEST(ValidationMap, MetaH100Variant) {
+  json row = ds_row(3, "PyTorch FSDP2");
+  row["hardware"]["gpu"] = "H100 SXM 96GB HBM2e (500 W power limit, Meta Grand Teton)";
+  const PlanRequest meta = request_of(row);
+  EXPECT_DOUBLE_EQ(meta.cluster.node.gpu.hbm_bw.v, 2400e9);
+  EXPECT_DOUBLE_EQ(meta.cluster.node.gpu.memory.v, 96e9);
+  row["hardware"]["gpu"] = "H100 SXM5 80GB";
+  const PlanRequest plain = request_of(row);
+  EXPECT_DOUBLE_EQ(plain.cluster.node.gpu.hbm_bw.v, 3350e9);
+  EXPECT_EQ(plain.cluster.node.gpu.name, meta.cluster.node.gpu.name);  // same SMs and clocks
+}
+
 }  // namespace
 }  // namespace dsplan::test
