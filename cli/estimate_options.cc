@@ -349,6 +349,12 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (s.attention != AttentionKernel::auto_)
     plan.assumptions.push_back(std::string("attention kernel ") + name(s.attention) +
                                " where FlashAttention is on (--attention)");
+  else if (system->gpu.arch == GpuArch::hopper)
+    plan.assumptions.push_back(s.framework == Framework::megatron
+                                   ? "flash attention on Hopper: Transformer Engine's cuDNN fused attention (1.6x FA2)"
+                                   : "flash attention on Hopper: FlashAttention-2 (PyTorch SDPA or the flash-attn "
+                                     "package); give --attention "
+                                     "cudnn or fa3 if the run uses those");
   if (s.fsdp_hybrid)
     plan.assumptions.push_back("FSDP hybrid sharding: states sharded over each node's data-parallel ranks, "
                                "gradient shards all-reduced across nodes every micro-batch");
