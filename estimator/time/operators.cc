@@ -11,9 +11,10 @@
 //    gradient and a saved input, writes the input gradient; norms and softmax re-read).
 //  - FlashAttention: forward 4 b s^2 (a/t) d FLOPs, causal runs only the blocks on or
 //    below the diagonal ((n+1)/(2n) of n x n 128-wide blocks); backward 2.5x forward;
-//    it sustains flash_relative(arch) of the GEMM efficiency (FA2: ~64% of A100 peak,
-//    ~35% of H100; Megatron's Transformer Engine on Hopper runs cuDNN attention, ~56%),
-//    backward 0.85 of that. fp32 has no flash kernel: standard attention.
+//    it sustains flash_relative(arch, kernel) of the GEMM efficiency (FA2: ~64% of A100
+//    peak, ~35% of H100; cuDNN on Hopper ~56%, FA3 ~61%), causal 0.9 of that, backward
+//    0.85 of that; the K/V re-reads of each query block come from L2 while they fit.
+//    fp32 has no flash kernel: standard attention.
 //  - An unfused activation (ModelSpec::activation_unfused, HF GPT-2's gelu_new) runs 8
 //    elementwise kernels forward: pow, mul, add, mul, tanh, add, mul (1 tensor in, 1 out)
 //    and the final mul (2 in, 1 out): 18 passes over the T x f/t tensor instead of 2.
@@ -179,8 +180,8 @@ double flash_fwd_hbm_bytes(const Dims& d, const GpuSpec& gpu) {
 constexpr double kCausalRate = 0.9;
 
 double flash_fraction(const Acc& a, const Dims& d) {
-  return a.eff.gemm_peak_fraction[std::size_t(a.p)] * flash_relative(a.gpu.arch, d.megatron, d.attention) *
-         (d.causal ? kCausalRate : 1.0);
+  const double gemm = a.eff.gemm_peak_fraction[std::size_t(a.p)];
+  return gemm * flash_relative(a.gpu.arch, d.megatron, d.attention) * (d.causal ? kCausalRate : 1.0);
 }
 
 void attention_core_fwd(Acc& a, const Dims& d) {
