@@ -95,7 +95,6 @@ E parse_one(const std::string& flag, const std::string& text, const std::vector<
   return v.empty() ? fallback : v[0];
 }
 
-// Checks user-given TP/PP values against the model and cluster; lists the allowed ones.
 // A two-valued flag only one framework has: true when `value` is the non-default `alt`.
 // Reports an unknown value, or the flag given for another framework.
 bool framework_choice(const std::string& flag, const std::string& value, const std::string& dflt,
@@ -111,6 +110,7 @@ bool framework_choice(const std::string& flag, const std::string& value, const s
   return true;
 }
 
+// Checks user-given TP/PP values against the model and cluster; lists the allowed ones.
 void check_degrees(const std::vector<int>& tps, const std::vector<int>& pps, const ModelSpec& m,
                    const Cluster& c, Framework fw, Diagnostics& errs) {
   for (int t : tps) {
@@ -281,8 +281,8 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     errs.push_back(flag_error("recompute-layers", "applies to block checkpointing only",
                               "add block to --ckpt, e.g. --ckpt block"));
   if (!o.flash.empty()) s.flash = parse_on_off("flash", o.flash, errs);
-  if (const auto k = parse_attention_kernel(o.attention)) s.attention = *k;
-  else errs.push_back(flag_error("attention", "unknown value \"" + o.attention + "\"", "one of: auto, fa2, cudnn, fa3"));
+  s.attention = parse_one<AttentionKernel>("attention", o.attention, attention_kernel_names(),
+                                          AttentionKernel::auto_, errs);
   if (s.attention == AttentionKernel::fa3 && system && system->gpu.arch != GpuArch::hopper)
     errs.push_back(flag_error("attention", "fa3 runs on Hopper GPUs only, not on " + std::string(name(system->gpu.arch)),
                               "use fa2 or cudnn on this GPU"));
@@ -349,7 +349,8 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (s.attention != AttentionKernel::auto_)
     plan.assumptions.push_back(std::string("attention kernel ") + name(s.attention) +
                                " where FlashAttention is on (--attention)");
-  else if (system->gpu.arch == GpuArch::hopper)
+  else if (system->gpu.arch == GpuArch::hopper && s.precision != Precision::fp32 &&
+           (s.flash.empty() || std::find(s.flash.begin(), s.flash.end(), true) != s.flash.end()))
     plan.assumptions.push_back(s.framework == Framework::megatron
                                    ? "flash attention on Hopper: Transformer Engine's cuDNN fused attention (1.6x FA2)"
                                    : "flash attention on Hopper: FlashAttention-2 (PyTorch SDPA or the flash-attn "

@@ -40,8 +40,5 @@ std::optional<Precision> parse_precision(std::string_view s) { return lookup<Pre
 std::optional<Optimizer> parse_optimizer(std::string_view s) { return lookup<Optimizer>(optimizer_names(), s); }
 std::optional<Checkpointing> parse_checkpointing(std::string_view s) { return lookup<Checkpointing>(checkpointing_names(), s); }
 std::optional<Offload> parse_offload(std::string_view s) { return lookup<Offload>(offload_names(), s); }
-std::optional<AttentionKernel> parse_attention_kernel(std::string_view s) {
-  return lookup<AttentionKernel>(attention_kernel_names(), s);
-}
 
 }  // namespace dsplan

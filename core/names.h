@@ -42,6 +42,5 @@ std::optional<Precision> parse_precision(std::string_view);
 std::optional<Optimizer> parse_optimizer(std::string_view);
 std::optional<Checkpointing> parse_checkpointing(std::string_view);
 std::optional<Offload> parse_offload(std::string_view);
-std::optional<AttentionKernel> parse_attention_kernel(std::string_view);
 
 }  // namespace dsplan
