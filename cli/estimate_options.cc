@@ -61,7 +61,7 @@ std::vector<int> parse_ints(const std::string& flag, const std::string& text, bo
 
 template <class E>
 std::vector<E> parse_names(const std::string& flag, const std::string& text,
-                           const std::vector<std::string>& names, Diagnostics& errs) {
+                           const std::vector<std::string>& names, Diagnostics& errs, bool list = true) {
   std::vector<E> out;
   std::stringstream ss(text);
   std::string item;
@@ -71,7 +71,7 @@ std::vector<E> parse_names(const std::string& flag, const std::string& text,
       auto near = closest_match(item, names);
       errs.push_back(flag_error(flag, "unknown value \"" + item + "\"",
                                 (near ? "did you mean \"" + *near + "\"? " : std::string()) +
-                                    "allowed: " + join(names) + " (comma-separated)"));
+                                    "allowed: " + join(names) + (list ? " (comma-separated)" : "")));
       return {};
     }
     E e = static_cast<E>(it - names.begin());
@@ -90,7 +90,7 @@ std::vector<bool> parse_on_off(const std::string& flag, const std::string& text,
 template <class E>
 E parse_one(const std::string& flag, const std::string& text, const std::vector<std::string>& names,
             E fallback, Diagnostics& errs) {
-  auto v = parse_names<E>(flag, text, names, errs);
+  auto v = parse_names<E>(flag, text, names, errs, false);
   if (v.size() > 1) errs.push_back(flag_error(flag, "takes one value", "allowed: " + join(names)));
   return v.empty() ? fallback : v[0];
 }
@@ -191,7 +191,7 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--flash", o.flash, "FlashAttention: on, off");
   sub->add_option("--attention", o.attention,
                   "Attention kernel when flash is on: auto (Megatron on Hopper: cuDNN via Transformer Engine; "
-                  "otherwise FlashAttention-2), fa2, cudnn, fa3 (Hopper only)");
+                  "otherwise FlashAttention-2), fa2, cudnn, fa3 (Hopper only), triton (flash-attn's Triton kernel)");
   sub->add_option("--sp", o.sp, "Sequence parallelism: on, off");
   sub->add_option("--offload", o.offload, "CPU offload: none, optimizer, all");
   sub->add_option("--metric", o.metric, "Ranking metric: throughput (default), latency, flops");

@@ -158,7 +158,9 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
     a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "block",
                        "--recompute-num-layers", str(c.recompute_layers)});
   if (c.sequence_parallel) a.push_back("--sequence-parallel");
-  if (c.flash_attention) a.push_back("--use-flash-attn");
+  // Megatron-DeepSpeed names the Triton kernel with its own flag.
+  if (c.flash_attention)
+    a.push_back(c.attention == AttentionKernel::triton ? "--use-flash-attn-triton" : "--use-flash-attn");
   // Megatron-Core's backend choice, when the plan pins a kernel (auto leaves it to TE).
   if (c.flash_attention && c.attention == AttentionKernel::cudnn)
     a.insert(a.end(), {"--attention-backend", "fused"});

@@ -22,8 +22,9 @@ enum class Offload : std::uint8_t { none, optimizer, all };
 // The FlashAttention-class kernel a 16-bit run uses (docs/model.md §4.1): auto = what the
 // framework picks (Megatron's Transformer Engine prefers cuDNN fused attention on Hopper;
 // PyTorch SDPA, i.e. every other framework, FlashAttention-2); fa2; cudnn (cuDNN fused
-// attention); fa3 (FlashAttention-3, Hopper only).
-enum class AttentionKernel : std::uint8_t { auto_, fa2, cudnn, fa3 };
+// attention); fa3 (FlashAttention-3, Hopper only); triton (flash-attn's 2022 Triton kernel,
+// llm-foundry's attn_impl triton and Megatron-DeepSpeed's --use-flash-attn-triton).
+enum class AttentionKernel : std::uint8_t { auto_, fa2, cudnn, fa3, triton };
 
 // DeepSpeed ZeRO knobs (deepspeed/runtime/zero/config.py defaults), in elements.
 struct ZeroKnobs {

@@ -408,9 +408,10 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
     s.logit_metrics = 2;
     notes.push_back("Composer train metrics: 2 fp32 cross-entropies over the logits per micro-batch");
   }
-  if (has(str(p, "other"), "attn_impl triton"))  // no rate is sourced for it (docs/model.md §4.1)
-    notes.push_back("llm-foundry's Triton attention (attn_impl triton) is priced as FlashAttention-2, "
-                    "which is faster: this row should read optimistic");
+  if (has(str(p, "other"), "attn_impl triton")) {  // flash-attn's Triton kernel (docs/model.md §4.1)
+    s.attention = AttentionKernel::triton;
+    notes.push_back("llm-foundry's Triton attention (attn_impl triton): FlashAttention-2's rate / 1.4 forward, / 2 backward");
+  }
   s.zero = {zero_stage(p, notes)};
   if (s.framework == Framework::megatron) {
     if (auto rel = megatron_release(row)) {

@@ -14,6 +14,7 @@
 //    it sustains flash_relative(arch, kernel) of the GEMM efficiency (FA2: ~64% of A100
 //    peak, ~35% of H100; cuDNN on Hopper ~56%, FA3 ~61%), causal 0.9 of that, backward
 //    0.85 of that; the K/V re-reads of each query block come from L2 while they fit.
+//    flash-attn's Triton kernel runs at FA2's rate / 1.4 forward and / 2 backward.
 //    fp32 has no flash kernel: standard attention.
 //  - An unfused activation (ModelSpec::activation_unfused, HF GPT-2's gelu_new) runs 8
 //    elementwise kernels forward: pow, mul, add, mul, tanh, add, mul (1 tensor in, 1 out)
@@ -133,6 +134,13 @@ double flash_relative(GpuArch a, bool megatron, AttentionKernel kernel) {
   return 0.8;
 }
 
+// flash-attn's Triton kernel (flash_attn_triton.py, 2022; what llm-foundry's attn_impl
+// triton and Megatron-DeepSpeed's --use-flash-attn-triton run) against FlashAttention-2 on
+// an A100 (FlashAttention-2 paper, §4.1): FA2 is 1.3-1.5x faster forward and about 2x faster
+// backward. Taken at 1.4 and 2 on every GPU: the kernel was only tested on A100.
+constexpr double kTritonFwdSlowdown = 1.4;
+constexpr double kTritonBwdSlowdown = 2.0;
+
 double causal_fraction(const Dims& d) {
   if (!d.causal) return 1.0;
   const double n = std::ceil(d.s / 128.0);
@@ -179,16 +187,20 @@ double flash_fwd_hbm_bytes(const Dims& d, const GpuSpec& gpu) {
 // blocks, FA2 and cuDNN run causal at 0.87-0.89 of their non-causal rate, FA3 at 0.93.
 constexpr double kCausalRate = 0.9;
 
-double flash_fraction(const Acc& a, const Dims& d) {
+// Rate of the flash kernel as a fraction of the tensor peak; the backward runs at 0.85 of
+// the forward's rate (FA2), the Triton kernel's at half its forward's.
+double flash_fraction(const Acc& a, const Dims& d, bool backward) {
   const double gemm = a.eff.gemm_peak_fraction[std::size_t(a.p)];
-  return gemm * flash_relative(a.gpu.arch, d.megatron, d.attention) * (d.causal ? kCausalRate : 1.0);
+  const double fwd = gemm * flash_relative(a.gpu.arch, d.megatron, d.attention) * (d.causal ? kCausalRate : 1.0);
+  if (d.attention != AttentionKernel::triton) return backward ? 0.85 * fwd : fwd;
+  return (backward ? 0.85 / kTritonBwdSlowdown : 1.0 / kTritonFwdSlowdown) * fwd;
 }
 
 void attention_core_fwd(Acc& a, const Dims& d) {
   const double hd = head_dim(d), bh = d.b * d.heads;
   if (d.flash) {
     const double fl = 4.0 * bh * d.s * d.s * hd * causal_fraction(d);
-    a.flops_kernel(fl, flash_fraction(a, d), flash_fwd_hbm_bytes(d, a.gpu));
+    a.flops_kernel(fl, flash_fraction(a, d, false), flash_fwd_hbm_bytes(d, a.gpu));
     return;
   }
   a.gemm(d.s, d.s, hd, bh);  // Q K^T
@@ -201,7 +213,7 @@ void attention_core_bwd(Acc& a, const Dims& d) {
   const double hd = head_dim(d), bh = d.b * d.heads;
   if (d.flash) {
     const double fl = 10.0 * bh * d.s * d.s * hd * causal_fraction(d);
-    a.flops_kernel(fl, 0.85 * flash_fraction(a, d), 2.0 * flash_fwd_hbm_bytes(d, a.gpu));
+    a.flops_kernel(fl, flash_fraction(a, d, true), 2.0 * flash_fwd_hbm_bytes(d, a.gpu));
     return;
   }
   a.gemm_bwd(d.s, hd, d.s, bh);  // P V

@@ -235,6 +235,19 @@ TEST(MegatronArgs, AttentionBackend) {
   EXPECT_EQ(backend(AttentionKernel::cudnn), "none");
 }
 
+// The Triton kernel is Megatron-DeepSpeed's own flag, in place of --use-flash-attn.
+TEST(MegatronArgs, TritonAttention) {
+  TrainConfig c = config(1, 2, 1, 2);
+  c.framework = Framework::megatron;
+  c.flash_attention = true;
+  c.attention = AttentionKernel::triton;
+  const auto a = megatron_args(c, small_gpt());
+  auto has = [&](const std::string& f) { return std::find(a.begin(), a.end(), f) != a.end(); };
+  EXPECT_TRUE(has("--use-flash-attn-triton"));
+  EXPECT_FALSE(has("--use-flash-attn"));
+  EXPECT_FALSE(has("--attention-backend"));
+}
+
 TEST(LaunchCommand, DeepspeedLauncher) {
   TrainConfig c = config(2, 1, 1, 16);
   Cluster cl;

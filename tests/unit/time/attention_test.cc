@@ -110,5 +110,26 @@ TEST(FlashAttention, PinnedKernel) {
   }
 }
 
+// flash-attn's Triton kernel (FlashAttention-2 paper §4.1: FA2 1.3-1.5x faster forward, ~2x
+// backward) on the A100 layer of A100CausalIsComputeBound:
+//   forward: 36,507,222,016 FLOPs at 179.6456e12 / 1.4 = 128.318e12 FLOP/s -> 284.51 us
+//            (FA2: 203.22 us), + 4 us kernel overhead.
+//   backward: 2.5 x 36,507,222,016 = 91.268e9 FLOPs; FA2 at 179.6456e12 x 0.85 = 152.699e12
+//             -> 597.70 us; Triton at half that rate -> 1195.40 us, 597.70 us more. Both
+//             compute-bound (2 x 64 MiB of HBM traffic takes 82 us).
+TEST(FlashAttention, TritonKernel) {
+  const ModelSpec m = test::gpt("gpt-4096", 32, 4096, 32, 2048, 50257, 128);
+  const GpuSpec gpu = test::a100();
+  const Efficiency eff = default_efficiency(gpu);
+  OpKey k = flash_key(Framework::fsdp, 2048);
+  k.attention = AttentionKernel::fa2;
+  const OpCosts fa2 = operator_costs(m, gpu, eff, k);
+  k.attention = AttentionKernel::triton;
+  const OpCosts triton = operator_costs(m, gpu, eff, k);
+  EXPECT_NEAR(in_us(triton.attn_core_fwd), 284.51 + 4.0, 0.05);
+  EXPECT_NEAR(in_us(triton.bwd) - in_us(fa2.bwd), 597.70, 0.05);
+  EXPECT_DOUBLE_EQ(triton.fwd_flops_hw.v, fa2.fwd_flops_hw.v);  // same work, slower
+}
+
 }  // namespace
 }  // namespace dsplan
