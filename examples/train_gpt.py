@@ -13,7 +13,8 @@ autotuning.metric_path and exits after end_profile_step; an exit hook adds the p
 Without DeepSpeed the PyTorch equivalents are used: DDP (ZeRO 0), ZeroRedundancyOptimizer
 (ZeRO 1/2: optimizer states sharded; PyTorch has no gradient partitioning), FSDP FULL_SHARD
 (ZeRO 3, CPUOffload for offload_param), torch.utils.checkpoint for recompute, and
-scaled_dot_product_attention restricted to the flash kernel for --use-flash-attn; the script
+scaled_dot_product_attention restricted to the flash kernel for --use-flash-attn (cuDNN's with
+--attention-backend fused; flash-attn's Triton kernel with --use-flash-attn-triton); the script
 then writes the same metrics itself.
 
 metrics.json: throughput (samples/s), latency (microseconds per optimizer step, as DeepSpeed
@@ -65,6 +66,15 @@ def parse_args(argv=None):
     p.add_argument("--recompute-num-layers", type=int, default=None)
     p.add_argument("--sequence-parallel", action="store_true")
     p.add_argument("--use-flash-attn", action="store_true")
+    # The attention kernel a plan pins (estimate --attention): Megatron-Core's backend
+    # (flash: SDPA's FlashAttention; fused: SDPA's cuDNN attention) or Megatron-DeepSpeed's
+    # Triton flag (flash-attn's flash_attn_triton, which must be installed).
+    p.add_argument("--attention-backend", default=None, choices=["flash", "fused", "unfused", "auto"])
+    p.add_argument("--use-flash-attn-triton", action="store_true")
+    # Megatron-Core's overlap flags: the DeepSpeed engine takes its overlap from the config
+    # (zero_optimization.overlap_comm), so they are accepted and change nothing here.
+    p.add_argument("--overlap-grad-reduce", action="store_true")
+    p.add_argument("--overlap-param-gather", action="store_true")
     p.add_argument("--fp16", action="store_true")
     p.add_argument("--bf16", action="store_true")
     p.add_argument("--zero-stage", type=int, default=None)
@@ -108,6 +118,16 @@ def ds_config_path(args):
     return None
 
 
+def triton_attention():
+    """flash-attn's Triton FlashAttention (flash_attn.flash_attn_triton), or exit saying why."""
+    try:
+        from flash_attn.flash_attn_triton import flash_attn_func
+    except ImportError as e:
+        sys.exit("train_gpt.py: --use-flash-attn-triton needs flash-attn's Triton kernel "
+                 "(flash_attn.flash_attn_triton, with the Triton version it was written for): %s" % e)
+    return flash_attn_func
+
+
 def recompute_mode(args):
     if args.recompute_granularity:
         return args.recompute_granularity
@@ -146,13 +166,23 @@ def build_model(args, torch):
         x1, x2 = x[..., : d // 2], x[..., d // 2:]
         return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
 
+    triton_attn = triton_attention() if args.use_flash_attn_triton else None
+
     def core_attention(q, k, v):
-        if args.use_flash_attn:
+        if triton_attn is not None:  # flash-attn's Triton kernel takes [b, s, heads, d]
+            o = triton_attn(q.transpose(1, 2).contiguous(), k.transpose(1, 2).contiguous(),
+                            v.transpose(1, 2).contiguous(), None, True)
+            return o.transpose(1, 2)
+        if args.use_flash_attn and args.attention_backend != "unfused":
             try:
                 from torch.nn.attention import SDPBackend, sdpa_kernel
-                with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                backend = {"fused": SDPBackend.CUDNN_ATTENTION, "auto": None}.get(
+                    args.attention_backend, SDPBackend.FLASH_ATTENTION)
+                if backend is None:
                     return F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            except ImportError:  # PyTorch < 2.3: let SDPA pick (flash when it can)
+                with sdpa_kernel(backend):
+                    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            except (ImportError, AttributeError):  # older PyTorch: let SDPA pick
                 return F.scaled_dot_product_attention(q, k, v, is_causal=True)
         # The unfused path keeps the s x s scores in memory, as non-flash training does.
         s = q.shape[-2]

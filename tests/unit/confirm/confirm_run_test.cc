@@ -286,6 +286,25 @@ TEST(Confirm, ReferenceWorkloadAcceptsTheGeneratedFlags) {
     EXPECT_TRUE(r.exited && r.exit_code == 0) << test::slurp(d / "err");
     EXPECT_EQ(test::slurp(d / "out"), "full\n");
   }
+  // Megatron plans add the overlap flags and a pinned attention kernel's flag.
+  c.framework = Framework::megatron;
+  c.zero.overlap_comm = 1;
+  for (AttentionKernel k : {AttentionKernel::fa2, AttentionKernel::cudnn, AttentionKernel::triton}) {
+    c.attention = k;
+    std::vector<std::string> argv = {"python3", "-c",
+                                     "import sys; sys.path.insert(0, sys.argv[1]); import train_gpt; "
+                                     "a = train_gpt.parse_args(sys.argv[2:]); "
+                                     "print(a.attention_backend, a.use_flash_attn_triton, a.overlap_grad_reduce)",
+                                     std::string(DSPLAN_SOURCE_DIR) + "/examples"};
+    auto args = megatron_args(c, llama);
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = run_process(argv, d / "out", d / "err", {});
+    EXPECT_TRUE(r.exited && r.exit_code == 0) << test::slurp(d / "err");
+    const std::string want = k == AttentionKernel::fa2     ? "flash False True\n"
+                             : k == AttentionKernel::cudnn ? "fused False True\n"
+                                                           : "None True True\n";
+    EXPECT_EQ(test::slurp(d / "out"), want);
+  }
   const std::string src = std::string(DSPLAN_SOURCE_DIR) + "/examples/train_gpt.py";
   auto r = run_process({"python3", "-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())", src},
                        "", d / "err", {});
