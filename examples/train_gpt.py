@@ -176,11 +176,13 @@ def build_model(args, torch):
         if args.use_flash_attn and args.attention_backend != "unfused":
             try:
                 from torch.nn.attention import SDPBackend, sdpa_kernel
-                backend = {"fused": SDPBackend.CUDNN_ATTENTION, "auto": None}.get(
-                    args.attention_backend, SDPBackend.FLASH_ATTENTION)
+                # Looked up by name: CUDNN_ATTENTION exists from PyTorch 2.5 only, and only
+                # --attention-backend fused may fall back for want of it.
+                backend = {"fused": "CUDNN_ATTENTION", "auto": None}.get(args.attention_backend,
+                                                                         "FLASH_ATTENTION")
                 if backend is None:
                     return F.scaled_dot_product_attention(q, k, v, is_causal=True)
-                with sdpa_kernel(backend):
+                with sdpa_kernel(getattr(SDPBackend, backend)):
                     return F.scaled_dot_product_attention(q, k, v, is_causal=True)
             except (ImportError, AttributeError):  # older PyTorch: let SDPA pick
                 return F.scaled_dot_product_attention(q, k, v, is_causal=True)

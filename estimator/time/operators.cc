@@ -191,9 +191,9 @@ constexpr double kCausalRate = 0.9;
 // the forward's rate (FA2), the Triton kernel's at half its forward's.
 double flash_fraction(const Acc& a, const Dims& d, bool backward) {
   const double gemm = a.eff.gemm_peak_fraction[std::size_t(a.p)];
-  const double fwd = gemm * flash_relative(a.gpu.arch, d.megatron, d.attention) * (d.causal ? kCausalRate : 1.0);
-  if (d.attention != AttentionKernel::triton) return backward ? 0.85 * fwd : fwd;
-  return (backward ? 0.85 / kTritonBwdSlowdown : 1.0 / kTritonFwdSlowdown) * fwd;
+  const bool triton = d.attention == AttentionKernel::triton;
+  const double pass = backward ? 0.85 / (triton ? kTritonBwdSlowdown : 1.0) : 1.0 / (triton ? kTritonFwdSlowdown : 1.0);
+  return gemm * flash_relative(a.gpu.arch, d.megatron, d.attention) * (d.causal ? kCausalRate : 1.0) * pass;
 }
 
 void attention_core_fwd(Acc& a, const Dims& d) {
