@@ -44,6 +44,11 @@ struct Efficiency {
   double hbm_fraction = 0.8;
   // Pinned host<->device copies reach this fraction of the PCIe line rate.
   double pcie_fraction = 0.8;
+  // Fraction of compute throughput lost while an NCCL collective runs beside it (its
+  // channels occupy SMs and it streams through HBM): a compute window C with M of
+  // collective running alongside takes max(M, C + overlap_compute_loss x M) instead of
+  // max(M, C) (docs/model.md §4.6, "Overlap contention"). 0 = perfect overlap.
+  double overlap_compute_loss = 0.19;
   // Measured collective fits override the NCCL-structure model when present.
   std::array<std::array<std::optional<CollectiveFit>, 2>, 5> collectives{};
 };

@@ -56,6 +56,10 @@ struct StepCosts {
   Seconds optimizer;             // optimizer step on GPU, or CPU Adam when offloaded
   Seconds offload_d2h;           // gradients to host (offload), per reduction round
   Seconds offload_h2d;           // updated parameters back to the device (offload)
+  // Fraction of compute throughput lost while a data-parallel collective (gradient
+  // reduction, ZeRO-3 gather) runs beside it on the same rank (Efficiency::
+  // overlap_compute_loss). 0 = the streams do not slow each other.
+  double overlap_compute_loss = 0.0;
 };
 
 }  // namespace dsplan

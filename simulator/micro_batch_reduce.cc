@@ -15,9 +15,11 @@ namespace {
 struct Queues {
   double dp_free = 0.0;    // when dp_comm finishes its last queued reduction
   double host_free = 0.0;  // when the host stream finishes its last queued copy
+  double last_done = 0.0;  // when the last bucket would finish reduced on its own
 
   void bucket(double ready, double reduce, double copy) {
     dp_free = std::max(ready, dp_free) + reduce;
+    last_done = ready + reduce;
     if (copy > 0.0) host_free = std::max(dp_free, host_free) + copy;
   }
 };
@@ -52,7 +54,9 @@ MicroBatchReduction micro_batch_reduction(const StepCosts& c, int rank) {
   Queues q;
   double end = 0.0;
   for (int chunk = c.vpp - 1; chunk >= 0; --chunk) end = lay_pass(c, rank, chunk, end, q);
-  const Seconds late(std::max(0.0, q.dp_free - end));
+  Seconds late(std::max(0.0, q.dp_free - end));
+  out.contention = max(Seconds{}, reduce - late) * c.overlap_compute_loss;
+  late = min(late, max(late - out.contention, Seconds(std::max(0.0, q.last_done - end))));
   out.reduce_exposed = late + c.grad_reduce_tail;
   out.reduce_hidden = max(Seconds{}, reduce - late);
   const double task_end = end + out.reduce_exposed.v;

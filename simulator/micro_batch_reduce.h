@@ -17,7 +17,9 @@
 // With vpp = 1 this equals what the per-layer tail would schedule, because the previous
 // micro-batch's reductions have drained before the backward starts; with vpp > 1 the
 // forwards interleaved between a micro-batch's chunk passes are ignored (the reduction
-// gets less cover than it would have).
+// gets less cover than it would have). Contention is first order: the hidden reduction
+// slows the backward by loss x hidden, and the reduction left after it shrinks by as much
+// (never below the last bucket's own reduction after it fills).
 #pragma once
 
 #include "core/units.h"
@@ -31,6 +33,10 @@ struct MicroBatchReduction {
   Seconds reduce_hidden;   // reduction work done during the backward
   Seconds copy_exposed;    // offload: copy still running after the reduction task ends
   Seconds copy_hidden;     // offload: copy work done before that
+  // Compute the micro-batch's backward loses beside the reduction it hides
+  // (estimator/overlap.h): loss x reduce_hidden, added to the rank's last backward pass of
+  // the micro-batch, which in turn hides that much more of the reduction.
+  Seconds contention;
 };
 
 // Same for every non-last micro-batch of `rank`. Without overlap_grad_reduce nothing is

@@ -17,20 +17,14 @@ Seconds layer_time(const StepCosts& c, bool forward) {
   return work + layer_tp_comm(c, forward);
 }
 
-Seconds gather_exposure(Seconds gather, Seconds layer, int layers, bool prefetch) {
-  if (gather.v <= 0.0 || layers <= 0) return Seconds{};
-  if (!prefetch) return gather * layers;
-  const Seconds pipelined = max(gather, layer) * layers + min(gather, layer);
-  return pipelined - layer * layers;
-}
-
 PassCost pass_cost(const StepCosts& c, int rank, int chunk, bool forward) {
   const int n = chunk_layers(c, chunk);
   const Seconds layer = layer_time(c, forward);
-  const Seconds gathers = gather_exposure(c.layer.param_gather, layer, n, c.zero3_prefetch);
+  const GatherOverlap g =
+      gather_overlap(c.layer.param_gather, layer, n, c.zero3_prefetch, c.overlap_compute_loss);
   PassCost cost;
-  cost.blocking_comm = layer_tp_comm(c, forward) * n + gathers;
-  cost.duration = layer * n + gathers;
+  cost.blocking_comm = layer_tp_comm(c, forward) * n + g.exposed;
+  cost.duration = layer * n + g.exposed + g.contention;
   if (rank == 0 && chunk == 0) cost.duration += forward ? c.embed_fwd : c.embed_bwd;
   if (rank == c.pp - 1 && chunk == c.vpp - 1) cost.duration += forward ? c.head_fwd : c.head_bwd;
   return cost;

@@ -11,11 +11,16 @@
 //   with prefetch the gather of layer i+1 runs during layer i, so the gathers run back
 //   to back while compute keeps up:                               n max(g, c) + min(g, c)
 // (the first gather of a pass is never hidden). The excess over n c is blocking
-// communication. The last micro-batch's backward is built per layer with explicit gather
-// tasks on the gather stream instead (backward_tail.h), which reproduces these sums.
+// communication. Beside a gather the compute runs slower (estimator/overlap.h): each of
+// the n - 1 windows where a gather runs beside a layer becomes max(g, c + loss g), and
+// the excess over max(g, c) is compute.
+// The last micro-batch's backward is built per layer with explicit gather tasks on the
+// gather stream instead (backward_tail.h); the scheduler's contention pass slows its
+// compute beside them (contention.h).
 #pragma once
 
 #include "core/units.h"
+#include "estimator/overlap.h"
 #include "estimator/step_costs.h"
 
 namespace dsplan::sim {
@@ -32,9 +37,6 @@ int chunk_layers(const StepCosts& costs, int chunk);
 // One layer's compute-stream time (TP collectives included) in one direction.
 Seconds layer_time(const StepCosts& costs, bool forward);
 Seconds layer_tp_comm(const StepCosts& costs, bool forward);
-
-// Exposed ZeRO-3 gather time of a pass over `layers` layers of compute `layer` each.
-Seconds gather_exposure(Seconds gather, Seconds layer, int layers, bool prefetch);
 
 // A whole pass of chunk `chunk` on rank `rank` for one micro-batch.
 PassCost pass_cost(const StepCosts& costs, int rank, int chunk, bool forward);

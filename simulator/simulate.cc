@@ -6,6 +6,7 @@
 #include <boost/graph/topological_sort.hpp>  // boost::not_a_dag
 
 #include "simulator/breakdown.h"
+#include "simulator/contention.h"
 #include "simulator/scheduler.h"
 #include "simulator/step_graph.h"
 
@@ -15,6 +16,10 @@ namespace {
 
 // Bounds the graph size (about two tasks per pass); ~100 MB of tasks at the limit.
 constexpr double kMaxPasses = 2e6;
+// Contention pass (contention.h): rounds of stretch-and-reschedule, stopped early once no
+// compute task changes by more than a nanosecond.
+constexpr int kContentionRounds = 6;
+constexpr Seconds kContentionSettled{1e-9};
 
 void check_count(const char* path, int value, int min, Diagnostics& out) {
   if (value >= min) return;
@@ -51,6 +56,9 @@ void check_amounts(const StepCosts& c, Diagnostics& out) {
   check_amount("/optimizer", c.optimizer, out);
   check_amount("/offload_d2h", c.offload_d2h, out);
   check_amount("/offload_h2d", c.offload_h2d, out);
+  if (!(c.overlap_compute_loss >= 0.0 && c.overlap_compute_loss < 1.0))
+    out.push_back({"", "/overlap_compute_loss", "overlap_compute_loss must be in [0, 1)",
+                   "got " + std::to_string(c.overlap_compute_loss)});
 }
 
 std::vector<CriticalPathStep> path_steps(const sim::TaskGraph& g, const sim::Schedule& s) {
@@ -101,10 +109,19 @@ Diagnostics validate_step_costs(const StepCosts& c) {
 
 Expected<SimulationResult> simulate_step(const StepCosts& costs) {
   if (Diagnostics errs = validate_step_costs(costs); !errs.empty()) return errs;
-  const sim::StepGraph sg = sim::build_step_graph(costs);
+  sim::StepGraph sg = sim::build_step_graph(costs);
   sim::Schedule schedule;
   try {
     schedule = sim::list_schedule(sg.graph);
+    if (costs.overlap_compute_loss > 0.0) {
+      std::vector<Seconds> base(sg.graph.size());
+      for (sim::TaskId v = 0; v < base.size(); ++v) base[v] = sg.graph.task(v).duration;
+      for (int round = 0; round < kContentionRounds; ++round) {
+        const Seconds change = sim::apply_contention(sg.graph, base, schedule, costs.overlap_compute_loss);
+        schedule = sim::list_schedule(sg.graph);
+        if (change.v <= kContentionSettled.v) break;
+      }
+    }
   } catch (const boost::not_a_dag&) {
     return Diagnostic{"", "", "internal error: the step graph has a cycle",
                       "please report the StepCosts that produced it"};

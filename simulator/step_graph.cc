@@ -114,7 +114,9 @@ class Builder {
       add_blocking_send(rank, op, bwd_[i]);
       return;
     }
-    const PassCost cost = pass_cost(c_, rank, op.chunk, op.forward);
+    PassCost cost = pass_cost(c_, rank, op.chunk, op.forward);
+    const bool reduces = !op.forward && op.chunk == 0 && c_.grad_reduce_every_micro_batch;
+    if (reduces) cost.duration += reduce_[rank].contention;
     Task t = make_task(op.forward ? TaskKind::forward : TaskKind::backward, s.compute, rank,
                        cost.duration);
     t.blocking_comm = cost.blocking_comm;
@@ -125,8 +127,7 @@ class Builder {
     (op.forward ? fwd_ : bwd_)[i] = PassIds{id, id};
     add_blocking_send(rank, op, (op.forward ? fwd_ : bwd_)[i]);
     // Chunk 0 runs the micro-batch's last backward pass on this rank.
-    if (!op.forward && op.chunk == 0 && c_.grad_reduce_every_micro_batch)
-      add_micro_batch_reduction(rank, op.micro_batch, id);
+    if (reduces) add_micro_batch_reduction(rank, op.micro_batch, id);
   }
 
   // ZeRO-2/3, a micro-batch before the last: its reductions (and offload copy) as one

@@ -92,6 +92,8 @@ class TaskGraph {
   void add_dep(TaskId before, TaskId after);
 
   const Task& task(TaskId id) const { return (*graph_)[id]; }
+  // Changes how long a task occupies its stream (the contention pass, contention.h).
+  void set_duration(TaskId id, Seconds duration) { (*graph_)[id].duration = duration; }
   std::size_t size() const { return boost::num_vertices(*graph_); }
   const Graph& graph() const { return *graph_; }
   const std::vector<Stream>& streams() const { return streams_; }

@@ -11,24 +11,20 @@
 // one micro-batch's backward, at least the last bucket, plus the non-layer tail (which
 // never holds the last layer bucket, so nothing is counted twice). Offload gradient copies
 // overlap the backward only with overlap, like the reductions they follow.
+// Overlap contention (estimator/overlap.h): compute beside a ZeRO-3 gather or a DP
+// reduction loses overlap_compute_loss of its rate; the lost time is compute, and the
+// longer window hides that much more of the reduction.
 // Model FLOPs follow Megatron: 6 x matmul weights x tokens + 12 L s (a d) per token for
 // attention, halved when causal, + 6 h V for the logits; per GPU = replica / (tp pp).
 #include <algorithm>
 #include <array>
 
+#include "estimator/overlap.h"
 #include "estimator/time/step_caches.h"
 
 namespace dsplan {
 
 namespace {
-
-// Exposed time of n per-layer gathers next to layers of `layer` compute each: prefetch
-// pipelines gather k+1 behind layer k; without it every gather blocks.
-Seconds gather_exposure(Seconds gather, Seconds layer, int n, bool prefetch) {
-  if (gather.v <= 0 || n <= 0) return Seconds{};
-  if (!prefetch) return gather * n;
-  return max(gather, layer) * n + min(gather, layer) - layer * n;
-}
 
 // Reduction time of the last layer bucket, from StepCosts alone (as the simulator sees
 // it): buckets of bucket_bytes fill in backward order, so the last one holds
@@ -70,15 +66,18 @@ void fill_critical_path(std::vector<std::string>& out, std::array<Term, 8> terms
 void StepTimeModel::estimate_into(const TrainConfig& cfg, StepTimeBreakdown& out) const {
   const OpEntry& oe = op_entry(*caches_, model_, cluster_, eff_, cfg);
   const CommEntry& ce = comm_entry(*caches_, model_, cluster_, eff_, cfg);
-  const StepCosts c = assemble_costs(oe, ce, cfg);
+  const StepCosts c = assemble_costs(oe, ce, cfg, eff_);
   const OpCosts& op = oe.op;
   const int L = c.layers_per_rank, m = c.micro_batches, p = c.pp, v = c.vpp;
   const LayerCosts& l = c.layer;
 
   const Seconds lf = l.fwd + l.tp_comm_fwd, lb = l.bwd + l.recompute + l.tp_comm_bwd;
-  const Seconds gf = gather_exposure(l.param_gather, lf, L, c.zero3_prefetch);
-  const Seconds gb = gather_exposure(l.param_gather, lb, L, c.zero3_prefetch);
-  const Seconds layers = (lf + lb) * L;
+  const double loss = c.overlap_compute_loss;
+  const GatherOverlap go_f = gather_overlap(l.param_gather, lf, L, c.zero3_prefetch, loss);
+  const GatherOverlap go_b = gather_overlap(l.param_gather, lb, L, c.zero3_prefetch, loss);
+  const Seconds gf = go_f.exposed, gb = go_b.exposed;
+  const Seconds gather_contention = go_f.contention + go_b.contention;
+  const Seconds layers = (lf + lb) * L + gather_contention;
   const Seconds first = c.embed_fwd + c.embed_bwd + (p == 1 ? c.head_fwd + c.head_bwd : Seconds{});
   const Seconds last = c.head_fwd + c.head_bwd;
   const Seconds edge = max(first, last);
@@ -90,7 +89,7 @@ void StepTimeModel::estimate_into(const TrainConfig& cfg, StepTimeBreakdown& out
   const Seconds edge_compute = first_slower ? op.embed_fwd + op.embed_bwd +
                                                   (p == 1 ? op.head_fwd + op.head_bwd : Seconds{})
                                             : op.head_fwd + op.head_bwd;
-  const Seconds compute_mb = (l.fwd + l.bwd + l.recompute) * L + min(edge_compute, edge);
+  const Seconds compute_mb = (l.fwd + l.bwd + l.recompute) * L + gather_contention + min(edge_compute, edge);
   const Seconds comm_mb = t_mb - compute_mb;
 
   // Interleaving shortens the fill only when a group of p micro-batches keeps every rank
@@ -105,12 +104,16 @@ void StepTimeModel::estimate_into(const TrainConfig& cfg, StepTimeBreakdown& out
   const Seconds window = (l.bwd + l.recompute) * L;
   const Seconds reduce = l.grad_reduce * L;
   Seconds per_round = c.grad_reduce_tail + reduce;
+  Seconds reduce_contention;  // per round
   if (c.overlap_grad_reduce) {
     const Seconds free_window = max(Seconds{}, window - l.param_gather * L);
     const Seconds last_bucket = last_bucket_reduce(l, c.bucket_bytes, L);
-    per_round = c.grad_reduce_tail + max(last_bucket, reduce - free_window);
+    const Seconds hidden = max(Seconds{}, min(reduce - last_bucket, free_window));
+    reduce_contention = hidden * loss;
+    per_round = c.grad_reduce_tail + max(last_bucket, reduce - free_window - reduce_contention);
   }
   const Seconds dp = per_round * rounds + c.param_allgather + c.embed_grad_sync;
+  const Seconds contention = reduce_contention * rounds;
   // Copies follow their bucket's reduction: they overlap the backward only when the
   // reductions do (without overlap_comm DeepSpeed reduces and copies on the compute stream).
   const Seconds d2h_round = c.overlap_grad_reduce ? max(Seconds{}, c.offload_d2h - window)
@@ -118,12 +121,12 @@ void StepTimeModel::estimate_into(const TrainConfig& cfg, StepTimeBreakdown& out
   const Seconds d2h_exposed = d2h_round * rounds;
   const Seconds offload = d2h_exposed + c.offload_h2d;
 
-  out.compute = compute_mb * m;
+  out.compute = compute_mb * m + contention;
   out.bubble = bubble;
   out.comm_exposed = comm_mb * m + dp;
   out.optimizer = c.optimizer;
   out.offload = offload;
-  out.step = t_mb * m + bubble + dp + c.optimizer + offload;
+  out.step = t_mb * m + bubble + dp + contention + c.optimizer + offload;
 
   const double tokens = double(cfg.micro_batch) * cfg.seq_len * m;
   const double causal = model_.causal ? 0.5 : 1.0;

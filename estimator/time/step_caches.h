@@ -53,6 +53,7 @@ const OpEntry& op_entry(StepTimeModel::Caches& c, const ModelSpec& m, const Clus
                         const Efficiency& eff, const TrainConfig& cfg);
 const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const Cluster& cl,
                             const Efficiency& eff, const TrainConfig& cfg);
-StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConfig& cfg);
+StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConfig& cfg,
+                         const Efficiency& eff);
 
 }  // namespace dsplan

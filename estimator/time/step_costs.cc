@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "estimator/overlap.h"
 #include "estimator/params.h"
 #include "estimator/time/step_caches.h"
 
@@ -139,10 +140,11 @@ const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const 
 
 StepCosts StepTimeModel::costs(const TrainConfig& cfg) const {
   return assemble_costs(op_entry(*caches_, model_, cluster_, eff_, cfg),
-                        comm_entry(*caches_, model_, cluster_, eff_, cfg), cfg);
+                        comm_entry(*caches_, model_, cluster_, eff_, cfg), cfg, eff_);
 }
 
-StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConfig& cfg) {
+StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConfig& cfg,
+                         const Efficiency& eff) {
   const OpCosts& op = oe.op;
   const ParallelComm& tp = oe.tp;
   const ParallelComm& pc = ce.comm;
@@ -168,9 +170,12 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   // Megatron (since 2021-09) launches each column-parallel linear's input-gradient
   // all-reduce (reduce-scatter with SP) asynchronously and computes that linear's weight
   // gradient meanwhile (ColumnParallelLinearWithAsyncAllreduce, later
-  // LinearWithGradAccumulationAndAsyncCommunication): only what outlasts the GEMM shows.
+  // LinearWithGradAccumulationAndAsyncCommunication): only what outlasts the GEMM shows,
+  // and what the GEMM loses beside the collective (estimator/overlap.h).
   if (cfg.megatron_async_tp() && cfg.tp > 1) {
-    auto outlasts = [](Seconds comm, Seconds gemm) { return comm > gemm ? comm - gemm : Seconds{}; };
+    auto outlasts = [&](Seconds comm, Seconds gemm) {
+      return contended_window(gemm, comm, eff.overlap_compute_loss) - gemm;
+    };
     c.layer.tp_comm_bwd = tp.tp_bwd_blocking + outlasts(tp.tp_bwd_input_grad, op.wgrad_qkv) +
                           outlasts(tp.tp_bwd_input_grad, op.wgrad_fc1);
   }
@@ -197,6 +202,7 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.optimizer = ce.opt.step;
   c.offload_d2h = ce.opt.d2h;
   c.offload_h2d = ce.opt.h2d;
+  c.overlap_compute_loss = eff.overlap_compute_loss;
   return c;
 }
 

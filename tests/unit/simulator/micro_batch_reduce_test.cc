@@ -76,6 +76,27 @@ TEST(MicroBatchReduce, OverlapHidesAllButTheLastBucketOfEachMicroBatch) {
   EXPECT_NEAR(in(m.reduce_hidden), 4.5, kTol);
 }
 
+TEST(MicroBatchReduce, ContentionSlowsEachBackwardByLossTimesTheHiddenReduction) {
+  // As above with overlap_compute_loss 0.2 (estimator/overlap.h). Earlier micro-batches
+  // (analytic): 4.5 hidden, so the backward loses 0.2 x 4.5 = 0.9; the last bucket still
+  // reduces after the backward (1.5 + tail 0.4 = 1.9 exposed): 4 + 8 + 0.9 + 1.9 = 14.8.
+  // The last micro-batch (per-layer tail, scheduled): layer 1 [0, 2] alone, layers 2-4
+  // each beside the previous bucket's 1.5 take 2 + 0.3 and end 4.3, 6.6, 8.9; the last
+  // bucket [8.9, 10.4], tail 0.4: 4 + 8.9 + 1.9 = 14.8 too. 3 x 14.8 + 1 = 45.4.
+  StepCosts c = zero2(4, 3);
+  c.layer.grad_reduce = ms(1.5);
+  c.layer.grad_bytes = MB(100);
+  c.bucket_bytes = MB(100);
+  c.grad_reduce_tail = ms(0.4);
+  c.optimizer = ms(1);
+  c.overlap_compute_loss = 0.2;
+  const sim::MicroBatchReduction m = sim::micro_batch_reduction(c, 0);
+  EXPECT_NEAR(in(m.contention), 0.9, kTol);
+  EXPECT_NEAR(in(m.reduce_exposed), 1.9, kTol);
+  EXPECT_NEAR(in(m.reduce_hidden), 4.5, kTol);
+  EXPECT_NEAR(in(run(c).step), 45.4, kTol);
+}
+
 TEST(MicroBatchReduce, ReductionSlowerThanBackwardPilesUpPerMicroBatch) {
   // reduce 3 > backward 2 per layer, m = 2: buckets queue from t = 2 of the backward and
   // end at 2 + 4 x 3 = 14, 6 after the backward's end at 8. 2 x (4 + 8 + 6) = 36.

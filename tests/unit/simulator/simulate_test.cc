@@ -190,6 +190,59 @@ TEST(Simulate, Zero3PrefetchExposesGathersLongerThanCompute) {
   EXPECT_NEAR(parts_sum(r.breakdown), 27.0, kTol);
 }
 
+// Overlap contention (estimator/overlap.h, loss 0.2): compute beside a collective on the
+// same rank runs at 0.8 of its rate.
+TEST(Simulate, ContentionSlowsTheBackwardBesideReductions) {
+  // As OverlapExposesOnlyTheLastBucket (reduce 1.5 per layer bucket, backward 2). Layer 1's
+  // backward [4, 6] runs alone. Layer 2 starts at 6 beside reduction 1 [6, 7.5]: 1.5 x 0.8
+  // = 1.2 of its 2 done by 7.5, the other 0.8 alone: ends 8.3 (= 2 + 0.2 x 1.5). Layers 3
+  // and 4 likewise end 10.6 and 12.9; the last reduction [12.9, 14.4], optimizer 1: 15.4.
+  // The closed form's max(M, C + 0.2 M) over the backward gives the same: 4 + 8 + 0.2 x
+  // (6 - 1.5) + 1.5 + 1 = 15.4.
+  StepCosts c = plain(4, 1);
+  c.layer.grad_reduce = ms(1.5);
+  c.layer.grad_bytes = MB(100);
+  c.bucket_bytes = MB(100);
+  c.optimizer = ms(1);
+  c.overlap_compute_loss = 0.2;
+  const SimulationResult r = run(c);
+  EXPECT_NEAR(in(r.step), 15.4, kTol);
+  EXPECT_NEAR(in(r.breakdown.compute), 12.9, kTol);
+  EXPECT_NEAR(in(r.breakdown.comm_exposed), 1.5, kTol);
+  EXPECT_NEAR(parts_sum(r.breakdown), 15.4, kTol);
+  // Without overlap nothing runs beside the compute: 12 + 4 x 1.5 + 1 = 19, as before.
+  c.overlap_grad_reduce = false;
+  EXPECT_NEAR(in(run(c).step), 19.0, kTol);
+}
+
+TEST(Simulate, ContentionSlowsComputeBesideShortPrefetchedGathers) {
+  // As Zero3PrefetchHidesGathersShorterThanCompute (g = 0.5, f = 1, b = 2, L = 4, m = 2)
+  // with loss 0.2. In each pass gathers 2-4 run beside layers 1-3 (3 windows) and each
+  // window takes max(0.5, c + 0.2 x 0.5) = c + 0.1: forward 4 + 0.5 + 0.3 = 4.8, backward
+  // 8 + 0.5 + 0.3 = 8.8. The last backward (explicit gather tasks): gather 1 [0, 0.5],
+  // layer 1 beside gather 2 [0.5, 1]: 0.4 done by 1, ends 2.6; gather 3 waits for layer 1,
+  // layer 2 [2.6, 4.7], layer 3 [4.7, 6.8], layer 4 alone [6.8, 8.8]: 8.8 as well.
+  // Step 2 x (4.8 + 8.8) = 27.2 (26 without contention).
+  StepCosts c = plain(4, 2);
+  c.layer.param_gather = ms(0.5);
+  c.zero3_prefetch = true;
+  c.overlap_compute_loss = 0.2;
+  const SimulationResult r = run(c);
+  EXPECT_NEAR(in(r.step), 27.2, kTol);
+  EXPECT_NEAR(in(r.breakdown.comm_exposed), 2.0, kTol);
+}
+
+TEST(Simulate, ContentionIsHiddenWhenTheCollectiveIsLonger) {
+  // As Zero3PrefetchExposesGathersLongerThanCompute (g = 3 > b = 2 > f = 1): each layer
+  // finishes under the next gather even at 0.8 of its rate (2 / 0.8 = 2.5 < 3), so the
+  // step stays 27.
+  StepCosts c = plain(4, 1);
+  c.layer.param_gather = ms(3);
+  c.zero3_prefetch = true;
+  c.overlap_compute_loss = 0.2;
+  EXPECT_NEAR(in(run(c).step), 27.0, kTol);
+}
+
 TEST(Simulate, OffloadCopiesGradientsDuringBackward) {
   // ZeRO-Offload (Ren et al. 2021, §4, no delayed update). L = 4, m = 1, reduce 0.5 and
   // D2H 1 per layer bucket (4 total), CPU Adam 3, H2D 2. Backward layers end at
