@@ -33,6 +33,7 @@ Efficiency to_efficiency(const CalibrationProfile& p, const Efficiency& base) {
   apply_gemm(f, e);
   if (f.hbm_fraction) e.hbm_fraction = *f.hbm_fraction;
   if (f.pcie_fraction) e.pcie_fraction = *f.pcie_fraction;
+  if (f.overlap_compute_loss) e.overlap_compute_loss = *f.overlap_compute_loss;
   for (const auto& c : f.collectives)
     e.collectives[static_cast<int>(c.collective)][static_cast<int>(c.scope)] = c.fit;
   return e;

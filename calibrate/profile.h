@@ -51,6 +51,7 @@ struct FittedParams {
   std::optional<double> pcie_fraction;
   double pcie_h2d_GBps = 0, pcie_d2h_GBps = 0;
   std::vector<CollectiveFitEntry> collectives;
+  std::optional<double> overlap_compute_loss;  // fit_overlap(); Efficiency's field
 };
 
 struct CalibrationProfile {

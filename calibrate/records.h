@@ -92,11 +92,31 @@ struct CollectiveRecord {
   std::optional<bool> correct;       // result check, when done
 };
 
+// Compute beside a collective (docs/model.md §4.6, "Overlap contention"): one GEMM batch
+// timed alone and again while collectives run on another stream of every local GPU, with
+// enough of them queued to outlast the batch. Times are the slowest local GPU's medians.
+struct OverlapRecord {
+  Collective collective = Collective::all_gather;
+  CommScope scope = CommScope::intra_node;
+  int ranks = 0;
+  double bytes = 0;                  // nccl-tests message size S of each collective
+  double gemm_alone_us = 0;          // the GEMM batch alone
+  double gemm_beside_us = 0;         // the same batch beside the collectives
+  double comm_us = 0;                // the queued collectives, first start to last end
+  // 1 - alone / beside: the fraction of compute throughput lost. Meaningful only when
+  // the collectives outlasted the batch (comm_us >= gemm_beside_us).
+  double loss = 0;
+};
+
 struct RawRecords {
   Provenance provenance;
   std::vector<GemmRecord> gemm;
   std::vector<BandwidthRecord> bandwidth;
   std::vector<CollectiveRecord> collectives;
+  std::vector<OverlapRecord> overlap;
+  // Measurements that failed without stopping the pass (the overlap benchmark), one line
+  // each; `dsplan calibrate` prints them.
+  std::vector<std::string> warnings;
 };
 
 Json records_to_json(const RawRecords& r);

@@ -96,6 +96,22 @@ CollectiveRecord read_collective(const Json& j, const std::string& file,
   return c;
 }
 
+OverlapRecord read_overlap(const Json& j, const std::string& file, const std::string& path,
+                           Diagnostics& errs) {
+  OverlapRecord o;
+  JsonObjectReader r(j, file, path, errs);
+  read_enum(r, "collective", collective_names(), o.collective);
+  read_enum(r, "scope", comm_scope_names(), o.scope);
+  r.get("ranks", o.ranks, true, 2, 1 << 20);
+  r.get("bytes", o.bytes, true, 1, kMaxBytes);
+  r.get("gemm_alone_us", o.gemm_alone_us, true, 1e-3, kMaxTime_us);
+  r.get("gemm_beside_us", o.gemm_beside_us, true, 1e-3, kMaxTime_us);
+  r.get("comm_us", o.comm_us, true, 1e-3, kMaxTime_us);
+  r.get("loss", o.loss, true, -1.0, 1.0);
+  r.finish();
+  return o;
+}
+
 }  // namespace
 
 Json records_to_json(const RawRecords& r) {
@@ -124,7 +140,18 @@ Json records_to_json(const RawRecords& r) {
     if (c.correct) e["correct"] = *c.correct;
     coll.push_back(std::move(e));
   }
-  return {{"provenance", prov}, {"gemm", gemm}, {"bandwidth", bw}, {"collectives", coll}};
+  Json out = {{"provenance", prov}, {"gemm", gemm}, {"bandwidth", bw}, {"collectives", coll}};
+  if (!r.overlap.empty()) {
+    Json ov = Json::array();
+    for (const auto& o : r.overlap)
+      ov.push_back({{"collective", name(o.collective)}, {"scope", name(o.scope)},
+                    {"ranks", o.ranks}, {"bytes", o.bytes}, {"gemm_alone_us", o.gemm_alone_us},
+                    {"gemm_beside_us", o.gemm_beside_us}, {"comm_us", o.comm_us},
+                    {"loss", o.loss}});
+    out["overlap"] = ov;
+  }
+  if (!r.warnings.empty()) out["warnings"] = r.warnings;
+  return out;
 }
 
 Expected<RawRecords> parse_records(const Json& j, const std::string& file,
@@ -142,6 +169,13 @@ Expected<RawRecords> parse_records(const Json& j, const std::string& file,
   });
   for_each_element(r, "collectives", file, errs, [&](const Json& e, const std::string& at) {
     out.collectives.push_back(read_collective(e, file, at, errs));
+  });
+  for_each_element(r, "overlap", file, errs, [&](const Json& e, const std::string& at) {
+    out.overlap.push_back(read_overlap(e, file, at, errs));
+  });
+  for_each_element(r, "warnings", file, errs, [&](const Json& e, const std::string& at) {
+    if (e.is_string()) out.warnings.push_back(e.get<std::string>());
+    else errs.push_back({file, at, "expected a string", ""});
   });
   r.finish();
   if (!errs.empty()) return errs;

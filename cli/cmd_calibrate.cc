@@ -144,7 +144,9 @@ int run_pass(const CalibrateCli& c) {
   if (auto errs = write_atomically(c.out, profile_to_json(*profile).dump(1) + "\n"); !errs.empty())
     return report(errs);
   std::cout << "wrote " << c.out << " (" << recs->gemm.size() << " GEMMs, " << recs->bandwidth.size()
-            << " bandwidths, " << recs->collectives.size() << " collectives)\n";
+            << " bandwidths, " << recs->collectives.size() << " collectives, "
+            << recs->overlap.size() << " overlap runs)\n";
+  for (const auto& w : recs->warnings) std::cout << "warning: " << w << "\n";
   return 0;
 }
 
@@ -221,6 +223,15 @@ void print_bandwidth(const CalibrationProfile& p) {
     std::cout << "PCIe  datasheet " << fmt(p.datasheet.pcie_GBps, 2) << " GB/s, measured H2D "
               << fmt(f.pcie_h2d_GBps, 2) << " / D2H " << fmt(f.pcie_d2h_GBps, 2) << " GB/s ("
               << fmt(*f.pcie_fraction, 3) << ")\n";
+  for (const auto& o : p.records.overlap)
+    std::cout << "GEMM beside " << name(o.collective) << " (" << name(o.scope) << ", "
+              << o.ranks << " ranks): " << fmt(o.gemm_alone_us, 0) << " us alone, "
+              << fmt(o.gemm_beside_us, 0) << " us beside (loss " << fmt(o.loss, 3) << ")"
+              << (o.comm_us >= o.gemm_beside_us ? "" : ", not covered: not fitted") << "\n";
+  if (f.overlap_compute_loss)
+    std::cout << "overlap compute loss " << fmt(*f.overlap_compute_loss, 3)
+              << " (default 0.19; docs/model.md §4.6)\n";
+  for (const auto& w : p.records.warnings) std::cout << "warning: " << w << "\n";
 }
 
 void print_collectives(const CalibrationProfile& p) {

@@ -45,6 +45,13 @@ class Bench {
   // `bytes` is the nccl-tests message size S; record.correct holds the result check.
   virtual Expected<CollectiveRecord> collective(Collective c, CommScope scope, double bytes,
                                                 const Repeats& r) = 0;
+  // A bf16 GEMM batch alone and beside collective `c` of `bytes` on every local GPU of
+  // `scope` (records.h, OverlapRecord). Benches that cannot run it say so.
+  virtual Expected<OverlapRecord> overlap(Collective c, CommScope scope, double bytes,
+                                          const Repeats& r) {
+    (void)c, (void)scope, (void)bytes, (void)r;
+    return Diagnostic{"", "", "this benchmark cannot measure compute beside a collective", ""};
+  }
 };
 
 // The build's Bench: CUDA benchmarks, or one whose probe() explains what is missing.

@@ -169,6 +169,28 @@ void add_collectives(bool quick, const DeviceInfo& dev, BenchPlan& plan) {
   }
 }
 
+// Compute beside a collective, once per scope with at least two ranks: an all-gather (the
+// ZeRO-3/FSDP parameter gather) and a reduce-scatter (their gradient reduction), each of
+// the largest collective size the plan measures.
+void add_overlaps(bool quick, const DeviceInfo& dev, BenchPlan& plan) {
+  const std::vector<double> sizes = collective_sizes(quick, dev.device_memory_bytes);
+  if (sizes.empty()) return;
+  for (auto [scope, ranks] : dev.scopes) {
+    if (ranks < 2) continue;
+    for (Collective c : {Collective::all_gather, Collective::reduce_scatter}) {
+      PlanItem it;
+      it.kind = PlanItem::Kind::overlap;
+      it.collective = c;
+      it.scope = scope;
+      it.bytes = sizes.back();
+      it.repeats = coll_repeats(quick);
+      it.cost_s = 2.0;
+      it.label = std::string("GEMM beside ") + name(c) + " " + name(scope);
+      plan.items.push_back(it);
+    }
+  }
+}
+
 }  // namespace
 
 BenchPlan make_plan(const BenchOptions& opt, const DeviceInfo& dev) {
@@ -184,6 +206,7 @@ BenchPlan make_plan(const BenchOptions& opt, const DeviceInfo& dev) {
   }
   add_bandwidths(opt.quick, plan);
   add_collectives(opt.quick, dev, plan);
+  add_overlaps(opt.quick, dev, plan);
   return plan;
 }
 

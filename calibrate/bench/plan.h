@@ -24,7 +24,7 @@ struct BenchOptions {
 };
 
 struct PlanItem {
-  enum class Kind { gemm, bandwidth, collective } kind = Kind::gemm;
+  enum class Kind { gemm, bandwidth, collective, overlap } kind = Kind::gemm;
   GemmCase gemm;
   BandwidthKind bandwidth = BandwidthKind::hbm_copy;
   Collective collective = Collective::all_reduce;

@@ -54,6 +54,17 @@ Diagnostics run_item(Bench& bench, const PlanItem& it, RawRecords& out) {
       out.collectives.push_back(*r);
       return {};
     }
+    case PlanItem::Kind::overlap: {
+      // Not fatal: the other measurements stand without it, and the model keeps its
+      // default overlap_compute_loss.
+      auto r = bench.overlap(it.collective, it.scope, it.bytes, it.repeats);
+      if (!r) {
+        out.warnings.push_back(it.label + ": " + r.errors().front().message);
+        return {};
+      }
+      out.overlap.push_back(*r);
+      return {};
+    }
   }
   return {};
 }

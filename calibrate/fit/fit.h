@@ -6,6 +6,8 @@
 //   Collectives: t(S) = latency + S*bus_factor(p)/busbw per (collective, scope),
 //                relative-error least squares with latency >= 0.
 //   Bandwidth:   best large-buffer HBM copy/triad and pinned PCIe rates over datasheet.
+//   Overlap:     median compute loss beside a collective over the records whose
+//                collectives outlasted the GEMM batch.
 #pragma once
 
 #include <array>
@@ -47,6 +49,10 @@ Expected<std::vector<CollectiveFitEntry>> fit_collectives(
 
 // Fills hbm_* and pcie_* of `out`. HBM uses only buffers of at least 4x the L2 size (when
 // the datasheet gives one) so that cache hits do not inflate the figure.
+// The median `loss` of the records with comm_us >= gemm_beside_us, clamped to [0, 0.9];
+// nothing when no record qualifies.
+std::optional<double> fit_overlap(const std::vector<OverlapRecord>& records);
+
 void fit_bandwidth(const std::vector<BandwidthRecord>& records, const GpuSpec& gpu,
                    FittedParams& out);
 

@@ -1,5 +1,6 @@
 // fit_records(): checks that the records belong to the datasheet GPU, then runs the GEMM,
 // bandwidth and collective fits and assembles a CalibrationProfile.
+#include <algorithm>
 #include <cmath>
 
 #include "calibrate/fit/fit.h"
@@ -28,6 +29,18 @@ Diagnostics check_plausible(const FittedParams& f, const DatasheetSummary& ds) {
 }
 
 }  // namespace
+
+std::optional<double> fit_overlap(const std::vector<OverlapRecord>& records) {
+  std::vector<double> losses;
+  for (const auto& r : records)
+    if (r.gemm_alone_us > 0 && r.gemm_beside_us > 0 && r.comm_us >= r.gemm_beside_us)
+      losses.push_back(1.0 - r.gemm_alone_us / r.gemm_beside_us);
+  if (losses.empty()) return std::nullopt;
+  std::sort(losses.begin(), losses.end());
+  const std::size_t n = losses.size();
+  const double mid = n % 2 ? losses[n / 2] : 0.5 * (losses[n / 2 - 1] + losses[n / 2]);
+  return std::clamp(mid, 0.0, 0.9);
+}
 
 std::array<FlopsPerSecond, 4> gemm_peaks(const GpuSpec& gpu) {
   std::array<FlopsPerSecond, 4> p{};
@@ -81,6 +94,7 @@ Expected<CalibrationProfile> fit_records(const RawRecords& records, const GpuSpe
       p.fitted.gemm_rms_rel_error = g.rms_rel_error;
     }
   }
+  p.fitted.overlap_compute_loss = fit_overlap(records.overlap);
   auto c = fit_collectives(records.collectives);
   if (!c) errs.insert(errs.end(), c.errors().begin(), c.errors().end());
   else p.fitted.collectives = *c;

@@ -24,5 +24,30 @@ TEST(NcclGpu, EveryCollectiveGivesTheExpectedOutput) {
     }
 }
 
+TEST(NcclGpu, ComputeBesideACollectiveIsMeasured) {
+  // overlap.cu on every local GPU: the batch beside the collectives cannot be much faster
+  // than alone (a loss below -5% would be noise beyond the timer's), nor lose more than
+  // 90%; the record's loss is 1 - alone / beside by construction.
+  DSPLAN_REQUIRE_GPU();
+  const auto& dev = gpu_test::device().value();
+  if (dev.scopes.empty()) {
+    std::cout << "SKIPPED: overlap test needs at least 2 GPUs" << std::endl;
+    GTEST_SKIP() << "SKIPPED: overlap test needs at least 2 GPUs";
+  }
+  const auto [scope, ranks] = dev.scopes.front();
+  for (Collective c : {Collective::all_gather, Collective::reduce_scatter}) {
+    auto r = gpu_test::bench().overlap(c, scope, 256.0 * 1048576, {1, 12});
+    ASSERT_TRUE(r.ok()) << r.errors()[0].message;
+    EXPECT_EQ(r->ranks, ranks);
+    EXPECT_GT(r->gemm_alone_us, 0.0);
+    EXPECT_GT(r->comm_us, 0.0);
+    EXPECT_NEAR(r->loss, 1.0 - r->gemm_alone_us / r->gemm_beside_us, 1e-12);
+    EXPECT_GT(r->loss, -0.05) << name(c);
+    EXPECT_LT(r->loss, 0.9) << name(c);
+    std::cout << name(c) << ": alone " << r->gemm_alone_us << " us, beside " << r->gemm_beside_us
+              << " us, collectives " << r->comm_us << " us, loss " << r->loss << std::endl;
+  }
+}
+
 }  // namespace
 }  // namespace dsplan

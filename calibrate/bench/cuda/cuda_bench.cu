@@ -51,6 +51,15 @@ class CudaBench final : public Bench {
                                      " communicator on this machine", ""};
   }
 
+  Expected<OverlapRecord> overlap(Collective c, CommScope scope, double bytes,
+                                  const Repeats& r) override {
+    for (auto& g : world_.groups)
+      if (g.scope == scope) return guarded<OverlapRecord>([&] { return run_overlap(g, c, bytes, r); });
+    return Diagnostic{"", "", std::string("no ") +
+                                     (scope == CommScope::intra_node ? "intra-node" : "inter-node") +
+                                     " communicator on this machine", ""};
+  }
+
  private:
   DeviceInfo open(int count) {
     if (!opened_) {

@@ -32,6 +32,10 @@ BandwidthRecord run_bandwidth(int device, BandwidthKind kind, double bytes, cons
 // Collective `c` over every member of `g`; the slowest rank's median time is recorded.
 CollectiveRecord run_collective(CommGroup& g, Collective c, double bytes, const Repeats& r);
 
+// A GEMM batch alone and beside collective `c` (all_gather or reduce_scatter) on every
+// member of `g` (overlap.cu).
+OverlapRecord run_overlap(CommGroup& g, Collective c, double bytes, const Repeats& r);
+
 // Provenance of the local GPUs and libraries (GPU name, SMs, versions, host, date).
 Provenance local_provenance(int device, int gpu_count, int nodes);
 

@@ -137,6 +137,29 @@ TEST(FitBandwidth, IgnoresBuffersThatFitInL2) {
   EXPECT_NEAR(*f.pcie_fraction, (25 + 26) / 2.0 / 31.5, 1e-12);  // mean of both directions
 }
 
+TEST(FitOverlap, MedianOfTheRunsTheCollectivesCovered) {
+  auto rec = [](double alone, double beside, double comm) {
+    OverlapRecord o;
+    o.ranks = 8;
+    o.bytes = 1e9;
+    o.gemm_alone_us = alone;
+    o.gemm_beside_us = beside;
+    o.comm_us = comm;
+    o.loss = 1 - alone / beside;
+    return o;
+  };
+  // 1 - 100/125 = 0.2 and 1 - 100/150 = 1/3 are covered (comm >= beside); the third run's
+  // collectives ended first (50 < 110), so its 0.09 is left out: median (0.2 + 1/3) / 2.
+  auto f = fit_overlap({rec(100, 125, 200), rec(100, 150, 300), rec(100, 110, 50)});
+  ASSERT_TRUE(f);
+  EXPECT_NEAR(*f, (0.2 + 1.0 / 3) / 2, 1e-12);
+  EXPECT_FALSE(fit_overlap({rec(100, 110, 50)}));  // nothing covered: no value
+  EXPECT_FALSE(fit_overlap({}));
+  // 1 - 100/10000 = 0.99 is clamped to 0.9; a faster batch beside (noise) to 0.
+  EXPECT_NEAR(*fit_overlap({rec(100, 10000, 20000)}), 0.9, 1e-12);
+  EXPECT_NEAR(*fit_overlap({rec(100, 95, 200)}), 0.0, 1e-12);
+}
+
 TEST(FitRecords, RejectsRecordsFromAnotherGpu) {
   RawRecords r = testing::synthetic_records(testing::Truth{}, 1);
   GpuSpec h100 = a100_80gb();

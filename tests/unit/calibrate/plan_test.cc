@@ -97,13 +97,20 @@ TEST(Plan, QuickIsSmallerAndSingleGpuHasNoCollectives) {
   BenchOptions full, quick;
   quick.quick = true;
   const BenchPlan pf = make_plan(full, dev), pq = make_plan(quick, dev);
-  // Full: 25 GEMM shapes x 4 dtypes + 10 bandwidths + 5 x 11 collectives = 165;
-  // quick: 12 x 4 + 4 + 5 x 6 = 82.
-  EXPECT_EQ(pf.items.size(), 165u);
-  EXPECT_EQ(pq.items.size(), 82u);
+  // Full: 25 GEMM shapes x 4 dtypes + 10 bandwidths + 5 x 11 collectives + 2 overlap runs
+  // (GEMMs beside all_gather and beside reduce_scatter) = 167; quick: 12 x 4 + 4 + 5 x 6
+  // + 2 = 84.
+  EXPECT_EQ(pf.items.size(), 167u);
+  EXPECT_EQ(pq.items.size(), 84u);
   EXPECT_LT(pq.total_cost_s(), pf.total_cost_s() / 2);
+  // The overlap runs use the largest message the plan measures (1 GiB).
+  for (const auto& it : pf.items)
+    if (it.kind == PlanItem::Kind::overlap) EXPECT_EQ(it.bytes, 1024.0 * 1024 * 1024);
   dev.scopes = {{CommScope::intra_node, 1}};
-  for (const auto& it : make_plan(full, dev).items) EXPECT_NE(it.kind, PlanItem::Kind::collective);
+  for (const auto& it : make_plan(full, dev).items) {
+    EXPECT_NE(it.kind, PlanItem::Kind::collective);
+    EXPECT_NE(it.kind, PlanItem::Kind::overlap);
+  }
 }
 
 TEST(RunPlan, ReportsProgressAndProvenance) {
@@ -122,7 +129,9 @@ TEST(RunPlan, ReportsProgressAndProvenance) {
   EXPECT_EQ(seen.back().label, "");
   EXPECT_EQ(r->provenance.dsplan_version, DSPLAN_VERSION);
   EXPECT_EQ(r->provenance.command, "--quick");
-  EXPECT_EQ(r->gemm.size() + r->bandwidth.size() + r->collectives.size(), plan.items.size());
+  EXPECT_EQ(r->gemm.size() + r->bandwidth.size() + r->collectives.size() + r->overlap.size(),
+            plan.items.size());
+  EXPECT_TRUE(r->warnings.empty());
 }
 
 // A bench whose GEMM check or NCCL check fails.
@@ -148,6 +157,36 @@ class FailingBench : public Bench {
   bool bad_gemm_;
   testing::SyntheticBench inner_{testing::Truth{}, 1};
 };
+
+// A bench that cannot measure compute beside a collective (Bench's default overlap()).
+class NoOverlapBench : public Bench {
+ public:
+  Expected<DeviceInfo> probe() override { return inner_.probe(); }
+  Expected<GemmRecord> gemm(const GemmCase& c) override { return inner_.gemm(c); }
+  Expected<BandwidthRecord> bandwidth(BandwidthKind k, double b, const Repeats& r) override {
+    return inner_.bandwidth(k, b, r);
+  }
+  Expected<CollectiveRecord> collective(Collective c, CommScope s, double b, const Repeats& r) override {
+    return inner_.collective(c, s, b, r);
+  }
+
+ private:
+  testing::SyntheticBench inner_{testing::Truth{}, 1};
+};
+
+TEST(RunPlan, AFailedOverlapRunIsAWarningNotAnError) {
+  NoOverlapBench bench;
+  DeviceInfo dev = *bench.probe();
+  BenchOptions opt;
+  opt.quick = true;
+  auto r = run_plan(bench, dev, make_plan(opt, dev), "", nullptr);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->overlap.empty());
+  ASSERT_EQ(r->warnings.size(), 2u);  // beside all_gather, beside reduce_scatter
+  EXPECT_NE(r->warnings[0].find("GEMM beside all_gather intra_node: this benchmark cannot"),
+            std::string::npos) << r->warnings[0];
+  EXPECT_FALSE(r->collectives.empty());
+}
 
 TEST(RunPlan, FailedChecksStopThePass) {
   for (bool bad_gemm : {true, false}) {

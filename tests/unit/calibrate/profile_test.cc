@@ -29,6 +29,9 @@ TEST(Profile, RoundTripKeepsEveryField) {
   EXPECT_NEAR(back->fitted.kernel_overhead.v, p.fitted.kernel_overhead.v, 1e-18);
   EXPECT_EQ(back->fitted.hbm_fraction, p.fitted.hbm_fraction);
   EXPECT_EQ(back->fitted.pcie_fraction, p.fitted.pcie_fraction);
+  ASSERT_TRUE(p.fitted.overlap_compute_loss);
+  EXPECT_EQ(back->fitted.overlap_compute_loss, p.fitted.overlap_compute_loss);
+  EXPECT_EQ(back->records.overlap.size(), 2u);
   ASSERT_EQ(back->fitted.collectives.size(), p.fitted.collectives.size());
   EXPECT_NEAR(back->fitted.collectives[0].fit.busbw.v, p.fitted.collectives[0].fit.busbw.v, 1e-3);
   EXPECT_EQ(back->records.gemm.size(), p.records.gemm.size());
@@ -60,6 +63,7 @@ TEST(Profile, ToEfficiencyMapsDtypesToPrecisions) {
   EXPECT_EQ(e.gemm_k_half, p.fitted.gemm_k_half);
   EXPECT_EQ(e.kernel_overhead.v, p.fitted.kernel_overhead.v);
   EXPECT_EQ(e.hbm_fraction, *p.fitted.hbm_fraction);  // measured value replaces the base
+  EXPECT_EQ(e.overlap_compute_loss, *p.fitted.overlap_compute_loss);
   const auto& ar = e.collectives[static_cast<int>(Collective::all_reduce)][static_cast<int>(CommScope::intra_node)];
   ASSERT_TRUE(ar);
   EXPECT_FALSE(e.collectives[0][static_cast<int>(CommScope::inter_node)]);  // not measured
@@ -68,9 +72,12 @@ TEST(Profile, ToEfficiencyMapsDtypesToPrecisions) {
 TEST(Profile, UnmeasuredFieldsKeepTheBase) {
   CalibrationProfile p = fitted();
   p.fitted.hbm_fraction.reset();
+  p.fitted.overlap_compute_loss.reset();
   Efficiency base;
   base.hbm_fraction = 0.5;
+  base.overlap_compute_loss = 0.3;
   EXPECT_EQ(to_efficiency(p, base).hbm_fraction, 0.5);
+  EXPECT_EQ(to_efficiency(p, base).overlap_compute_loss, 0.3);
 }
 
 TEST(Profile, EfficiencyFromFileChecksTheTargetGpu) {

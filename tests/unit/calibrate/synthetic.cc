@@ -82,6 +82,20 @@ Expected<CollectiveRecord> SyntheticBench::collective(Collective c, CommScope sc
   return CollectiveRecord{c, scope, t_.gpus, bytes, t * 1e6, algbw, algbw * factor, true};
 }
 
+Expected<OverlapRecord> SyntheticBench::overlap(Collective c, CommScope scope, double bytes,
+                                                const Repeats&) {
+  OverlapRecord o;
+  o.collective = c;
+  o.scope = scope;
+  o.ranks = t_.gpus;
+  o.bytes = bytes;
+  o.gemm_alone_us = noisy(16000);
+  o.gemm_beside_us = noisy(16000 / (1 - t_.overlap_loss));
+  o.comm_us = 1.5 * o.gemm_alone_us;
+  o.loss = 1 - o.gemm_alone_us / o.gemm_beside_us;
+  return o;
+}
+
 RawRecords synthetic_records(const Truth& truth, std::uint64_t seed) {
   SyntheticBench bench(truth, seed);
   DeviceInfo dev = *bench.probe();

@@ -32,6 +32,7 @@ struct Truth {
   // Per collective (all_reduce, reduce_scatter, all_gather, broadcast, send_recv), intra-node.
   std::array<double, 5> latency_us{12, 9, 9, 8, 6};
   std::array<double, 5> busbw_GBps{230, 235, 235, 220, 180};
+  double overlap_loss = 0.22;  // compute throughput lost beside a collective
   double noise = 0.03;  // relative standard deviation of every timing
   int gpus = 8;
 };
@@ -44,6 +45,10 @@ class SyntheticBench final : public Bench {
   Expected<BandwidthRecord> bandwidth(BandwidthKind kind, double bytes, const Repeats& r) override;
   Expected<CollectiveRecord> collective(Collective c, CommScope scope, double bytes,
                                         const Repeats& r) override;
+  // A 16 ms batch alone (noisy), 1 / (1 - overlap_loss) of it beside collectives queued
+  // to 1.5x the batch.
+  Expected<OverlapRecord> overlap(Collective c, CommScope scope, double bytes,
+                                  const Repeats& r) override;
 
  private:
   double noisy(double x);  // x * (1 + noise * N(0,1)), deterministic per seed

@@ -36,6 +36,9 @@ void expect_recovers(const CalibrationProfile& p, const testing::Truth& t) {
   EXPECT_NEAR(f.gemm_rms_rel_error, t.noise, 0.5 * t.noise);  // the residual is the noise
   ASSERT_TRUE(f.hbm_fraction);
   EXPECT_NEAR(*f.hbm_fraction, t.hbm_fraction, 0.1 * t.hbm_fraction);  // max of 4 noisy rates
+  ASSERT_TRUE(f.overlap_compute_loss);
+  // Two runs, each loss 1 - a/b with a and b 3% noisy: the median is within 0.05.
+  EXPECT_NEAR(*f.overlap_compute_loss, t.overlap_loss, 0.05);
   ASSERT_EQ(f.collectives.size(), 5u);
   for (const auto& c : f.collectives) {
     const int i = static_cast<int>(c.collective);
@@ -52,6 +55,7 @@ TEST(SyntheticFixture, IsLabelledSynthetic) {
   EXPECT_NE(r.provenance.kind.find("not a measurement"), std::string::npos);
   EXPECT_GT(r.gemm.size(), 100u);
   EXPECT_EQ(r.collectives.size(), 55u);  // 5 collectives x 11 sizes (1 KiB .. 1 GiB, x4)
+  EXPECT_EQ(r.overlap.size(), 2u);       // GEMMs beside all_gather and reduce_scatter
 }
 
 TEST(SyntheticFixture, FitRecoversTheGeneratingParameters) {
