@@ -27,6 +27,17 @@ StepCosts zero2(int layers, int micro_batches) {
   return c;
 }
 
+// m = 3, L = 4, one 100 MB bucket per layer, reduce 1.5 < backward 2, tail 0.4, optimizer 1.
+StepCosts bucketed_zero2() {
+  StepCosts c = zero2(4, 3);
+  c.layer.grad_reduce = ms(1.5);
+  c.layer.grad_bytes = MB(100);
+  c.bucket_bytes = MB(100);
+  c.grad_reduce_tail = ms(0.4);
+  c.optimizer = ms(1);
+  return c;
+}
+
 SimulationResult run(const StepCosts& c) {
   auto r = simulate_step(c);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.errors().front().to_string());
@@ -57,12 +68,7 @@ TEST(MicroBatchReduce, OverlapHidesAllButTheLastBucketOfEachMicroBatch) {
   // In each backward the layers end at 2, 4, 6, 8 and the buckets reduce in [2, 3.5],
   // [4, 5.5], [6, 7.5], [8, 9.5]: 1.5 + 0.4 = 1.9 is exposed per micro-batch, and the
   // next forward waits for it. 3 x (4 + 8 + 1.9) + 1 = 42.7.
-  StepCosts c = zero2(4, 3);
-  c.layer.grad_reduce = ms(1.5);
-  c.layer.grad_bytes = MB(100);
-  c.bucket_bytes = MB(100);
-  c.grad_reduce_tail = ms(0.4);
-  c.optimizer = ms(1);
+  const StepCosts c = bucketed_zero2();
   const SimulationResult r = run(c);
   EXPECT_NEAR(in(r.step), 42.7, kTol);
   EXPECT_NEAR(in(r.breakdown.comm_exposed), 3 * 1.9, kTol);
@@ -83,12 +89,7 @@ TEST(MicroBatchReduce, ContentionSlowsEachBackwardByLossTimesTheHiddenReduction)
   // The last micro-batch (per-layer tail, scheduled): layer 1 [0, 2] alone, layers 2-4
   // each beside the previous bucket's 1.5 take 2 + 0.3 and end 4.3, 6.6, 8.9; the last
   // bucket [8.9, 10.4], tail 0.4: 4 + 8.9 + 1.9 = 14.8 too. 3 x 14.8 + 1 = 45.4.
-  StepCosts c = zero2(4, 3);
-  c.layer.grad_reduce = ms(1.5);
-  c.layer.grad_bytes = MB(100);
-  c.bucket_bytes = MB(100);
-  c.grad_reduce_tail = ms(0.4);
-  c.optimizer = ms(1);
+  StepCosts c = bucketed_zero2();
   c.overlap_compute_loss = 0.2;
   const sim::MicroBatchReduction m = sim::micro_batch_reduction(c, 0);
   EXPECT_NEAR(in(m.contention), 0.9, kTol);

@@ -25,6 +25,16 @@ StepCosts plain(int layers, int micro_batches) {
   return c;
 }
 
+// L = 4, m = 1, one 100 MB bucket per layer reduced in 1.5 (< backward 2), optimizer 1.
+StepCosts one_bucket_per_layer() {
+  StepCosts c = plain(4, 1);
+  c.layer.grad_reduce = ms(1.5);
+  c.layer.grad_bytes = MB(100);
+  c.bucket_bytes = MB(100);
+  c.optimizer = ms(1);
+  return c;
+}
+
 SimulationResult run(const StepCosts& c) {
   auto r = simulate_step(c);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.errors().front().to_string());
@@ -108,11 +118,7 @@ TEST(Simulate, OverlapExposesOnlyTheLastBucket) {
   // (d) m = 1, L = 4, one 100 MB bucket per layer, reduce 1.5 < backward 2.
   // Forward ends at 4; layer backwards end at 6, 8, 10, 12; reductions run
   // [6, 7.5], [8, 9.5], [10, 11.5], [12, 13.5]; optimizer 1: step 14.5.
-  StepCosts c = plain(4, 1);
-  c.layer.grad_reduce = ms(1.5);
-  c.layer.grad_bytes = MB(100);
-  c.bucket_bytes = MB(100);
-  c.optimizer = ms(1);
+  StepCosts c = one_bucket_per_layer();
   SimulationResult r = run(c);
   EXPECT_NEAR(in(r.step), 14.5, kTol);
   EXPECT_NEAR(in(r.breakdown.comm_exposed), 1.5, kTol);
@@ -199,11 +205,7 @@ TEST(Simulate, ContentionSlowsTheBackwardBesideReductions) {
   // and 4 likewise end 10.6 and 12.9; the last reduction [12.9, 14.4], optimizer 1: 15.4.
   // The closed form's max(M, C + 0.2 M) over the backward gives the same: 4 + 8 + 0.2 x
   // (6 - 1.5) + 1.5 + 1 = 15.4.
-  StepCosts c = plain(4, 1);
-  c.layer.grad_reduce = ms(1.5);
-  c.layer.grad_bytes = MB(100);
-  c.bucket_bytes = MB(100);
-  c.optimizer = ms(1);
+  StepCosts c = one_bucket_per_layer();
   c.overlap_compute_loss = 0.2;
   const SimulationResult r = run(c);
   EXPECT_NEAR(in(r.step), 15.4, kTol);
