@@ -59,6 +59,7 @@ Json config_to_json(const Evaluation& e) {
   j["offload"] = name(c.offload);
   if (c.logit_metrics > 0) j["logit_metrics"] = c.logit_metrics;
   if (c.framework == Framework::megatron && !c.megatron_fp32_grads) j["grad_reduce_in_fp32"] = false;
+  if (c.framework == Framework::fsdp && c.fsdp_reduce_fp32) j["grad_reduce_in_fp32"] = true;
   if (c.framework == Framework::fsdp && c.fsdp_hybrid) j["fsdp_sharding"] = "hybrid";
   if (c.flash_attention && c.attention != AttentionKernel::auto_) j["attention_kernel"] = name(c.attention);
   j["precision"] = name(c.precision);

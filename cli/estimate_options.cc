@@ -110,6 +110,21 @@ bool framework_choice(const std::string& flag, const std::string& value, const s
   return true;
 }
 
+// --grad-reduce-in-fp32: Megatron's fp32 gradient buffer (default on) or FSDP's fp32
+// reduce_dtype (default off); other frameworks have no such choice.
+void grad_reduce_choice(const std::string& value, SearchSpace& s, Diagnostics& errs) {
+  if (value == "default") return;
+  if (value != "on" && value != "off") {
+    errs.push_back(flag_error("grad-reduce-in-fp32", "unknown value \"" + value + "\"", "one of: default, on, off"));
+    return;
+  }
+  if (s.framework == Framework::megatron) s.megatron_fp32_grads = value == "on";
+  else if (s.framework == Framework::fsdp) s.fsdp_reduce_fp32 = value == "on";
+  else
+    errs.push_back(flag_error("grad-reduce-in-fp32", "applies to --framework megatron and fsdp only",
+                              "leave it out, or add --framework megatron or fsdp"));
+}
+
 // Checks user-given TP/PP values against the model and cluster; lists the allowed ones.
 void check_degrees(const std::vector<int>& tps, const std::vector<int>& pps, const ModelSpec& m,
                    const Cluster& c, Framework fw, Diagnostics& errs) {
@@ -216,8 +231,10 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "(default 0; Composer with llm-foundry models: 2, LanguageCrossEntropy and LanguagePerplexity)")
       ->check(number_check(true, 0, 16, "an integer in [0, 16]"));
   sub->add_option("--grad-reduce-in-fp32", o.grad_reduce_in_fp32,
-                  "Megatron: gradient buffer and data-parallel reduction in fp32 (on, Megatron-LM's bf16 default) or "
-                  "16-bit (off: Megatron-Core grad_reduce_in_fp32=False, as NeMo's performance recipes set)");
+                  "Gradient reduction in fp32 or 16 bits (default, on, off). Megatron: fp32 gradient buffer and "
+                  "data-parallel reduction (default on, Megatron-LM's bf16 rule; off: Megatron-Core "
+                  "grad_reduce_in_fp32=False, as NeMo's performance recipes set). FSDP: reduce_dtype float32 (on: "
+                  "torchtitan's and Composer's default) or the compute dtype (default off, PyTorch's)");
   sub->add_option("--fragmentation", o.fragmentation,
                   "Caching-allocator slack as a fraction of allocated memory (default 0.10; lower with "
                   "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)");
@@ -295,8 +312,7 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   s.logit_metrics = o.logit_metrics;
   s.fsdp_hybrid = framework_choice("fsdp-sharding", o.fsdp_sharding, "full", "hybrid", Framework::fsdp,
                                    s.framework, errs);
-  s.megatron_fp32_grads = !framework_choice("grad-reduce-in-fp32", o.grad_reduce_in_fp32, "on", "off",
-                                            Framework::megatron, s.framework, errs);
+  grad_reduce_choice(o.grad_reduce_in_fp32, s, errs);
   if (!o.sp.empty()) s.sequence_parallel = parse_on_off("sp", o.sp, errs);
   if (!o.offload.empty()) s.offload = parse_names<Offload>("offload", o.offload, offload_names(), errs);
   if (o.global_batch && !o.gas.empty())
@@ -359,6 +375,9 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (s.fsdp_hybrid)
     plan.assumptions.push_back("FSDP hybrid sharding: states sharded over each node's data-parallel ranks, "
                                "gradient shards all-reduced across nodes every micro-batch");
+  if (s.fsdp_reduce_fp32 && s.framework == Framework::fsdp)
+    plan.assumptions.push_back("FSDP gradients reduced in fp32 (reduce_dtype float32): twice the reduce-scatter "
+                               "bytes of 16-bit gradients, and a cast of every layer's gradients before it");
   if (!s.megatron_fp32_grads)
     plan.assumptions.push_back("Megatron gradients accumulated and reduced in 16 bits (grad_reduce_in_fp32=False); "
                                "Megatron-LM's own arguments force fp32 with --bf16, so set it in Megatron-Core's "

@@ -40,7 +40,8 @@ struct EstimateOptions {
   double fragmentation = 0.10;    // caching-allocator slack: reserved = allocated x (1 + f)
   std::string overlap_comm = "default";  // DeepSpeed overlap_comm / Megatron-Core overlap flags
   int logit_metrics = 0;  // train metrics over the logits per micro-batch (Composer + llm-foundry: 2)
-  std::string grad_reduce_in_fp32 = "on";  // Megatron: fp32 main_grad buffer and reduction
+  // Gradient reduction in fp32: "default" (Megatron: on; FSDP: off), on, off.
+  std::string grad_reduce_in_fp32 = "default";
   std::string fsdp_sharding = "full";      // FSDP: full (FULL_SHARD / SHARD_GRAD_OP) or hybrid
   std::string attention = "auto";          // flash kernel: auto, fa2, cudnn, fa3
 };

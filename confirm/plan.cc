@@ -51,7 +51,8 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
   int overlap = -1;
   if (r.get_choice("overlap_comm", overlap, false, overlap_names)) c.zero.overlap_comm = overlap == 0 ? -1 : overlap == 1 ? 1 : 0;
   r.get("logit_metrics", c.logit_metrics, false, 0, 16);
-  r.get("grad_reduce_in_fp32", c.megatron_fp32_grads, false);
+  bool fp32_grads = true;
+  const bool grads_given = r.get("grad_reduce_in_fp32", fp32_grads, false);
   static const std::vector<std::string> sharding_names = {"full", "hybrid"};
   int sharding = 0;
   if (r.get_choice("fsdp_sharding", sharding, false, sharding_names)) c.fsdp_hybrid = sharding == 1;
@@ -59,6 +60,9 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
   read_enum(r, "precision", precision_names(), c.precision);
   read_enum(r, "framework", framework_names(), c.framework);
   read_enum(r, "optimizer", optimizer_names(), c.optimizer);
+  // One key, read by framework: Megatron's fp32 gradient buffer, FSDP's fp32 reduce_dtype.
+  if (grads_given && c.framework == Framework::fsdp) c.fsdp_reduce_fp32 = fp32_grads;
+  else if (grads_given) c.megatron_fp32_grads = fp32_grads;
 }
 
 void read_prediction(JsonObjectReader& r, Prediction& p, const std::string& file, Diagnostics& errs) {

@@ -90,6 +90,11 @@ struct TrainConfig {
   // replicated across nodes; each micro-batch's gradient shard is all-reduced across the
   // replicas. FSDP only.
   bool fsdp_hybrid = false;
+  // FSDP's gradient reduction (reduce-scatter, and the HSDP all-reduce) in fp32:
+  // MixedPrecision / MixedPrecisionPolicy reduce_dtype=float32, the default of torchtitan
+  // (mixed_precision_reduce) and of Composer's mixed_precision DEFAULT. false reduces in
+  // the compute dtype, PyTorch's own default (reduce_dtype None). 16-bit precisions only.
+  bool fsdp_reduce_fp32 = false;
   // Which FlashAttention-class kernel runs when flash_attention is on.
   AttentionKernel attention = AttentionKernel::auto_;
 

@@ -315,6 +315,14 @@ void engine_settings(const Json& p, SearchSpace& s, std::vector<std::string>& no
     s.megatron_fp32_grads = false;
     notes.push_back("16-bit gradient buffer and reduction (grad_reduce_in_fp32=False / grad_sync_dtype bf16 named)");
   }
+  // FSDP reducing gradients in fp32: MixedPrecision(Policy) reduce_dtype float32 (torchtitan's
+  // "reduce fp32") or Composer's mixed_precision DEFAULT (param bf16, reduce float32).
+  static const std::regex fsdp_fp32(R"(reduce[ _]?(dtype)?\s*[=:]?\s*(fp32|float32)|mixed_precision\s+DEFAULT)",
+                                    std::regex::icase);
+  if (s.framework == Framework::fsdp && std::regex_search(other, fsdp_fp32)) {
+    s.fsdp_reduce_fp32 = true;
+    notes.push_back("FSDP gradients reduced in fp32 (reduce fp32 / Composer mixed_precision DEFAULT named)");
+  }
   if (s.framework == Framework::fsdp && (has(other, "HYBRID_SHARD") || has(other, "HSDP"))) {
     s.fsdp_hybrid = true;
     notes.push_back("FSDP hybrid sharding (HYBRID_SHARD / HSDP named): sharded within a node, replicated across nodes");

@@ -92,6 +92,7 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
   cfg.logit_metrics = s.logit_metrics;
   cfg.megatron_fp32_grads = s.megatron_fp32_grads;
   cfg.fsdp_hybrid = s.fsdp_hybrid;
+  cfg.fsdp_reduce_fp32 = s.fsdp_reduce_fp32;
   cfg.attention = s.attention;
   cfg.zero_stage = zero;
   cfg.tp = tp;

@@ -27,6 +27,7 @@ struct SearchSpace {
   int logit_metrics = 0;     // TrainConfig::logit_metrics for every point
   bool megatron_fp32_grads = true;  // TrainConfig::megatron_fp32_grads for every point
   bool fsdp_hybrid = false;         // TrainConfig::fsdp_hybrid for every point
+  bool fsdp_reduce_fp32 = false;    // TrainConfig::fsdp_reduce_fp32 for every point
   AttentionKernel attention = AttentionKernel::auto_;  // TrainConfig::attention for every point
   bool tp_within_node = true;  // TP groups never cross a node (default)
 

@@ -149,6 +149,9 @@ void zero_overheads(ParallelComm& o, const TrainConfig& cfg) {
 //    step (accumulation micro-batches run under no_sync).
 //  - FSDP divides the unsharded gradient in place before the reduce-scatter
 //    (_div_if_needed with the gradient pre-divide factor): read + write, every micro-batch.
+//    With reduce_dtype float32 (TrainConfig::fsdp_reduce_fp32) the 16-bit gradient is
+//    first copied into the fp32 reduce-scatter input (FSDP2's chunk_cat, FSDP1's cast):
+//    read 2, write 4, and the division runs on the fp32 copy.
 //  - DeepSpeed ZeRO-2/3 copy each gradient into the contiguous reduction buffer: read +
 //    write, every micro-batch.
 //  - DeepSpeed bf16 without ZeRO (BF16_Optimizer) casts each micro-batch's bf16 gradient
@@ -180,7 +183,8 @@ void gradient_handling(ParallelComm& o, const TrainConfig& cfg, const StageParam
       }
       break;
     case Framework::fsdp:
-      if (cfg.dp > 1) o.layer_bwd_extra += pass(2.0 * g, 1);
+      if (cfg.dp > 1) o.layer_bwd_extra += pass(2.0 * g + (g > element_bytes(cfg.precision) ? 2.0 + 4.0 : 0.0),
+                                                g > element_bytes(cfg.precision) ? 2 : 1);
       break;
     case Framework::megatron:
       break;
@@ -237,6 +241,7 @@ double grad_element_bytes(const TrainConfig& cfg) {
       // fp32 main_grad with bf16 (unless a 16-bit buffer is configured); fp16 reduces
       // 16-bit gradients.
       return cfg.precision == Precision::bf16 && cfg.megatron_fp32_grads ? 4.0 : 2.0;
+    case Framework::fsdp: return cfg.fsdp_reduce_fp32 ? 4.0 : 2.0;
     default: return 2.0;
   }
 }

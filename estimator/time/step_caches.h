@@ -21,6 +21,7 @@ struct CommKey {
   int fused_optimizer = -1;
   bool megatron_fp32_grads = true;
   bool fsdp_hybrid = false;
+  bool fsdp_reduce_fp32 = false;
   Precision precision = Precision::bf16;
   Framework framework = Framework::deepspeed;
   Optimizer optimizer = Optimizer::adam;

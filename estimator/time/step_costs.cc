@@ -42,6 +42,7 @@ CommKey comm_key(const TrainConfig& c) {
   k.fused_optimizer = c.fused_optimizer;
   k.megatron_fp32_grads = c.megatron_fp32_grads;
   k.fsdp_hybrid = c.fsdp_hybrid;
+  k.fsdp_reduce_fp32 = c.fsdp_reduce_fp32;
   k.precision = c.precision;
   k.framework = c.framework;
   k.optimizer = c.optimizer;
@@ -72,7 +73,7 @@ std::uint64_t hash_of(const CommKey& k) {
                           std::uint64_t(k.precision), std::uint64_t(k.framework),
                           std::uint64_t(k.optimizer), std::uint64_t(k.offload),
                           std::uint64_t(k.sequence_parallel), std::uint64_t(k.megatron_fp32_grads),
-                          std::uint64_t(k.fsdp_hybrid)})
+                          std::uint64_t(k.fsdp_hybrid), std::uint64_t(k.fsdp_reduce_fp32) + 2})
     h = hash_mix(h, v);
   for (double d : {k.reduce_bucket, k.allgather_bucket, k.prefetch_bucket}) {
     std::uint64_t bits;

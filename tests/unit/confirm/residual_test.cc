@@ -168,5 +168,24 @@ TEST(PlanFile, BlockRecomputeNeedsItsDepth) {
   EXPECT_EQ(ok->candidates.front().cfg.recompute_layers, 3);
 }
 
+// "grad_reduce_in_fp32" is one key with two meanings: Megatron's fp32 gradient buffer
+// (estimate writes false when off) and FSDP's fp32 reduce_dtype (written true when on).
+TEST(PlanFile, GradReduceKeyFollowsTheFramework) {
+  const std::string file = std::string(DSPLAN_TEST_DATA) + "/confirm/plan_tiny.json";
+  Json j = Json::parse(test::slurp(file));
+  j["configs"][0]["framework"] = "fsdp";
+  j["configs"][0]["grad_reduce_in_fp32"] = true;
+  auto fsdp = parse_plan(j, file);
+  ASSERT_TRUE(fsdp.ok()) << fsdp.errors().front().to_string();
+  EXPECT_TRUE(fsdp->candidates.front().cfg.fsdp_reduce_fp32);
+  EXPECT_TRUE(fsdp->candidates.front().cfg.megatron_fp32_grads);  // untouched
+  j["configs"][0]["framework"] = "megatron";
+  j["configs"][0]["grad_reduce_in_fp32"] = false;
+  auto meg = parse_plan(j, file);
+  ASSERT_TRUE(meg.ok()) << meg.errors().front().to_string();
+  EXPECT_FALSE(meg->candidates.front().cfg.megatron_fp32_grads);
+  EXPECT_FALSE(meg->candidates.front().cfg.fsdp_reduce_fp32);
+}
+
 }  // namespace
 }  // namespace dsplan

@@ -262,6 +262,40 @@ TEST(StepTime, FsdpHybridShardsWithinANode) {
   }());
 }
 
+// FSDP with reduce_dtype float32 (torchtitan, Composer's DEFAULT): gradients reduce in 4
+// bytes, not 2, and each layer's 16-bit gradient is first cast into the fp32
+// reduce-scatter input (read 2, write 4) before the pre-divide runs on it (read 4, write
+// 4): 14 B per parameter instead of the 16-bit path's 4 (divide in place, read 2 write
+// 2), and one more kernel. gpt_1b, FULL_SHARD over 16 A100s (2 nodes, 8 per node).
+TEST(StepTime, FsdpFp32ReduceDoublesTheBytesAndCastsFirst) {
+  const A100Comm a(16);
+  TrainConfig cfg = base_cfg();
+  cfg.framework = Framework::fsdp;
+  cfg.zero_stage = 3;
+  cfg.dp = 16;
+  ASSERT_EQ(grad_element_bytes(cfg), 2.0);
+  const ParallelComm bf16 = a.of(cfg);
+  cfg.fsdp_reduce_fp32 = true;
+  ASSERT_EQ(grad_element_bytes(cfg), 4.0);
+  const ParallelComm fp32 = a.of(cfg);
+  const StageParams sp = stage_params(a.m, cfg);
+  const CommGroup all{16, 8};
+  EXPECT_NEAR(fp32.layer_grad_reduce.v,
+              a.coll.time(Collective::reduce_scatter, Bytes(sp.layer * 4.0), all).v, 1e-12);
+  EXPECT_NEAR(bf16.layer_grad_reduce.v,
+              a.coll.time(Collective::reduce_scatter, Bytes(sp.layer * 2.0), all).v, 1e-12);
+  const double bw = a.c.node.gpu.hbm_bw.v * a.eff.hbm_fraction;
+  EXPECT_NEAR((fp32.layer_bwd_extra - bf16.layer_bwd_extra).v,
+              sp.layer * (14.0 - 4.0) / bw + a.eff.kernel_overhead.v, 1e-12);
+  // The parameter all-gather stays bf16.
+  EXPECT_DOUBLE_EQ(fp32.layer_param_gather.v, bf16.layer_param_gather.v);
+  // The step-time model keys its tables on the setting.
+  const StepTimeModel t = a100_model(a.m, 16);
+  const Seconds with_fp32 = t.costs(cfg).layer.grad_reduce;
+  cfg.fsdp_reduce_fp32 = false;
+  EXPECT_LT(t.costs(cfg).layer.grad_reduce.v, 0.6 * with_fp32.v);
+}
+
 // Composer evaluates llm-foundry's train metrics (LanguageCrossEntropy, LanguagePerplexity)
 // on every micro-batch's logits after its backward: TrainConfig::logit_metrics fp32
 // cross-entropies, priced with the head's backward. gpt_1b, micro-batch 2 x seq 2048 =

@@ -87,6 +87,21 @@ TEST(ValidationMap, FsdpHybridShardingNamed) {
   EXPECT_FALSE(request_of(ds_row(3, "ZeRO-3, HSDP-like")).space.fsdp_hybrid);
 }
 
+TEST(ValidationMap, FsdpFp32ReductionNamed) {
+  // torchtitan's MixedPrecisionPolicy and Composer's mixed_precision DEFAULT reduce in fp32;
+  // IBM's bfSixteen policy and an unnamed policy reduce in the compute dtype.
+  json row = ds_row(3, "PyTorch FSDP2, MixedPrecisionPolicy param bf16 / reduce fp32");
+  EXPECT_TRUE(request_of(row).space.fsdp_reduce_fp32);
+  row["parallel"]["other"] = "PyTorch FSDP FULL_SHARD via Composer, mixed_precision DEFAULT";
+  EXPECT_TRUE(request_of(row).space.fsdp_reduce_fp32);
+  row["parallel"]["other"] = "PyTorch FSDP, MixedPrecision(reduce_dtype=float32)";
+  EXPECT_TRUE(request_of(row).space.fsdp_reduce_fp32);
+  row["parallel"]["other"] = "PyTorch FSDP (FSDP1) FULL_SHARD, bf16 MixedPrecision (bfSixteen)";
+  EXPECT_FALSE(request_of(row).space.fsdp_reduce_fp32);
+  // Only FSDP has it.
+  EXPECT_FALSE(request_of(ds_row(2, "ZeRO-2, reduce fp32")).space.fsdp_reduce_fp32);
+}
+
 // A GPU variant named by its own figures: Meta's Grand Teton H100 (torchtitan's H100 tables)
 // has 96 GB of HBM2e at 2.4 TB/s, not the H100 SXM5's 80 GB at 3.35 TB/s. An ordinary
 // H100 row keeps the dgx-h100 preset's GPU.
