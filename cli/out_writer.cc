@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "confirm/ds_config.h"
+#include "confirm/fsdp_config.h"
 
 namespace dsplan::cli {
 namespace fs = std::filesystem;
@@ -48,6 +49,19 @@ Expected<bool> write_out_dir(const std::string& dir, const EstimatePlan& plan) {
                               deepspeed_launch_command(e.cfg, plan.request.cluster, "train.py", {}, cfg_path) + "\n");
     ok = ok && write_file(d / "megatron_args.txt", join_words(megatron_args(e.cfg, plan.request.model)) + "\n");
     std::string notes;
+    if (e.cfg.framework == Framework::fsdp) {
+      // The run dsplan priced is PyTorch FSDP: its settings and a torchrun command. The
+      // DeepSpeed files stay as the ZeRO equivalent.
+      const std::string fsdp_path = (target / name / "fsdp_config.json").string();
+      ok = ok && write_file(d / "fsdp_config.json", make_fsdp_config(e.cfg).dump(2) + "\n");
+      ok = ok && write_file(d / "torchrun.sh",
+                            "#!/bin/sh\n# Replace train.py with your FSDP training script; it reads the settings "
+                            "from fsdp_config.json.\n" +
+                                torchrun_launch_command(e.cfg, plan.request.cluster, "train.py", fsdp_path) + "\n");
+      notes += "framework fsdp: fsdp_config.json and torchrun.sh describe the run that was priced; "
+               "ds_config.json and launch.sh are DeepSpeed's ZeRO-" + std::to_string(e.cfg.zero_stage) +
+               " equivalent, megatron_args.txt gives the model shape in Megatron's flags\n";
+    }
     for (const auto& n : ds_config_notes(e.cfg)) notes += n + "\n";
     if (!notes.empty()) ok = ok && write_file(d / "NOTES.txt", notes);
     ok = ok && write_file(d / "prediction.json", config_to_json(e).dump(2) + "\n");

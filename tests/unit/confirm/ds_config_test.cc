@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "confirm/command.h"
+#include "confirm/fsdp_config.h"
 
 namespace dsplan {
 namespace {
@@ -246,6 +247,46 @@ TEST(MegatronArgs, TritonAttention) {
   EXPECT_TRUE(has("--use-flash-attn-triton"));
   EXPECT_FALSE(has("--use-flash-attn"));
   EXPECT_FALSE(has("--attention-backend"));
+}
+
+TEST(FsdpConfig, ShardingPrecisionAndLaunch) {
+  TrainConfig c;
+  c.framework = Framework::fsdp;
+  c.precision = Precision::bf16;
+  c.zero_stage = 3;
+  c.dp = 16;
+  c.micro_batch = 2;
+  c.grad_accum = 4;
+  c.checkpointing = Checkpointing::block;
+  c.recompute_layers = 8;
+  Json j = make_fsdp_config(c);
+  EXPECT_EQ(j["sharding_strategy"], "FULL_SHARD");
+  EXPECT_EQ(j["mixed_precision"]["param_dtype"], "bfloat16");
+  EXPECT_EQ(j["mixed_precision"]["reduce_dtype"], "bfloat16");  // PyTorch's default
+  EXPECT_EQ(j["global_batch"], 2 * 4 * 16);
+  EXPECT_EQ(j["activation_checkpointing"]["blocks_per_rank"], 8);
+  EXPECT_EQ(j["cpu_offload"]["offload_params"], false);
+  EXPECT_EQ(j["tensor_parallel_degree"], 1);
+  c.fsdp_reduce_fp32 = true;
+  c.fsdp_hybrid = true;
+  c.offload = Offload::all;
+  j = make_fsdp_config(c);
+  EXPECT_EQ(j["sharding_strategy"], "HYBRID_SHARD");
+  EXPECT_EQ(j["mixed_precision"]["reduce_dtype"], "float32");
+  EXPECT_EQ(j["cpu_offload"]["offload_params"], true);
+  c.zero_stage = 2;
+  EXPECT_EQ(make_fsdp_config(c)["sharding_strategy"], "_HYBRID_SHARD_ZERO2");
+  c.fsdp_hybrid = false;
+  EXPECT_EQ(make_fsdp_config(c)["sharding_strategy"], "SHARD_GRAD_OP");
+  c.zero_stage = 1;
+  EXPECT_EQ(make_fsdp_config(c)["sharding_strategy"], "NO_SHARD");
+  EXPECT_EQ(make_fsdp_config(c)["zero_redundancy_optimizer"], true);
+  // 16 GPUs on 8-GPU nodes: two nodes of eight.
+  Cluster cl;
+  cl.node.gpus_per_node = 8;
+  cl.num_gpus = 16;
+  EXPECT_EQ(torchrun_launch_command(c, cl, "train.py", "/p/fsdp_config.json"),
+            "torchrun --nnodes 2 --nproc_per_node 8 train.py --fsdp_config /p/fsdp_config.json");
 }
 
 TEST(LaunchCommand, DeepspeedLauncher) {

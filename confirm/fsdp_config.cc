@@ -1,0 +1,81 @@
+// FSDP settings and launch command for `estimate --out`; see fsdp_config.h.
+#include "confirm/fsdp_config.h"
+
+#include <vector>
+
+#include "confirm/command.h"
+#include "core/names.h"
+
+namespace dsplan {
+
+namespace {
+
+std::string sharding_strategy(const TrainConfig& c) {
+  if (c.zero_stage >= 3) return c.fsdp_hybrid ? "HYBRID_SHARD" : "FULL_SHARD";
+  if (c.zero_stage == 2) return c.fsdp_hybrid ? "_HYBRID_SHARD_ZERO2" : "SHARD_GRAD_OP";
+  return "NO_SHARD";
+}
+
+std::string torch_dtype(Precision p) {
+  switch (p) {
+    case Precision::fp16: return "float16";
+    case Precision::bf16: return "bfloat16";
+    default: return "float32";
+  }
+}
+
+Json activation_checkpointing(const TrainConfig& c) {
+  switch (c.checkpointing) {
+    case Checkpointing::full:
+      return {{"mode", "full"}, {"wrap", "checkpoint_wrapper on every transformer block"}};
+    case Checkpointing::block:
+      return {{"mode", "block"}, {"blocks_per_rank", c.recompute_layers},
+              {"wrap", "checkpoint_wrapper on that many transformer blocks of each rank"}};
+    case Checkpointing::selective:
+      return {{"mode", "selective"}, {"wrap", "recompute the attention core only"}};
+    default:
+      return {{"mode", "none"}};
+  }
+}
+
+}  // namespace
+
+Json make_fsdp_config(const TrainConfig& c) {
+  const bool mixed = c.precision != Precision::fp32;
+  Json j;
+  j["sharding_strategy"] = sharding_strategy(c);
+  j["auto_wrap"] = "one FSDP unit per transformer block (transformer_auto_wrap_policy / fully_shard per block)";
+  j["backward_prefetch"] = "BACKWARD_PRE";
+  j["limit_all_gathers"] = true;
+  j["mixed_precision"] = {{"param_dtype", torch_dtype(c.precision)},
+                          {"reduce_dtype", mixed && c.fsdp_reduce_fp32 ? "float32" : torch_dtype(c.precision)},
+                          {"buffer_dtype", torch_dtype(c.precision)}};
+  j["cpu_offload"] = {{"offload_params", c.offload == Offload::all}};
+  j["zero_redundancy_optimizer"] = c.zero_stage == 1;
+  j["activation_checkpointing"] = activation_checkpointing(c);
+  j["flash_attention"] = c.flash_attention;
+  j["micro_batch_per_gpu"] = c.micro_batch;
+  j["gradient_accumulation_steps"] = c.grad_accum;
+  j["global_batch"] = c.global_batch();
+  j["data_parallel_degree"] = c.dp;
+  // With tp > 1 the plan is 2-D: tensor parallelism inside FSDP (torchtitan's FSDP2 with
+  // DTensor TP), sequence parallel as planned.
+  j["tensor_parallel_degree"] = c.tp;
+  j["pipeline_parallel_degree"] = c.pp;
+  j["sequence_parallel"] = c.sequence_parallel;
+  j["seq_len"] = c.seq_len;
+  j["optimizer"] = name(c.optimizer);
+  return j;
+}
+
+std::string torchrun_launch_command(const TrainConfig& c, const Cluster& cluster,
+                                    const std::string& script, const std::string& fsdp_config_path) {
+  const int per_node = cluster.node.gpus_per_node > 0 ? cluster.node.gpus_per_node : 1;
+  const int gpus = c.gpus();
+  const int nodes = (gpus + per_node - 1) / per_node;
+  const int gpus_here = gpus < per_node ? gpus : per_node;
+  return shell_join({"torchrun", "--nnodes", std::to_string(nodes), "--nproc_per_node",
+                     std::to_string(gpus_here), script, "--fsdp_config", fsdp_config_path});
+}
+
+}  // namespace dsplan
