@@ -182,10 +182,11 @@ void gradient_handling(ParallelComm& o, const TrainConfig& cfg, const StageParam
         o.layer_bwd_extra += pass(2.0 * g, kTensorsPerLayer);
       }
       break;
-    case Framework::fsdp:
-      if (cfg.dp > 1) o.layer_bwd_extra += pass(2.0 * g + (g > element_bytes(cfg.precision) ? 2.0 + 4.0 : 0.0),
-                                                g > element_bytes(cfg.precision) ? 2 : 1);
+    case Framework::fsdp: {
+      const bool widen = g > element_bytes(cfg.precision);  // fp32 reduce of 16-bit gradients
+      if (cfg.dp > 1) o.layer_bwd_extra += pass(2.0 * g + (widen ? 2.0 + 4.0 : 0.0), widen ? 2 : 1);
       break;
+    }
     case Framework::megatron:
       break;
   }
