@@ -77,7 +77,7 @@ Json config_to_json(const Evaluation& e) {
   const StepTimeBreakdown& t = e.time;
   j["time"] = {{"step_s", t.step.v}, {"compute_s", t.compute.v}, {"comm_exposed_s", t.comm_exposed.v},
                {"bubble_s", t.bubble.v}, {"optimizer_s", t.optimizer.v}, {"offload_s", t.offload.v},
-               {"source", e.simulated ? "simulator" : "closed-form"}};
+               {"contention_s", t.contention.v}, {"source", e.simulated ? "simulator" : "closed-form"}};
   j["throughput"] = {{"samples_per_s", e.samples_per_s}, {"tokens_per_s", e.tokens_per_s},
                      {"tflops_per_gpu", e.tflops_per_gpu}, {"hw_tflops_per_gpu", e.hw_tflops_per_gpu},
                      {"mfu", e.mfu}};

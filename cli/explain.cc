@@ -45,6 +45,9 @@ void print_breakdown(std::ostream& os, const Evaluation& e, const std::string& i
      << "): compute " << fmt(in_ms(t.compute), 1) << ", exposed comm " << fmt(in_ms(t.comm_exposed), 1)
      << ", bubble " << fmt(in_ms(t.bubble), 1) << ", optimizer " << fmt(in_ms(t.optimizer), 1) << ", offload "
      << fmt(in_ms(t.offload), 1) << " ms\n";
+  if (t.contention.v > 0)
+    os << indent << "  of the compute, " << fmt(in_ms(t.contention), 1)
+       << " ms is lost beside overlapped collectives (docs/model.md §4.6)\n";
   os << indent << "critical path:\n";
   for (const auto& s : t.critical_path) os << indent << "  " << s << "\n";
 }

@@ -30,6 +30,10 @@ struct StepTimeBreakdown {
   Seconds bubble;         // pipeline fill/drain idle time
   Seconds optimizer;      // optimizer step on the GPU (or CPU Adam when offloaded)
   Seconds offload;        // exposed PCIe transfer time for offload
+  // Part of `compute`: what the compute lost running beside overlapped ZeRO-3 gathers and
+  // DP reductions (docs/model.md §4.6, "Overlap contention"). Megatron's asynchronous TP
+  // backward's share is in its TP communication instead.
+  Seconds contention;
   Flops model_flops;      // per GPU per step, 6*P*T-style (no recompute)
   Flops hw_flops;         // per GPU per step, including recompute
   std::vector<std::string> critical_path;  // human-readable, most significant first

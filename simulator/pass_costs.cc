@@ -25,6 +25,7 @@ PassCost pass_cost(const StepCosts& c, int rank, int chunk, bool forward) {
   PassCost cost;
   cost.blocking_comm = layer_tp_comm(c, forward) * n + g.exposed;
   cost.duration = layer * n + g.exposed + g.contention;
+  cost.contention = g.contention;
   if (rank == 0 && chunk == 0) cost.duration += forward ? c.embed_fwd : c.embed_bwd;
   if (rank == c.pp - 1 && chunk == c.vpp - 1) cost.duration += forward ? c.head_fwd : c.head_bwd;
   return cost;

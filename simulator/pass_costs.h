@@ -28,6 +28,7 @@ namespace dsplan::sim {
 struct PassCost {
   Seconds duration;       // time on the compute stream
   Seconds blocking_comm;  // part of it spent in blocking collectives
+  Seconds contention;     // part of it lost beside prefetched gathers
 };
 
 // Layers held by one chunk: layers_per_rank / vpp, the first layers_per_rank % vpp

@@ -87,6 +87,19 @@ std::vector<StreamUtilisation> utilisation(const sim::TaskGraph& g, const sim::S
   return out;
 }
 
+// Compute the rank lost beside collectives: the analytic terms its tasks carry plus what
+// the contention pass stretched them by.
+Seconds contention_on(const sim::StepGraph& sg, const std::vector<Seconds>& base, int rank) {
+  Seconds total;
+  const int stream = sg.ranks[rank].compute;
+  for (sim::TaskId v = 0; v < sg.graph.size(); ++v) {
+    const sim::Task& t = sg.graph.task(v);
+    if (t.stream != stream || sim::category_of(t.kind) != sim::Category::compute) continue;
+    total += t.contention + (t.duration - base[v]);
+  }
+  return total;
+}
+
 }  // namespace
 
 Diagnostics validate_step_costs(const StepCosts& c) {
@@ -111,11 +124,12 @@ Expected<SimulationResult> simulate_step(const StepCosts& costs) {
   if (Diagnostics errs = validate_step_costs(costs); !errs.empty()) return errs;
   sim::StepGraph sg = sim::build_step_graph(costs);
   sim::Schedule schedule;
+  // Durations before the contention pass, which stretches compute tasks in place.
+  std::vector<Seconds> base(sg.graph.size());
+  for (sim::TaskId v = 0; v < base.size(); ++v) base[v] = sg.graph.task(v).duration;
   try {
     schedule = sim::list_schedule(sg.graph);
     if (costs.overlap_compute_loss > 0.0) {
-      std::vector<Seconds> base(sg.graph.size());
-      for (sim::TaskId v = 0; v < base.size(); ++v) base[v] = sg.graph.task(v).duration;
       for (int round = 0; round < kContentionRounds; ++round) {
         const Seconds change = sim::apply_contention(sg.graph, base, schedule, costs.overlap_compute_loss);
         schedule = sim::list_schedule(sg.graph);
@@ -130,6 +144,7 @@ Expected<SimulationResult> simulate_step(const StepCosts& costs) {
   r.step = schedule.makespan;
   r.critical_rank = sim::critical_rank(sg, schedule);
   r.breakdown = sim::attribute(sg, schedule, r.critical_rank);
+  r.breakdown.contention = contention_on(sg, base, r.critical_rank);
   r.critical_path = path_steps(sg.graph, schedule);
   r.streams = utilisation(sg.graph, schedule);
   r.tasks = sg.graph.size();

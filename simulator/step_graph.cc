@@ -116,10 +116,14 @@ class Builder {
     }
     PassCost cost = pass_cost(c_, rank, op.chunk, op.forward);
     const bool reduces = !op.forward && op.chunk == 0 && c_.grad_reduce_every_micro_batch;
-    if (reduces) cost.duration += reduce_[rank].contention;
+    if (reduces) {
+      cost.duration += reduce_[rank].contention;
+      cost.contention += reduce_[rank].contention;
+    }
     Task t = make_task(op.forward ? TaskKind::forward : TaskKind::backward, s.compute, rank,
                        cost.duration);
     t.blocking_comm = cost.blocking_comm;
+    t.contention = cost.contention;
     t.micro_batch = op.micro_batch;
     t.chunk = op.chunk;
     const TaskId id = sg_.graph.add_task(t);

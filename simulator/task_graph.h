@@ -65,6 +65,8 @@ struct Task {
   Seconds blocking_comm;   // part of duration spent in blocking collectives (TP, ZeRO-3)
   Seconds overlapped;      // work of this task already done, off the schedule, under
                            // earlier tasks (micro_batch_reduce.h); counts as stream busy
+  Seconds contention;      // part of duration lost beside collectives computed analytically
+                           // (pass_costs.h gathers, micro_batch_reduce.h reductions)
   int rank = 0;
   int micro_batch = -1;    // -1 when not per micro-batch
   int chunk = -1;          // model chunk (virtual stage index on this rank)

@@ -122,6 +122,7 @@ void StepTimeModel::estimate_into(const TrainConfig& cfg, StepTimeBreakdown& out
   const Seconds offload = d2h_exposed + c.offload_h2d;
 
   out.compute = compute_mb * m + contention;
+  out.contention = gather_contention * m + contention;
   out.bubble = bubble;
   out.comm_exposed = comm_mb * m + dp;
   out.optimizer = c.optimizer;

@@ -17,7 +17,7 @@ import tempfile
 # (hardware and model figures are copied, not modelled). Integers, strings and booleans
 # must be equal. ABS_FLOOR keeps figures that are ~0 (no bubble, no offload) from failing
 # on noise: a difference below it always passes.
-TIME_KEYS = {"step_s", "compute_s", "comm_exposed_s", "bubble_s", "optimizer_s", "offload_s",
+TIME_KEYS = {"step_s", "compute_s", "comm_exposed_s", "bubble_s", "optimizer_s", "offload_s", "contention_s",
              "samples_per_s", "tokens_per_s", "tflops_per_gpu", "hw_tflops_per_gpu", "mfu"}
 MEMORY_REL, TIME_REL, OTHER_REL = 0.02, 0.05, 1e-9
 MEMORY_ABS_FLOOR_GIB, TIME_ABS_FLOOR = 1e-3, 1e-6

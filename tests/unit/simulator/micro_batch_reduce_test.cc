@@ -95,7 +95,9 @@ TEST(MicroBatchReduce, ContentionSlowsEachBackwardByLossTimesTheHiddenReduction)
   EXPECT_NEAR(in(m.contention), 0.9, kTol);
   EXPECT_NEAR(in(m.reduce_exposed), 1.9, kTol);
   EXPECT_NEAR(in(m.reduce_hidden), 4.5, kTol);
-  EXPECT_NEAR(in(run(c).step), 45.4, kTol);
+  const SimulationResult r = run(c);
+  EXPECT_NEAR(in(r.step), 45.4, kTol);
+  EXPECT_NEAR(in(r.breakdown.contention), 2 * 0.9 + 3 * 0.3, kTol);  // analytic + the tail
 }
 
 TEST(MicroBatchReduce, ReductionSlowerThanBackwardPilesUpPerMicroBatch) {

@@ -210,6 +210,7 @@ TEST(Simulate, ContentionSlowsTheBackwardBesideReductions) {
   const SimulationResult r = run(c);
   EXPECT_NEAR(in(r.step), 15.4, kTol);
   EXPECT_NEAR(in(r.breakdown.compute), 12.9, kTol);
+  EXPECT_NEAR(in(r.breakdown.contention), 3 * 0.3, kTol);  // layers 2-4, 0.3 each
   EXPECT_NEAR(in(r.breakdown.comm_exposed), 1.5, kTol);
   EXPECT_NEAR(parts_sum(r.breakdown), 15.4, kTol);
   // Without overlap nothing runs beside the compute: 12 + 4 x 1.5 + 1 = 19, as before.
@@ -224,13 +225,14 @@ TEST(Simulate, ContentionSlowsComputeBesideShortPrefetchedGathers) {
   // 8 + 0.5 + 0.3 = 8.8. The last backward (explicit gather tasks): gather 1 [0, 0.5],
   // layer 1 beside gather 2 [0.5, 1]: 0.4 done by 1, ends 2.6; gather 3 waits for layer 1,
   // layer 2 [2.6, 4.7], layer 3 [4.7, 6.8], layer 4 alone [6.8, 8.8]: 8.8 as well.
-  // Step 2 x (4.8 + 8.8) = 27.2 (26 without contention).
+  // Step 2 x (4.8 + 8.8) = 27.2 (26 without contention); 4 passes x 0.3 of contention.
   StepCosts c = plain(4, 2);
   c.layer.param_gather = ms(0.5);
   c.zero3_prefetch = true;
   c.overlap_compute_loss = 0.2;
   const SimulationResult r = run(c);
   EXPECT_NEAR(in(r.step), 27.2, kTol);
+  EXPECT_NEAR(in(r.breakdown.contention), 4 * 0.3, kTol);
   EXPECT_NEAR(in(r.breakdown.comm_exposed), 2.0, kTol);
 }
 
@@ -242,7 +244,10 @@ TEST(Simulate, ContentionIsHiddenWhenTheCollectiveIsLonger) {
   c.layer.param_gather = ms(3);
   c.zero3_prefetch = true;
   c.overlap_compute_loss = 0.2;
-  EXPECT_NEAR(in(run(c).step), 27.0, kTol);
+  const SimulationResult r = run(c);
+  EXPECT_NEAR(in(r.step), 27.0, kTol);
+  // The compute did slow (layers 1-3 take 2.5 beside their gathers), only not the step.
+  EXPECT_NEAR(in(r.breakdown.contention), 3 * 0.5, kTol);
 }
 
 TEST(Simulate, OffloadCopiesGradientsDuringBackward) {

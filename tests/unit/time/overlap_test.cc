@@ -73,6 +73,8 @@ TEST(Overlap, ClosedFormChargesTheHiddenReductionToCompute) {
   ASSERT_GT(hidden.v, 0.0);
   const StepTimeBreakdown a = with.estimate(cfg), b = without.estimate(cfg);
   EXPECT_NEAR((a.compute - b.compute).v, f * hidden.v, 1e-9);
+  EXPECT_NEAR(a.contention.v, f * hidden.v, 1e-12);
+  EXPECT_EQ(b.contention.v, 0.0);
   const Seconds exposed_before = max(last, reduce - window);
   const Seconds exposed_after = max(last, reduce - window - hidden * f);
   EXPECT_NEAR((a.step - b.step).v, (f * hidden + exposed_after - exposed_before).v, 1e-9);
