@@ -159,6 +159,12 @@ Experiment make_experiment(const Candidate& c, const Plan& plan, const LaunchSpe
     auto margs = megatron_args(c.cfg, plan.model);
     e.argv.insert(e.argv.end(), margs.begin(), margs.end());
     e.argv.insert(e.argv.end(), {"--deepspeed_config", e.ds_config_path});
+    // Plans priced as PyTorch FSDP or DDP run the workload's PyTorch path, not DeepSpeed.
+    if (c.cfg.framework == Framework::fsdp)
+      e.argv.insert(e.argv.end(), {"--no-deepspeed", "--fsdp-plan", "--fsdp-sharding",
+                                   c.cfg.fsdp_hybrid ? "hybrid" : "full", "--fsdp-reduce-dtype",
+                                   c.cfg.fsdp_reduce_fp32 ? "fp32" : "compute"});
+    if (c.cfg.framework == Framework::ddp) e.argv.push_back("--no-deepspeed");
   } else {
     e.argv = l.command;
     replace_ds_config_path(e.argv, e.ds_config_path);

@@ -15,7 +15,8 @@ Without DeepSpeed the PyTorch equivalents are used: DDP (ZeRO 0), ZeroRedundancy
 (ZeRO 3, CPUOffload for offload_param), torch.utils.checkpoint for recompute, and
 scaled_dot_product_attention restricted to the flash kernel for --use-flash-attn (cuDNN's with
 --attention-backend fused; flash-attn's Triton kernel with --use-flash-attn-triton); the script
-then writes the same metrics itself.
+then writes the same metrics itself. A plan priced as FSDP (--fsdp-plan) runs FSDP at ZeRO 2 and 3
+with FSDP's MixedPrecision (--fsdp-sharding, --fsdp-reduce-dtype).
 
 metrics.json: throughput (samples/s), latency (microseconds per optimizer step, as DeepSpeed
 writes it), FLOPS_per_gpu (model FLOP/s per GPU: 6 x params x tokens plus causal attention),
@@ -79,6 +80,12 @@ def parse_args(argv=None):
     p.add_argument("--bf16", action="store_true")
     p.add_argument("--zero-stage", type=int, default=None)
     p.add_argument("--use-distributed-optimizer", action="store_true")
+    # A plan priced as PyTorch FSDP (dsplan confirm passes these with --no-deepspeed): ZeRO 3
+    # runs FULL_SHARD (HYBRID_SHARD with hybrid), ZeRO 2 SHARD_GRAD_OP, with FSDP's mixed
+    # precision in the config's 16-bit dtype and gradients reduced in it or in fp32.
+    p.add_argument("--fsdp-plan", action="store_true")
+    p.add_argument("--fsdp-sharding", default="full", choices=["full", "hybrid"])
+    p.add_argument("--fsdp-reduce-dtype", default="compute", choices=["compute", "fp32"])
     p.add_argument("--train-iters", type=int, default=20, help="steps when autotuning is off")
     p.add_argument("--seed", type=int, default=1234)
     return p.parse_args(argv)
@@ -359,11 +366,21 @@ def wrap_plain(torch, args, ds, model, world, local):
     if zero.get("offload_optimizer") and stage < 3:
         print("train_gpt.py: optimizer offload has no plain-PyTorch equivalent here; ignored",
               file=sys.stderr)
-    if stage == 3:
-        from torch.distributed.fsdp import CPUOffload, FullyShardedDataParallel as FSDP, ShardingStrategy
+    if stage == 3 or (args.fsdp_plan and stage == 2):
+        from torch.distributed.fsdp import (CPUOffload, FullyShardedDataParallel as FSDP, MixedPrecision,
+                                            ShardingStrategy)
         from torch.distributed.fsdp.wrap import ModuleWrapPolicy
         block = type(model.blocks[0])
-        model = FSDP(model, sharding_strategy=ShardingStrategy.FULL_SHARD,
+        hybrid = args.fsdp_sharding == "hybrid"
+        strategy = {3: "HYBRID_SHARD" if hybrid else "FULL_SHARD",
+                    2: "_HYBRID_SHARD_ZERO2" if hybrid else "SHARD_GRAD_OP"}[stage]
+        mixed = None
+        dtype = torch.bfloat16 if ds.get("bf16", {}).get("enabled") else (
+            torch.float16 if ds.get("fp16", {}).get("enabled") else None)
+        if args.fsdp_plan and dtype is not None:
+            reduce = torch.float32 if args.fsdp_reduce_dtype == "fp32" else dtype
+            mixed = MixedPrecision(param_dtype=dtype, reduce_dtype=reduce, buffer_dtype=dtype)
+        model = FSDP(model, sharding_strategy=getattr(ShardingStrategy, strategy), mixed_precision=mixed,
                      auto_wrap_policy=ModuleWrapPolicy({block}), device_id=local,
                      cpu_offload=CPUOffload(offload_params=bool(zero.get("offload_param"))))
         return model, opt_cls(model.parameters(), **params)

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <chrono>
 #include <thread>
 
@@ -309,6 +311,39 @@ TEST(Confirm, ReferenceWorkloadAcceptsTheGeneratedFlags) {
   auto r = run_process({"python3", "-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())", src},
                        "", d / "err", {});
   EXPECT_EQ(r.exit_code, 0) << test::slurp(d / "err");
+}
+
+// A plan priced as PyTorch FSDP runs the reference workload's PyTorch path with the
+// plan's sharding and reduce dtype; the workload must accept the whole command line.
+TEST(Confirm, FsdpPlansRunTheWorkloadsFsdpPath) {
+  ScratchDir d;
+  Plan plan = test::tiny_plan();
+  Candidate cand = plan.candidates.front();
+  cand.cfg.framework = Framework::fsdp;
+  cand.cfg.zero_stage = 3;
+  cand.cfg.fsdp_hybrid = true;
+  cand.cfg.fsdp_reduce_fp32 = true;
+  LaunchSpec l;
+  l.reference_script = std::string(DSPLAN_SOURCE_DIR) + "/examples/train_gpt.py";
+  const Experiment e = make_experiment(cand, plan, l, d.path());
+  auto has = [&](const std::string& w) { return std::find(e.argv.begin(), e.argv.end(), w) != e.argv.end(); };
+  EXPECT_TRUE(has("--no-deepspeed"));
+  EXPECT_TRUE(has("--fsdp-plan"));
+  EXPECT_TRUE(has("hybrid"));
+  EXPECT_TRUE(has("fp32"));
+  std::vector<std::string> argv = {"python3", "-c",
+                                   "import sys; sys.path.insert(0, sys.argv[1]); import train_gpt; "
+                                   "a = train_gpt.parse_args(sys.argv[2:]); "
+                                   "print(a.no_deepspeed, a.fsdp_plan, a.fsdp_sharding, a.fsdp_reduce_dtype)",
+                                   std::string(DSPLAN_SOURCE_DIR) + "/examples"};
+  argv.insert(argv.end(), e.argv.begin() + 2, e.argv.end());  // drop python3 and the script
+  auto r = run_process(argv, d / "out", d / "err", {});
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << test::slurp(d / "err");
+  EXPECT_EQ(test::slurp(d / "out"), "True True hybrid fp32\n");
+  // DeepSpeed plans keep the DeepSpeed path.
+  cand.cfg.framework = Framework::deepspeed;
+  const Experiment ds = make_experiment(cand, plan, l, d.path());
+  EXPECT_EQ(std::find(ds.argv.begin(), ds.argv.end(), "--no-deepspeed"), ds.argv.end());
 }
 
 }  // namespace
