@@ -79,14 +79,21 @@ BandwidthRecord read_bandwidth(const Json& j, const std::string& file, const std
   return b;
 }
 
+// The keys that name a collective run: which collective, where, over how many ranks, and
+// its nccl-tests message size. Collective and overlap records share them.
+template <class Rec>
+void read_collective_id(JsonObjectReader& r, Rec& out) {
+  read_enum(r, "collective", collective_names(), out.collective);
+  read_enum(r, "scope", comm_scope_names(), out.scope);
+  r.get("ranks", out.ranks, true, 2, 1 << 20);
+  r.get("bytes", out.bytes, true, 1, kMaxBytes);
+}
+
 CollectiveRecord read_collective(const Json& j, const std::string& file,
                                  const std::string& path, Diagnostics& errs) {
   CollectiveRecord c;
   JsonObjectReader r(j, file, path, errs);
-  read_enum(r, "collective", collective_names(), c.collective);
-  read_enum(r, "scope", comm_scope_names(), c.scope);
-  r.get("ranks", c.ranks, true, 2, 1 << 20);
-  r.get("bytes", c.bytes, true, 1, kMaxBytes);
+  read_collective_id(r, c);
   r.get("time_us", c.time_us, true, 1e-3, kMaxTime_us);
   r.get("algbw_GBps", c.algbw_GBps, true, 0, 1e6);
   r.get("busbw_GBps", c.busbw_GBps, true, 0, 1e6);
@@ -100,10 +107,7 @@ OverlapRecord read_overlap(const Json& j, const std::string& file, const std::st
                            Diagnostics& errs) {
   OverlapRecord o;
   JsonObjectReader r(j, file, path, errs);
-  read_enum(r, "collective", collective_names(), o.collective);
-  read_enum(r, "scope", comm_scope_names(), o.scope);
-  r.get("ranks", o.ranks, true, 2, 1 << 20);
-  r.get("bytes", o.bytes, true, 1, kMaxBytes);
+  read_collective_id(r, o);
   r.get("gemm_alone_us", o.gemm_alone_us, true, 1e-3, kMaxTime_us);
   r.get("gemm_beside_us", o.gemm_beside_us, true, 1e-3, kMaxTime_us);
   r.get("comm_us", o.comm_us, true, 1e-3, kMaxTime_us);

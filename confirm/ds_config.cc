@@ -177,16 +177,19 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   return a;
 }
 
+LaunchLayout launch_layout(const TrainConfig& c, const Cluster& cluster) {
+  const int per_node = cluster.node.gpus_per_node > 0 ? cluster.node.gpus_per_node : 1;
+  const int gpus = c.gpus();
+  return {(gpus + per_node - 1) / per_node, gpus < per_node ? gpus : per_node};
+}
+
 std::string deepspeed_launch_command(const TrainConfig& c, const Cluster& cluster,
                                      const std::string& script,
                                      const std::vector<std::string>& script_args,
                                      const std::string& ds_config_path) {
-  const int per_node = cluster.node.gpus_per_node > 0 ? cluster.node.gpus_per_node : 1;
-  const int gpus = c.gpus();
-  const int nodes = (gpus + per_node - 1) / per_node;
-  const int gpus_here = gpus < per_node ? gpus : per_node;
-  std::vector<std::string> argv = {"deepspeed", "--num_nodes", std::to_string(nodes),
-                                   "--num_gpus", std::to_string(gpus_here), script};
+  const LaunchLayout l = launch_layout(c, cluster);
+  std::vector<std::string> argv = {"deepspeed", "--num_nodes", std::to_string(l.nodes),
+                                   "--num_gpus", std::to_string(l.gpus_per_node), script};
   std::vector<std::string> args = script_args;
   if (replace_ds_config_path(args, ds_config_path) == 0) {
     bool has_flag = false;

@@ -37,6 +37,14 @@ std::string experiment_name(const TrainConfig& cfg);
 // precision and model shape of `cfg`.
 std::vector<std::string> megatron_args(const TrainConfig& cfg, const ModelSpec& model);
 
+// Nodes a launcher starts for `cfg` on `cluster`, and GPUs on each (fewer than a node's
+// when the job is smaller than one node).
+struct LaunchLayout {
+  int nodes = 1;
+  int gpus_per_node = 1;
+};
+LaunchLayout launch_layout(const TrainConfig& cfg, const Cluster& cluster);
+
 // "deepspeed --num_nodes N --num_gpus G script args... --deepspeed --deepspeed_config PATH",
 // each word quoted for a POSIX shell when it needs it. When `script_args` already carry
 // --deepspeed_config (or --deepspeed followed by a path) its value is replaced instead.

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "confirm/command.h"
+#include "confirm/ds_config.h"
 #include "core/names.h"
 
 namespace dsplan {
@@ -70,12 +71,9 @@ Json make_fsdp_config(const TrainConfig& c) {
 
 std::string torchrun_launch_command(const TrainConfig& c, const Cluster& cluster,
                                     const std::string& script, const std::string& fsdp_config_path) {
-  const int per_node = cluster.node.gpus_per_node > 0 ? cluster.node.gpus_per_node : 1;
-  const int gpus = c.gpus();
-  const int nodes = (gpus + per_node - 1) / per_node;
-  const int gpus_here = gpus < per_node ? gpus : per_node;
-  return shell_join({"torchrun", "--nnodes", std::to_string(nodes), "--nproc_per_node",
-                     std::to_string(gpus_here), script, "--fsdp_config", fsdp_config_path});
+  const LaunchLayout l = launch_layout(c, cluster);
+  return shell_join({"torchrun", "--nnodes", std::to_string(l.nodes), "--nproc_per_node",
+                     std::to_string(l.gpus_per_node), script, "--fsdp_config", fsdp_config_path});
 }
 
 }  // namespace dsplan

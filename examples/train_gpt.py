@@ -352,6 +352,13 @@ def train_deepspeed(deepspeed, torch, args, ds, model, metric_path):
             print("step %d loss %.4f" % (step, loss.item()), flush=True)
 
 
+def config_dtype(torch, ds):
+    """The config's 16-bit training dtype, or None for fp32."""
+    if ds.get("bf16", {}).get("enabled"):
+        return torch.bfloat16
+    return torch.float16 if ds.get("fp16", {}).get("enabled") else None
+
+
 def wrap_plain(torch, args, ds, model, world, local):
     """The PyTorch stand-ins for DeepSpeed's ZeRO stages; returns (model, optimizer)."""
     zero = ds.get("zero_optimization", {})
@@ -375,8 +382,7 @@ def wrap_plain(torch, args, ds, model, world, local):
         strategy = {3: "HYBRID_SHARD" if hybrid else "FULL_SHARD",
                     2: "_HYBRID_SHARD_ZERO2" if hybrid else "SHARD_GRAD_OP"}[stage]
         mixed = None
-        dtype = torch.bfloat16 if ds.get("bf16", {}).get("enabled") else (
-            torch.float16 if ds.get("fp16", {}).get("enabled") else None)
+        dtype = config_dtype(torch, ds)
         if args.fsdp_plan and dtype is not None:
             reduce = torch.float32 if args.fsdp_reduce_dtype == "fp32" else dtype
             mixed = MixedPrecision(param_dtype=dtype, reduce_dtype=reduce, buffer_dtype=dtype)
@@ -397,8 +403,7 @@ def train_plain(torch, args, ds, model, metric_path, n_params):
     rank, world, local = init_distributed(torch)
     model, opt = wrap_plain(torch, args, ds, model, world, local)
     mbs, gas = ds["train_micro_batch_size_per_gpu"], ds["gradient_accumulation_steps"]
-    dtype = torch.bfloat16 if ds.get("bf16", {}).get("enabled") else (
-        torch.float16 if ds.get("fp16", {}).get("enabled") else None)
+    dtype = config_dtype(torch, ds)
     if hasattr(model, "no_sync") and hasattr(model, "clip_grad_norm_"):  # FSDP shards the grads
         from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
         scaler = ShardedGradScaler(enabled=dtype is torch.float16)
