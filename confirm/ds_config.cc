@@ -3,6 +3,7 @@
 // and Megatron-LM's arguments.py; the values are dsplan's, the defaults DeepSpeed's.
 #include "confirm/ds_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <sstream>
@@ -140,7 +141,12 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
       "--num-attention-heads", str(m.heads), "--seq-length", str(c.seq_len),
       "--max-position-embeddings", str(m.max_positions > 0 ? m.max_positions : c.seq_len)};
   if (m.ffn_hidden > 0) a.insert(a.end(), {"--ffn-hidden-size", str(m.ffn_hidden)});
-  if (m.vocab > 0) a.insert(a.end(), {"--vocab-size", str(m.vocab)});
+  if (m.vocab > 0)
+    a.insert(a.end(), {"--vocab-size", str(m.vocab), "--make-vocab-size-divisible-by",
+                       str(std::max(1, m.vocab_pad_multiple))});
+  // Megatron trains with 0.1 dropout unless told otherwise; the plan priced has_dropout().
+  const std::string drop = has_dropout(m) ? "0.1" : "0";
+  a.insert(a.end(), {"--hidden-dropout", drop, "--attention-dropout", drop});
   if (m.kv_heads > 0 && m.kv_heads < m.heads)
     a.insert(a.end(), {"--group-query-attention", "--num-query-groups", str(m.kv_heads)});
   if (m.gated_mlp && m.activation == Activation::silu) a.push_back("--swiglu");

@@ -159,6 +159,9 @@ Experiment make_experiment(const Candidate& c, const Plan& plan, const LaunchSpe
     auto margs = megatron_args(c.cfg, plan.model);
     e.argv.insert(e.argv.end(), margs.begin(), margs.end());
     e.argv.insert(e.argv.end(), {"--deepspeed_config", e.ds_config_path});
+    // Hugging Face GPT-2's gelu_new (separate kernels) has no Megatron flag: the
+    // reference workload's own, so the run does what the plan priced.
+    if (plan.model.activation_unfused) e.argv.push_back("--unfused-gelu");
     // Plans priced as PyTorch FSDP or DDP run the workload's PyTorch path, not DeepSpeed.
     if (c.cfg.framework == Framework::fsdp)
       e.argv.insert(e.argv.end(), {"--no-deepspeed", "--fsdp-plan", "--fsdp-sharding",

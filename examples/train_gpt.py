@@ -10,13 +10,10 @@ Configuration: the DeepSpeed config given by --deepspeed CONFIG or --deepspeed_c
 With DeepSpeed importable (and not --no-deepspeed) the model is trained by
 deepspeed.initialize(config=...): the engine itself times the profile steps, writes
 autotuning.metric_path and exits after end_profile_step; an exit hook adds the peak memory.
-Without DeepSpeed the PyTorch equivalents are used: DDP (ZeRO 0), ZeroRedundancyOptimizer
-(ZeRO 1/2: optimizer states sharded; PyTorch has no gradient partitioning), FSDP FULL_SHARD
-(ZeRO 3, CPUOffload for offload_param), torch.utils.checkpoint for recompute, and
-scaled_dot_product_attention restricted to the flash kernel for --use-flash-attn (cuDNN's with
---attention-backend fused; flash-attn's Triton kernel with --use-flash-attn-triton); the script
-then writes the same metrics itself. A plan priced as FSDP (--fsdp-plan) runs FSDP at ZeRO 2 and 3
-with FSDP's MixedPrecision (--fsdp-sharding, --fsdp-reduce-dtype).
+Without DeepSpeed the PyTorch equivalents are used (DDP for ZeRO 0, ZeroRedundancyOptimizer for
+ZeRO 1/2, FSDP FULL_SHARD for ZeRO 3, torch.utils.checkpoint, SDPA's flash or cuDNN kernel or
+flash-attn's Triton one) and the script writes the same metrics itself; --fsdp-plan runs FSDP at
+ZeRO 2 and 3 with FSDP's MixedPrecision (--fsdp-sharding, --fsdp-reduce-dtype).
 
 metrics.json: throughput (samples/s), latency (microseconds per optimizer step, as DeepSpeed
 writes it), FLOPS_per_gpu (model FLOP/s per GPU: 6 x params x tokens plus causal attention),
@@ -48,6 +45,11 @@ def parse_args(argv=None):
     p.add_argument("--group-query-attention", action="store_true")
     p.add_argument("--ffn-hidden-size", type=int, default=None)
     p.add_argument("--vocab-size", type=int, default=50257)
+    # Megatron's defaults: the vocabulary padded to a multiple of 128 x TP, dropout 0.1.
+    p.add_argument("--make-vocab-size-divisible-by", type=int, default=128)
+    p.add_argument("--hidden-dropout", type=float, default=0.1)
+    p.add_argument("--attention-dropout", type=float, default=0.1)
+    p.add_argument("--unfused-gelu", action="store_true", help="HF GPT-2's gelu_new, one kernel per op")
     p.add_argument("--seq-length", type=int, default=1024)
     p.add_argument("--max-position-embeddings", type=int, default=None)
     p.add_argument("--swiglu", action="store_true")
@@ -115,14 +117,16 @@ def apply_hf_config(args):
         args.disable_bias_linear = True
     if c.get("tie_word_embeddings") is False:
         args.untie_embeddings_and_output_weights = True
+    # Hugging Face neither pads the vocabulary nor fuses GPT-2's gelu_new.
+    args.make_vocab_size_divisible_by = 1
+    args.hidden_dropout = pick("resid_pdrop", "hidden_dropout", "hidden_dropout_prob", default=0.0)
+    args.attention_dropout = pick("attn_pdrop", "attention_dropout", "attention_probs_dropout_prob",
+                                  default=0.0)
+    args.unfused_gelu = c.get("activation_function") == "gelu_new"
 
 
 def ds_config_path(args):
-    if args.deepspeed_config:
-        return args.deepspeed_config
-    if isinstance(args.deepspeed, str):
-        return args.deepspeed
-    return None
+    return args.deepspeed_config or (args.deepspeed if isinstance(args.deepspeed, str) else None)
 
 
 def triton_attention():
@@ -148,6 +152,9 @@ def build_model(args, torch):
     head_dim = h // heads
     ffn = args.ffn_hidden_size or (4 * h if not args.swiglu else int(8 * h / 3 / 64 + 0.999) * 64)
     bias = not args.disable_bias_linear
+    pad = max(1, args.make_vocab_size_divisible_by) * args.tensor_model_parallel_size
+    vocab = -(-args.vocab_size // pad) * pad  # Megatron's padded vocabulary
+    p_attn = args.attention_dropout
     recompute = recompute_mode(args)
     # Megatron's --recompute-method block recomputes only the first --recompute-num-layers
     # layers; uniform (or none given) recomputes them all.
@@ -188,16 +195,16 @@ def build_model(args, torch):
                 backend = {"fused": "CUDNN_ATTENTION", "auto": None}.get(args.attention_backend,
                                                                          "FLASH_ATTENTION")
                 if backend is None:
-                    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                    return F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p_attn)
                 with sdpa_kernel(getattr(SDPBackend, backend)):
-                    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                    return F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p_attn)
             except (ImportError, AttributeError):  # older PyTorch: let SDPA pick
-                return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                return F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p_attn)
         # The unfused path keeps the s x s scores in memory, as non-flash training does.
         s = q.shape[-2]
         scores = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
         mask = torch.ones(s, s, device=q.device, dtype=torch.bool).triu(1)
-        return torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1) @ v
+        return F.dropout(torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1), p_attn) @ v
 
     class Block(nn.Module):
         def __init__(self):
@@ -207,6 +214,7 @@ def build_model(args, torch):
             self.proj = nn.Linear(heads * head_dim, h, bias=bias)
             self.fc1 = nn.Linear(h, ffn * (2 if args.swiglu else 1), bias=bias)
             self.fc2 = nn.Linear(ffn, h, bias=bias)
+            self.drop = nn.Dropout(args.hidden_dropout)
 
         def attention(self, x):
             b, s, _ = x.shape
@@ -229,22 +237,28 @@ def build_model(args, torch):
             if args.swiglu:
                 a, g = self.fc1(x).chunk(2, dim=-1)
                 return self.fc2(F.silu(a) * g)
-            return self.fc2(F.gelu(self.fc1(x)))
+            y = self.fc1(x)
+            if args.unfused_gelu:  # gelu_new as Hugging Face writes it: eight kernels
+                y = 0.5 * y * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (y + 0.044715 * torch.pow(y, 3.0))))
+            else:
+                y = F.gelu(y)
+            return self.fc2(y)
 
         def forward(self, x):
-            x = x + self.attention(self.ln1(x))
-            return x + self.mlp(self.ln2(x))
+            x = x + self.drop(self.attention(self.ln1(x)))
+            return x + self.drop(self.mlp(self.ln2(x)))
 
     class GPT(nn.Module):
         def __init__(self):
             super().__init__()
-            self.wte = nn.Embedding(args.vocab_size, h)
+            self.wte = nn.Embedding(vocab, h)
+            self.drop = nn.Dropout(args.hidden_dropout)
             self.wpe = None
             if args.position_embedding_type == "learned_absolute":
                 self.wpe = nn.Embedding(args.max_position_embeddings or args.seq_length, h)
             self.blocks = nn.ModuleList(Block() for _ in range(args.num_layers))
             self.ln_f = Norm(h)
-            self.head = nn.Linear(h, args.vocab_size, bias=False)
+            self.head = nn.Linear(h, vocab, bias=False)
             if not args.untie_embeddings_and_output_weights:
                 self.head.weight = self.wte.weight
 
@@ -253,6 +267,7 @@ def build_model(args, torch):
             x = self.wte(ids)
             if self.wpe is not None:
                 x = x + self.wpe(torch.arange(ids.shape[1], device=ids.device))
+            x = self.drop(x)
             for i, blk in enumerate(self.blocks):
                 if recompute == "full" and i < recompute_layers:
                     x = torch.utils.checkpoint.checkpoint(blk, x, use_reentrant=False)

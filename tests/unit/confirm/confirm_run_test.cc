@@ -346,5 +346,31 @@ TEST(Confirm, FsdpPlansRunTheWorkloadsFsdpPath) {
   EXPECT_EQ(std::find(ds.argv.begin(), ds.argv.end(), "--no-deepspeed"), ds.argv.end());
 }
 
+// A model priced with Hugging Face's unfused gelu_new runs it in the reference workload,
+// whose parser takes the shape flags confirm passes (vocabulary padding, dropout).
+TEST(Confirm, ReferenceWorkloadRunsThePlansActivationAndDropout) {
+  ScratchDir d;
+  Plan plan = test::tiny_plan();
+  plan.model.activation_unfused = true;
+  plan.model.vocab_pad_multiple = 1;
+  plan.model.dropout = true;
+  LaunchSpec l;
+  l.reference_script = std::string(DSPLAN_SOURCE_DIR) + "/examples/train_gpt.py";
+  const Experiment e = make_experiment(plan.candidates.front(), plan, l, d.path());
+  std::vector<std::string> argv = {"python3", "-c",
+                                   "import sys; sys.path.insert(0, sys.argv[1]); import train_gpt; "
+                                   "a = train_gpt.parse_args(sys.argv[2:]); "
+                                   "print(a.unfused_gelu, a.make_vocab_size_divisible_by, a.hidden_dropout)",
+                                   std::string(DSPLAN_SOURCE_DIR) + "/examples"};
+  argv.insert(argv.end(), e.argv.begin() + 2, e.argv.end());
+  auto r = run_process(argv, d / "out", d / "err", {});
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << test::slurp(d / "err");
+  EXPECT_EQ(test::slurp(d / "out"), "True 1 0.1\n");
+  // A Megatron launch command gets no workload-only flag.
+  l.command = {"python3", "pretrain_gpt.py", "--deepspeed_config", "x.json"};
+  const Experiment mg = make_experiment(plan.candidates.front(), plan, l, d.path());
+  EXPECT_EQ(std::find(mg.argv.begin(), mg.argv.end(), "--unfused-gelu"), mg.argv.end());
+}
+
 }  // namespace
 }  // namespace dsplan

@@ -176,6 +176,27 @@ TEST(MegatronArgs, LayoutAndRecompute) {
   EXPECT_EQ(value("--zero-stage"), "1");
 }
 
+// The plan's vocabulary padding and dropout travel as Megatron's own flags, so Megatron
+// (whose defaults are 128 and 0.1) and the reference workload run what was priced.
+TEST(MegatronArgs, VocabularyPaddingAndDropout) {
+  ModelSpec m = small_gpt();  // LayerNorm, dropout unset: trains with dropout
+  auto value = [&](const std::vector<std::string>& a, const std::string& flag) {
+    for (size_t i = 0; i + 1 < a.size(); ++i)
+      if (a[i] == flag) return a[i + 1];
+    return std::string("<absent>");
+  };
+  auto a = megatron_args(config(1, 1, 1, 1), m);
+  EXPECT_EQ(value(a, "--make-vocab-size-divisible-by"), "1");
+  EXPECT_EQ(value(a, "--hidden-dropout"), "0.1");
+  EXPECT_EQ(value(a, "--attention-dropout"), "0.1");
+  m.vocab_pad_multiple = 128;
+  m.dropout = false;
+  a = megatron_args(config(1, 1, 1, 1), m);
+  EXPECT_EQ(value(a, "--make-vocab-size-divisible-by"), "128");
+  EXPECT_EQ(value(a, "--hidden-dropout"), "0");
+  EXPECT_EQ(value(a, "--attention-dropout"), "0");
+}
+
 // Block recompute: Megatron's block method with the layer count, the count as
 // DeepSpeed's number_checkpoints, and the depth in the experiment name.
 TEST(MegatronArgs, BlockRecompute) {
