@@ -36,12 +36,16 @@ constexpr double kMinKPerSplit = 256;
 bool aligned(double x, double mult) { return std::fmod(x, mult) == 0.0; }
 
 // Tensor cores want 16-byte-aligned dimensions: multiples of 8 in 16-bit (§3). Volta's
-// cuBLAS falls back to the non-tensor-core half pipe (1/4 rate); Ampere/Hopper cuBLAS 11+
-// keeps tensor cores with narrow loads (taken as half rate).
+// cuBLAS falls back to the non-tensor-core half pipe (1/4 rate); Ampere cuBLAS 11+ keeps
+// tensor cores with narrow loads (taken as half rate). On Hopper the misaligned GEMM
+// leaves the wgmma/TMA kernels for sm75-era mma.sync kernels with 2-byte loads
+// (cutlass_75_*_align1): 0.17-0.24 of the aligned rate in dsplan's own H100 measurements
+// (cuBLAS 13.1, docs/model.md §4.1 "Misaligned GEMMs on Hopper"), taken as 0.2.
 double alignment_penalty(const GemmShape& s, Precision p, const GpuSpec& gpu) {
   if (p == Precision::fp32) return 1.0;
   if (aligned(s.m, 8) && aligned(s.n, 8) && aligned(s.k, 8)) return 1.0;
-  return gpu.arch == GpuArch::volta ? 0.25 : 0.5;
+  if (gpu.arch == GpuArch::volta) return 0.25;
+  return gpu.arch == GpuArch::hopper ? 0.2 : 0.5;
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// GEMM model: hand-derived tile, wave and time arithmetic on A100 and V100.
+// GEMM model: hand-derived tile, wave and time arithmetic on A100, V100 and Hopper.
 #include "estimator/time/gemm.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@ namespace dsplan {
 namespace {
 
 using test::a100;
+using test::h200;
 using test::v100;
 
 // 4096^3 bf16 on A100-80GB with the default efficiency (0.8 of peak, k_half 64, 4 us):
@@ -70,6 +71,23 @@ TEST(Gemm, MisalignedVocabularyIsSlowerOnVolta) {
   EXPECT_DOUBLE_EQ(odd.eta_align, 0.25);
   EXPECT_DOUBLE_EQ(pad.eta_align, 1.0);
   EXPECT_GT(odd.time.v, 3.0 * pad.time.v);
+}
+
+// On Hopper a misaligned 16-bit GEMM runs sm75 align1 kernels: 0.17-0.24 of the aligned
+// rate in dsplan's H100 measurements (docs/model.md §4.1), taken as 0.2; Ampere keeps 0.5.
+// GPT-2's logits (vocab 50257) under 8192 tokens: the math time is 1/0.2 = 5x the padded
+// vocabulary's, less the 47/50304 fewer columns (both use the same tiles and waves).
+TEST(Gemm, MisalignedGemmOnHopperRunsAtAFifth) {
+  const GpuSpec h = h200();  // same SMs and tensor rate as the H100 SXM
+  const Efficiency eff = default_efficiency(h);
+  const GemmEstimate odd = estimate_gemm({8192, 50257, 768, 1}, Precision::bf16, h, eff);
+  const GemmEstimate pad = estimate_gemm({8192, 50304, 768, 1}, Precision::bf16, h, eff);
+  EXPECT_DOUBLE_EQ(odd.eta_align, 0.2);
+  EXPECT_DOUBLE_EQ(pad.eta_align, 1.0);
+  EXPECT_EQ(odd.waves, pad.waves);
+  EXPECT_NEAR(odd.t_math.v / pad.t_math.v, 5.0, 1e-9);
+  const GpuSpec a = a100();
+  EXPECT_DOUBLE_EQ(estimate_gemm({8192, 50257, 768, 1}, Precision::bf16, a, default_efficiency(a)).eta_align, 0.5);
 }
 
 // fp32 on V100 uses the fp32 pipe: 80 x 128 x 1.53 GHz = 15.667 TFLOP/s, x 0.89 default
