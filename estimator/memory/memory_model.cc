@@ -74,7 +74,12 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   x.kv = d * (m.kv_heads > 0 ? m.kv_heads : m.heads);
   x.f = m.ffn_hidden;
   x.mlp_tensors = !m.gated_mlp ? 2 : cfg.framework == Framework::megatron ? 3 : 4;
-  if (m.activation_unfused) x.mlp_tensors += 3;  // tanh output, 1 + tanh, 0.5x (model_spec.h)
+  // gelu_new keeps the tanh output, 1 + tanh and 0.5x (model_spec.h). Under torch.amp its
+  // pow runs in fp32 and keeps its fp32 upcast of x in place of x, and tanh and 1 + tanh
+  // are fp32: 4 + 4 + 4 + 2 (0.5x) + 2 (FC2 input) = 16 bytes, 8 units of e = 2 where the
+  // plain MLP keeps 2 (docs/model.md §3, "gelu_new under autocast").
+  if (m.activation_unfused) x.mlp_tensors += (cfg.framework == Framework::ddp &&
+                                              cfg.precision != Precision::fp32) ? 6 : 3;
   x.t = cfg.tp;
   x.sp = cfg.sequence_parallel && cfg.tp > 1;
   const bool mixed = cfg.precision != Precision::fp32;
@@ -189,6 +194,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
   in.adafactor_bytes_per_param = rp.adafactor_bpp;
   in.dp = cfg.shard_degree(cl.gpus_per_node());  // the ranks states are sharded over
   in.grad_accum = cfg.grad_accum;
+  in.grads_set_to_none = cfg.framework == Framework::ddp && cfg.fused_optimizer < 0;
   in.gpus_per_node = cl.gpus_per_node();
   in.nodes = cl.nodes();
   const ModelStateMemory ms = model_state_memory(in);

@@ -19,6 +19,8 @@
 //  - An unfused activation (ModelSpec::activation_unfused, HF GPT-2's gelu_new) runs 8
 //    elementwise kernels forward: pow, mul, add, mul, tanh, add, mul (1 tensor in, 1 out)
 //    and the final mul (2 in, 1 out): 18 passes over the T x f/t tensor instead of 2.
+//    Under autocast pow promotes the chain to fp32 (76 bytes per element, 10 kernels; see
+//    act below), as dsplan's H100 profile of its reference workload shows.
 //  - torch autocast (framework ddp, 16-bit): GEMMs run in 16-bit but norms, softmax and the
 //    residual stream come out in fp32 (type promotion), so elementwise tensors are 4-byte,
 //    the QKV and FC1 inputs and the attention probabilities are cast down (r 4 B, w 2 B),
@@ -250,9 +252,14 @@ Elementwise layer_elementwise(const Dims& d) {
   const int drop_add_kernels = d.megatron || !d.dropout ? 1 : 2;
   const double ffn = d.T * d.f / d.t;
   const bool swiglu_eager = d.gated && eager && !d.act_unfused;
-  const double act = ffn * (d.act_unfused ? 18.0 : swiglu_eager ? 5.0 : d.gated ? 3.0 : 2.0) * d.e;
+  // Under autocast torch.pow runs in fp32, so gelu_new's chain from there on is fp32: an
+  // upcast (r 2, w 4), pow, two scalar muls, tanh and +1 (r 4, w 4 each), x + 0.044715x^3
+  // (r 2 + 4, w 4), 0.5x (r 2, w 2), the product (r 2 + 4, w 4) and the cast down for FC2
+  // (r 4, w 2): 76 bytes per element in 10 kernels.
+  const double unfused = d.autocast ? 76.0 : 18.0 * d.e;
+  const double act = ffn * (d.act_unfused ? unfused : (swiglu_eager ? 5.0 : d.gated ? 3.0 : 2.0) * d.e);
   const double act_b = swiglu_eager ? ffn * 9.0 * d.e : 2.0 * act;
-  const int act_k = d.act_unfused ? 8 : swiglu_eager ? 2 : 1;
+  const int act_k = d.act_unfused ? (d.autocast ? 10 : 8) : swiglu_eager ? 2 : 1;
   const double qk = d.rope ? d.T * (d.hq + d.hkv) / d.t : 0.0;
   const double rope = qk * (eager ? 2.0 * d.e + 16.0 : 2.0 * d.e);
   const int rope_k = d.rope ? (eager ? 6 : 1) : 0;

@@ -34,6 +34,30 @@ Cluster a100x8(int gpus = 8) {
 
 double gib(Bytes b) { return in_GiB(b); }
 
+// HF GPT-2's gelu_new keeps three more f-wide tensors (tanh output, 1 + tanh, 0.5x) in
+// 16 bits: +3 x 2 B. Under torch.amp its pow runs in fp32, so it keeps an fp32 upcast of
+// x in place of x, and tanh and 1 + tanh in fp32: 4 + 4 + 4 + 2 + 2 (FC2 input) = 16 B
+// against the plain MLP's 4 B, +12 B. GPT-2 (12 layers, f 3072), micro-batch 8, seq 1024:
+//   DeepSpeed bf16: 12 x 6 B x 8192 x 3072 = 1,811,939,328 B;  DDP autocast: twice that.
+TEST(MemoryModel, GeluNewUnderAutocastKeepsFp32Tensors) {
+  ModelSpec m;
+  m.name = "gpt2";
+  m.layers = 12; m.hidden = 768; m.heads = 12; m.ffn_hidden = 3072; m.vocab = 50257;
+  m.max_positions = 1024;
+  TrainConfig cfg;
+  cfg.seq_len = 1024; cfg.micro_batch = 8; cfg.flash_attention = true;
+  cfg.precision = Precision::bf16;
+  auto extra = [&](Framework f) {
+    cfg.framework = f;
+    ModelSpec fused = m, unfused = m;
+    unfused.activation_unfused = true;
+    return MemoryModel(unfused, a100x8(1)).estimate(cfg).activations.v -
+           MemoryModel(fused, a100x8(1)).estimate(cfg).activations.v;
+  };
+  EXPECT_NEAR(extra(Framework::deepspeed), 1'811'939'328.0, 1.0);
+  EXPECT_NEAR(extra(Framework::ddp), 3'623'878'656.0, 1.0);
+}
+
 TEST(MemoryModel, BreakdownSumsToTotals) {
   MemoryModel mm(llama8b(), a100x8());
   TrainConfig cfg;
