@@ -63,7 +63,9 @@ struct TrainConfig {
   // Optimizer implementation: 1 fused multi-tensor kernels (DeepSpeed FusedAdam, Apex),
   // 0 a client torch/Hugging Face optimizer looping over tensors (e.g. HF Trainer's AdamW
   // handed to DeepSpeed without an "optimizer" block), -1 the framework's default
-  // (fused for DeepSpeed/Megatron, per-tensor for ddp/fsdp).
+  // (fused for DeepSpeed/Megatron; for ddp PyTorch >= 2.0's defaults, the foreach
+  // optimizer and zero_grad(set_to_none=True); per-tensor for fsdp). 0 for ddp stands for
+  // the PyTorch 1.x loop: a per-tensor optimizer and gradients zeroed in place.
   int fused_optimizer = -1;
   // Which Megatron-LM runs (framework megatron), as YYYYMM of its code; 0 = current. Two
   // defaults changed over time and are priced by release:

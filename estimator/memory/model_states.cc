@@ -18,7 +18,9 @@
 //              (stage 2) keeps every 16-bit param gathered from forward to backward.
 //  DDP (amp)   fp32 params + grads (4P each), sP, plus the 16-bit weight casts autocast
 //              saves for backward (2P). zero_stage 1/2 = optimizer-state / gradient
-//              sharding (ZeroRedundancyOptimizer, fairscale OSS/ShardedDDP).
+//              sharding (ZeroRedundancyOptimizer, fairscale OSS/ShardedDDP). On one rank
+//              without accumulation, under PyTorch >= 2.0's defaults, the gradients exist
+//              only from backward to the step.
 // Host per node = 1.5 x ranks per node x max(fp32 model built on the CPU at init,
 // offloaded states), following DeepSpeed's estimators (peers.md section 2).
 #include "estimator/memory/model_states.h"
@@ -124,6 +126,13 @@ ModelStateMemory ddp_states(const ModelStateInputs& in, const Ctx& c) {
   m.grads = 4 * c.P / (in.zero_stage >= 2 ? c.N : 1);
   m.optimizer = c.s * c.P / (in.zero_stage >= 1 ? c.N : 1);
   m.host_per_node = kHostBufferFactor * in.gpus_per_node * 4 * c.P;
+  if (in.grads_set_to_none && c.N == 1 && in.grad_accum == 1) {
+    // One rank, no DDP reducer buckets: zero_grad(set_to_none=True) (PyTorch >= 2.0's
+    // default) frees the gradients, and backward allocates them as it frees the
+    // activations, so they peak only with the step. (PyTorch 1.x zeroed them in place.)
+    m.step_only = m.grads;
+    m.grads = 0;
+  }
   return m;
 }
 

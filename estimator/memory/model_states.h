@@ -26,6 +26,9 @@ struct ModelStateInputs {
   int gpus_per_node = 1;      // ranks sharing one node's host memory
   int nodes = 1;
   bool megatron_fp32_grads = true;  // TrainConfig::megatron_fp32_grads
+  // DDP: the loop frees gradients each step (zero_grad(set_to_none=True), PyTorch >= 2.0's
+  // default, with its foreach optimizer: TrainConfig::fused_optimizer -1).
+  bool grads_set_to_none = false;
 };
 
 // Bytes. gpu_gathered is ZeRO-3's gathered working set of the largest module (its 16-bit

@@ -2,6 +2,7 @@
 #include "estimator/time/optimizer.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace dsplan {
 
@@ -21,9 +22,12 @@ double update_bytes(Optimizer o) {
 // Unfused per-tensor updates (torch.optim / transformers AdamW without foreach fusion), fp32:
 // AdamW: p*=(1-lr wd) 8, m=b1 m+(1-b1) g 20, v=b2 v+(1-b2) g^2 24, denom=sqrt(v)/c+eps 24,
 // p-=lr m/denom 16 -> 92 B in 8 kernels. SGD with momentum: 32 B in 3 kernels.
-double unfused_update_bytes(Optimizer o) {
+// torch.optim's foreach AdamW (PyTorch >= 2.0's default on CUDA, _multi_tensor_adam) runs
+// the same steps over all tensors at once and updates m with one lerp (r m g, w m: 12 B
+// instead of 20): 84 B.
+double unfused_update_bytes(Optimizer o, bool foreach) {
   switch (o) {
-    case Optimizer::adam: return 92.0;
+    case Optimizer::adam: return foreach ? 84.0 : 92.0;
     case Optimizer::sgd: return 32.0;
     case Optimizer::adafactor: return 60.0;
     case Optimizer::adam_8bit: return 16.0;  // bitsandbytes is a fused kernel
@@ -39,19 +43,31 @@ constexpr double kCpuAdamBytes = 30.0;
 constexpr double kHostMemFraction = 0.5;
 // Multi-tensor-apply launches of a fused optimizer step (norm, unscale, update, copy).
 constexpr int kOptimizerKernels = 10;
+// PyTorch's multi_tensor_apply: one launch covers at most 320 blocks of 65536 elements
+// and (for 2-4 tensor lists) about 64 tensors (ATen's MultiTensorApply.cuh).
+constexpr double kForeachLaunchElements = 320.0 * 65536.0;
+constexpr double kForeachLaunchTensors = 64.0;
+
+enum class Impl { fused, per_tensor, foreach };
+
+// fused_optimizer 1: fused kernels; 0: a per-tensor loop; -1: the framework's default
+// (DDP: torch.optim's foreach implementation; FSDP: a loop over its few flat parameters).
+Impl implementation(const TrainConfig& cfg) {
+  if (cfg.fused_optimizer >= 0) return cfg.fused_optimizer ? Impl::fused : Impl::per_tensor;
+  if (cfg.framework == Framework::ddp) return Impl::foreach;
+  return cfg.framework == Framework::fsdp ? Impl::per_tensor : Impl::fused;
+}
 
 }  // namespace
 
-static bool unfused(const TrainConfig& cfg) {
-  if (cfg.fused_optimizer >= 0) return cfg.fused_optimizer == 0;
-  return cfg.framework == Framework::ddp || cfg.framework == Framework::fsdp;
-}
+static bool unfused(const TrainConfig& cfg) { return implementation(cfg) != Impl::fused; }
 
 double optimizer_bytes_per_param(const TrainConfig& cfg, double grad_bytes) {
   const bool mixed = cfg.precision != Precision::fp32;
   // fp32 master weights beside 16-bit model weights (everything but torch autocast).
   const bool master = mixed && cfg.framework != Framework::ddp;
-  double b = (unfused(cfg) ? unfused_update_bytes(cfg.optimizer) : update_bytes(cfg.optimizer)) +
+  const bool foreach = implementation(cfg) == Impl::foreach;
+  double b = (unfused(cfg) ? unfused_update_bytes(cfg.optimizer, foreach) : update_bytes(cfg.optimizer)) +
              grad_bytes;                                        // + gradient-norm read
   if (unfused(cfg)) b += 8.0;                                   // clip: scale grads in place
   if (master) {
@@ -82,7 +98,13 @@ OptimizerCosts optimizer_costs(double shard_params, int tensors, double grad_byt
     const double bytes = shard_params * optimizer_bytes_per_param(cfg, grad_bytes);
     // A per-tensor loop launches per tensor; under ZeRO it runs on one flat partition.
     const int loops = cfg.zero_stage == 0 && !cfg.deepspeed_bf16_optimizer() ? tensors : 1;
-    const int kernels = unfused(cfg) ? loops * (unfused_kernels(cfg.optimizer) + 4) : kOptimizerKernels;
+    const Impl impl = implementation(cfg);
+    const double launches =  // per operation of a foreach step
+        std::max(std::ceil(loops / kForeachLaunchTensors), std::ceil(shard_params / kForeachLaunchElements));
+    const int ops = unfused_kernels(cfg.optimizer) + 4;
+    const int kernels = impl == Impl::fused       ? kOptimizerKernels
+                        : impl == Impl::foreach ? ops * static_cast<int>(std::max(1.0, launches))
+                                                : loops * ops;
     o.step = std::max(Seconds(bytes / (gpu.hbm_bw.v * eff.hbm_fraction)) + eff.kernel_overhead * kernels,
                       eff.host_op_overhead * kernels);  // launch-bound floor (operators.cc)
     return o;

@@ -6,8 +6,10 @@
 // CPU at ~30 B/param over the host memory bandwidth the node's ranks share, and moves 2 B
 // of gradient down and 2 B of parameter up per local parameter over PCIe (Ren et al.,
 // ZeRO-Offload §4). An unfused optimizer (TrainConfig::fused_optimizer; the default for
-// ddp/fsdp) runs a per-tensor loop instead: ~8 kernels per parameter tensor moving 92 B/param
+// fsdp) runs a per-tensor loop instead: ~8 kernels per parameter tensor moving 92 B/param
 // for AdamW, plus gradient-norm clipping (r+w 8 B) and, with AMP, GradScaler unscaling (8 B).
+// DDP's default is torch.optim's foreach AdamW (PyTorch >= 2.0): the same steps over all
+// tensors per launch, 84 B/param.
 // Derivations: docs/model.md §4 Step time, "Optimizer and offload".
 #pragma once
 

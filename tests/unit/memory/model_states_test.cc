@@ -141,6 +141,19 @@ TEST(ModelStates, DdpAndFsdp) {
   in.dp = 4;
   // torch.amp: 4 (fp32 params) + 2 (16-bit weight casts) + 4 (grads) + 8 (Adam) = 18.
   EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 18e9);
+  // One rank under PyTorch >= 2.0's zero_grad(set_to_none=True): the 4 B/param gradients
+  // exist only from backward to the step (step_only), not beside the activations...
+  in.dp = 1;
+  in.grads_set_to_none = true;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).grads, 0.0);
+  EXPECT_DOUBLE_EQ(model_state_memory(in).step_only, 4e9);
+  // ...but accumulation keeps them across micro-batches, and PyTorch 1.x zeroed in place.
+  in.grad_accum = 2;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).grads, 4e9);
+  in.grad_accum = 1;
+  in.grads_set_to_none = false;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).grads, 4e9);
+  in.dp = 4;
   in.framework = Framework::fsdp;
   in.zero_stage = 3;
   in.fsdp_unit = 1e8;

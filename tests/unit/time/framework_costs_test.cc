@@ -81,8 +81,9 @@ TEST(StepTime, MegatronOverlapHidesTheDataParallelReduction) {
 //    the 2-byte grad buffer 2: 28 + 2 + 6 + 6 + 2 + 8 + 8 + 2 = 62;
 //  - Megatron bf16, fp32 main grads: 28 + 4 + 6 + 8 + 4 = 50 (no loss scale, no widening);
 //  - DeepSpeed ZeRO fp16: 28 + 2 + 6 + 6 + 8 (unscale_and_clip_grads) = 50;
-//  - torch DDP under autocast, fp16: unfused AdamW 92 + norm 4 + clip 8 + GradScaler 8 = 112;
-//    bf16 has no GradScaler: 104.
+//  - torch DDP under autocast, fp16, PyTorch >= 2.0's foreach AdamW: 84 (the per-tensor
+//    loop's 92 less 8 for the lerp that updates m) + norm 4 + clip 8 + GradScaler 8 = 104;
+//    bf16 has no GradScaler: 96; the per-tensor loop (fused_optimizer 0), bf16: 92 + 12 = 104.
 TEST(Optimizer, StepPassesPerFramework) {
   TrainConfig c = base_cfg();
   c.framework = Framework::megatron;
@@ -96,9 +97,35 @@ TEST(Optimizer, StepPassesPerFramework) {
   EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 2.0), 50.0);
   c.framework = Framework::ddp;
   c.zero_stage = 0;
-  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 4.0), 112.0);
-  c.precision = Precision::bf16;
   EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 4.0), 104.0);
+  c.precision = Precision::bf16;
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 4.0), 96.0);
+  c.fused_optimizer = 0;
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 4.0), 104.0);
+}
+
+// torch.optim's foreach AdamW (DDP's default) launches each of its 8 operations, plus
+// the 4 of gradient clipping, once per 320 x 65536 = 20,971,520 elements (or 64 tensors):
+// 1.3e9 parameters in 300 tensors -> max(ceil(300/64) = 5, ceil(61.99) = 62) = 62 launches
+// of 12 operations = 744 kernels. Bytes: bf16, 84 + 4 (norm) + 8 (clip) = 96 B/param,
+// 1.248e11 B / (2039e9 x 0.8) = 76.51 ms; with 4 us per kernel 2.976 ms: 79.49 ms. The
+// PyTorch 1.x per-tensor loop (fused_optimizer 0) launches 12 kernels per tensor (3600)
+// and moves 104 B/param: 82.89 + 14.4 = 97.29 ms.
+TEST(Optimizer, ForeachLaunchesPerChunkNotPerTensor) {
+  TrainConfig c = base_cfg();
+  c.framework = Framework::ddp;
+  c.zero_stage = 0;
+  c.precision = Precision::bf16;
+  const Cluster cl = test::cluster(test::dgx_a100(), 8);
+  Efficiency e;
+  e.hbm_fraction = 0.8;
+  e.kernel_overhead = us(4);
+  e.host_op_overhead = us(0);
+  const GpuSpec& g = cl.node.gpu;
+  ASSERT_DOUBLE_EQ(g.hbm_bw.v, 2039e9);
+  EXPECT_NEAR(in_ms(optimizer_costs(1.3e9, 300, 4.0, c, cl, e).step), 79.49, 0.01);
+  c.fused_optimizer = 0;
+  EXPECT_NEAR(in_ms(optimizer_costs(1.3e9, 300, 4.0, c, cl, e).step), 97.29, 0.01);
 }
 
 // Korthikanti et al. 2022, Table 4: one layer of their 22B GPT (h 6144, 64 heads, TP 8,
