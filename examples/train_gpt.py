@@ -341,6 +341,7 @@ def init_distributed(torch):
 
 
 def train_deepspeed(deepspeed, torch, args, ds, model, metric_path):
+    init_distributed(torch)  # a plain `python train_gpt.py` too, without MPI discovery
     deepspeed.init_distributed()
     rank = torch.distributed.get_rank()
     if rank == 0 and ds.get("autotuning", {}).get("enabled"):
