@@ -55,8 +55,11 @@ double layer_checkpoint_bytes(const LayerShape& x);
 // that copy (6), or the fp32 logits alone (4). torch's cross_entropy (log_softmax then
 // nll_loss) peaks in backward with three logits-sized tensors in its compute dtype c:
 // the gradient nll_loss materialises, the saved log-probabilities and log_softmax's
-// input gradient; c = 4 for fp32 runs and under torch.amp (autocast runs the loss in
-// fp32), else e. Its forward (logits, fp32 cast, log-probabilities) stays below 3c.
+// input gradient; c = 4: fp32 runs, torch.amp (autocast runs the loss in fp32), and
+// 16-bit models whose loss upcasts the logits first (Hugging Face's ForCausalLMLoss,
+// dsplan's reference workload; measured on the H100 under DeepSpeed bf16, where c = 2
+// left GPT-2-medium's peak 10% low). Its forward (logits, fp32 cast, log-probabilities)
+// stays below 3c.
 double loss_bytes_per_logit(const LayerShape& x, bool vocab_parallel_inplace);
 
 }  // namespace dsplan

@@ -104,8 +104,8 @@ TEST(Activations, LossBytesPerLogit) {
   LayerShape x = gpt3();  // e = 2
   // Megatron in place: 16-bit logits 2 + fp32 copy 4; fp32 run: the logits alone.
   EXPECT_DOUBLE_EQ(loss_bytes_per_logit(x, true), 6);
-  // torch cross_entropy in 16 bits (no autocast): 3 tensors x 2 B.
-  EXPECT_DOUBLE_EQ(loss_bytes_per_logit(x, false), 6);
+  // torch cross_entropy on upcast fp32 logits, also for a 16-bit model: 3 tensors x 4 B.
+  EXPECT_DOUBLE_EQ(loss_bytes_per_logit(x, false), 12);
   x.fp32_residual = true;  // torch.amp: loss in fp32, 3 x 4 B
   EXPECT_DOUBLE_EQ(loss_bytes_per_logit(x, false), 12);
   LayerShape f = gpt3();
