@@ -4,9 +4,12 @@
 dsplan's own breakdown of the same configuration (`dsplan estimate --explain`).
 
 Usage: torch_step_profile.py OUT.json -- [train_gpt.py shape flags] [--mbs N] [--dtype bf16]
+                              [--ds-config DS_CONFIG.json]
 Profiles steps 4-5 (after three warm-up steps) with torch.profiler and writes one JSON
 object: wall step time, GPU kernel time by category (gemm, attention, optimizer, norm,
-softmax_loss, elementwise, copy_cast, reduce, other) and the 40 longest kernels.
+softmax_loss, elementwise, copy_cast, reduce, other) and the 40 longest kernels. With
+--ds-config the step is DeepSpeed's engine (forward, backward, step), and the wall time of
+each of the three phases is recorded too (synchronised), to tell GPU work from host time.
 Exit status 3 without PyTorch or a CUDA device.
 """
 import json
@@ -44,6 +47,9 @@ def main():
         i = rest.index("--mbs"); mbs = int(rest[i + 1]); del rest[i:i + 2]
     if "--dtype" in rest:
         i = rest.index("--dtype"); dtype_name = rest[i + 1]; del rest[i:i + 2]
+    ds_config = None
+    if "--ds-config" in rest:
+        i = rest.index("--ds-config"); ds_config = rest[i + 1]; del rest[i:i + 2]
     try:
         import torch
         from torch.profiler import ProfilerActivity, profile
@@ -60,16 +66,43 @@ def main():
     model = train_gpt.build_model(args, torch).cuda()
     n_params = sum(p.numel() for p in model.parameters())
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype_name]
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     gen = torch.Generator(device="cuda").manual_seed(args.seed)
+    phases = {"fwd": [], "bwd": [], "step": []}
 
-    def step():
-        tokens = torch.randint(args.vocab_size, (mbs, args.seq_length + 1), device="cuda", generator=gen)
-        with torch.autocast("cuda", dtype=dtype):
-            loss = model(tokens)
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+    def timed(name, fn):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        out = fn()
+        torch.cuda.synchronize()
+        phases[name].append(time.perf_counter() - t0)
+        return out
+
+    if ds_config:
+        import deepspeed
+        train_gpt.init_distributed(torch)
+        deepspeed.init_distributed()
+        with open(ds_config) as f:
+            ds = json.load(f)
+        ds.pop("autotuning", None)
+        ds["train_micro_batch_size_per_gpu"], ds["gradient_accumulation_steps"] = mbs, 1
+        ds["train_batch_size"] = mbs
+        engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=ds)
+
+        def step():
+            tokens = torch.randint(args.vocab_size, (mbs, args.seq_length + 1), device="cuda", generator=gen)
+            loss = timed("fwd", lambda: engine(tokens))
+            timed("bwd", lambda: engine.backward(loss))
+            timed("step", engine.step)
+    else:
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+        def step():
+            tokens = torch.randint(args.vocab_size, (mbs, args.seq_length + 1), device="cuda", generator=gen)
+            with torch.autocast("cuda", dtype=dtype):
+                loss = timed("fwd", lambda: model(tokens))
+            timed("bwd", loss.backward)
+            timed("step", opt.step)
+            opt.zero_grad(set_to_none=True)
 
     for _ in range(3):
         step()
@@ -98,6 +131,8 @@ def main():
         "args": rest, "mbs": mbs, "dtype": dtype_name, "params": n_params,
         "device": torch.cuda.get_device_name(0), "torch": torch.__version__,
         "wall_step_s": min(walls), "kernel_s": sum(t for t, _ in kernels.values()),
+        "phase_wall_s": {k: min(v[-2:]) for k, v in phases.items() if v},
+        "deepspeed": bool(ds_config),
         "by_category_s": dict(sorted(by_cat.items(), key=lambda kv: -kv[1])),
         "peak_memory_GiB": torch.cuda.max_memory_allocated() / 2**30,
         "top_kernels": [{"name": k[:160], "s": v[0], "calls": v[1], "category": category(k)}
