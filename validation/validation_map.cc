@@ -1,7 +1,7 @@
 // Which dsplan model, hardware and framework stand for a published row, decided from the
 // row's own text (docs/accuracy.md, "Mapping decisions"):
 //  - Model: a preset when the model name names one (DistilBERT, BERT-base cased/uncased,
-//    BERT-large, GPT-2 sizes: the Hugging Face models the sources ran), else a
+//    BERT-large, GPT-2 sizes: the Hugging Face models the sources ran; Llama 3.2 1B), else a
 //    Megatron-style GPT decoder of the row's shape (vocabulary padded to 128 x TP); an MPT
 //    name (llm-foundry) keeps the vocabulary unpadded and has no dropout.
 //    Classification fine-tuning (run_glue, "SequenceClassification") has no vocabulary
@@ -92,6 +92,8 @@ Expected<ModelSpec> preset_for(const std::string& name, const std::string& task,
   else if (has(name, "gpt2-medium")) p = "gpt2-medium";
   else if (has(name, "gpt2-large")) p = "gpt2-large";
   else if (has(name, "gpt2-xl")) p = "gpt2-xl";
+  else if (has(name, "gpt2")) p = "gpt2";  // after its larger siblings
+  else if (has(name, "llama3.2-1b")) p = "llama3.2-1b";
   else if (has(name, "bloom-176b")) p = "bloom-176b";
   if (!p) return Diagnostic{"", "", "no preset", ""};
   notes.push_back("model preset " + *p);

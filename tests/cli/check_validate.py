@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs `dsplan validate FILE --json` and checks its summary against bounds.
 
-Used for held-out measurement files (validation/holdout/): every row must map to a
+Used for held-out measurement files (validation/holdout/) and dsplan's own real runs
+(validation/real/): every row must map to a
 prediction, and the aggregate errors must stay within the bounds the test names, so a
 model change that makes dsplan worse on data it was not developed against fails here.
 """
@@ -18,6 +19,8 @@ def main() -> int:
     ap.add_argument("--rows", type=int, required=True, help="time rows the file must yield")
     ap.add_argument("--max-mape", type=float, required=True, help="bound on the time MAPE (fraction)")
     ap.add_argument("--max-over-40", type=int, default=0, help="rows allowed beyond 40%% error")
+    ap.add_argument("--max-memory-p90", type=float, default=None,
+                    help="bound on the p90 |error| of the memory rows (fraction), if given")
     a = ap.parse_args()
     run = subprocess.run([a.dsplan, "validate", a.file, "--json"], capture_output=True, text=True, timeout=120)
     if run.returncode != 0:
@@ -33,6 +36,8 @@ def main() -> int:
         fails.append(f"time rows: expected {a.rows}, got {summ['time_rows']}")
     if summ["time_mape"] > a.max_mape:
         fails.append(f"time MAPE {summ['time_mape']:.3f} > {a.max_mape}")
+    if a.max_memory_p90 is not None and summ["memory_p90_abs_error"] > a.max_memory_p90:
+        fails.append(f"memory p90 |error| {summ['memory_p90_abs_error']:.3f} > {a.max_memory_p90}")
     if summ["time_rows_over_40pct"] > a.max_over_40:
         fails.append(f"{summ['time_rows_over_40pct']} rows worse than 40% (allowed {a.max_over_40})")
     for f in fails:
