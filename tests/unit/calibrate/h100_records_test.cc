@@ -6,8 +6,8 @@
 
 #include "calibrate/fit/fit.h"
 #include "calibrate/profile.h"
-#include "core/json_reader.h"
 #include "hwdb/hwdb.h"
+#include "records_fixture.h"
 
 namespace dsplan {
 namespace {
@@ -16,15 +16,7 @@ const std::string kFixture = std::string(DSPLAN_TEST_DATA) + "/calibrate/h100_gp
 // The full (not --quick) pass for llama2-7b's shapes on the same machine, 18:15 UTC.
 const std::string kFull = std::string(DSPLAN_TEST_DATA) + "/calibrate/h100_llama2-7b_records.json";
 
-RawRecords load(const std::string& file = kFixture) {
-  auto text = read_text_file(file);
-  EXPECT_TRUE(text.ok());
-  auto j = parse_json_text(*text, file);
-  EXPECT_TRUE(j.ok());
-  auto r = parse_records(*j, file);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.errors()[0].to_string());
-  return r.ok() ? *r : RawRecords{};
-}
+RawRecords load(const std::string& file = kFixture) { return testing::load_records(file); }
 
 double tflops(const RawRecords& r, GemmDtype d, std::int64_t m, std::int64_t n, std::int64_t k) {
   for (const auto& g : r.gemm)

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "calibrate/profile.h"
-#include "core/json_reader.h"
+#include "records_fixture.h"
 #include "synthetic.h"
 
 namespace dsplan {
@@ -12,15 +12,7 @@ namespace {
 
 const std::string kFixture = std::string(DSPLAN_TEST_DATA) + "/calibrate/synthetic_a100_records.json";
 
-RawRecords load_fixture() {
-  auto text = read_text_file(kFixture);
-  EXPECT_TRUE(text.ok());
-  auto j = parse_json_text(*text, kFixture);
-  EXPECT_TRUE(j.ok());
-  auto r = parse_records(*j, kFixture);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.errors()[0].to_string());
-  return r.ok() ? *r : RawRecords{};
-}
+RawRecords load_fixture() { return testing::load_records(kFixture); }
 
 // ~100+ GEMM rows with 3% independent noise: each fraction is pinned to well under 3%;
 // k_half and overhead are weaker (they rest on the small-K and tiny shapes), so 20%.
