@@ -74,12 +74,6 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   x.kv = d * (m.kv_heads > 0 ? m.kv_heads : m.heads);
   x.f = m.ffn_hidden;
   x.mlp_tensors = !m.gated_mlp ? 2 : cfg.framework == Framework::megatron ? 3 : 4;
-  // gelu_new keeps the tanh output, 1 + tanh and 0.5x (model_spec.h). Under torch.amp its
-  // pow runs in fp32 and keeps its fp32 upcast of x in place of x, and tanh and 1 + tanh
-  // are fp32: 4 + 4 + 4 + 2 (0.5x) + 2 (FC2 input) = 16 bytes, 8 units of e = 2 where the
-  // plain MLP keeps 2 (docs/model.md §3, "gelu_new under autocast").
-  if (m.activation_unfused) x.mlp_tensors += (cfg.framework == Framework::ddp &&
-                                              cfg.precision != Precision::fp32) ? 6 : 3;
   x.t = cfg.tp;
   x.sp = cfg.sequence_parallel && cfg.tp > 1;
   const bool mixed = cfg.precision != Precision::fp32;
@@ -90,6 +84,11 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   x.selective = cfg.checkpointing == Checkpointing::selective;
   x.amp_softmax = cfg.framework == Framework::ddp && mixed;
   x.fp32_residual = x.amp_softmax;  // torch.amp keeps the residual stream in fp32
+  // gelu_new keeps the tanh output, 1 + tanh and 0.5x (model_spec.h). Under torch.amp its
+  // pow runs in fp32 and keeps its fp32 upcast of x in place of x, and tanh and 1 + tanh
+  // are fp32: 4 + 4 + 4 + 2 (0.5x) + 2 (FC2 input) = 16 bytes, 8 units of e = 2 where the
+  // plain MLP keeps 2 (docs/model.md §3, "gelu_new under autocast").
+  if (m.activation_unfused) x.mlp_tensors += x.amp_softmax ? 6 : 3;
   return x;
 }
 
