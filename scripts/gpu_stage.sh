@@ -4,7 +4,7 @@
 # (xgboost, Eigen, CLI11, nlohmann-json, googletest). Carry `.gpu` with the device tool and
 # run `scripts/gpu_checks.sh PHASE` there; it finds .gpu/dsplan and the libraries below.
 # MPI is left out (single-node bootstrap): the lent machine has no OpenMPI.
-# .gpu/ must be ignored (.git/info/exclude) so it travels only when carried.
+# .gpu/ is ignored (.gitignore), so it travels to the GPU machine only when carried.
 set -euo pipefail
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DDSPLAN_WITH_CUDA=ON \
       -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON >/dev/null
