@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The checks that need a GPU, in one script, for a session that has the lent GPU machine
-# (docs/calibration.md "Pending: real-GPU steps", docs/confirm.md "Pending: a run on a real
-# GPU"). Run from the repository root:
+# (docs/calibration.md "First real run", docs/confirm.md "First real runs"; the real-run
+# passes themselves are scripts/gpu_realruns.sh). Run from the repository root:
 #   scripts/gpu_checks.sh PHASE [OUTDIR]      PHASE: build | calibrate | confirm | prebuilt | all
 # OUTDIR defaults to $OUT (the device tool's output folder) or ./gpu-out. Every command's
 # output and exit status is written there (status.txt), and a failing step does not stop

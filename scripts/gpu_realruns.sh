@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Real runs on one lent GPU for docs/accuracy.md "Real runs" (the measurements behind it):
-# cuBLAS GEMM records for model-shaped GEMMs, the PyTorch cross-check, kernel breakdowns of
-# the reference workload and `dsplan confirm` of DDP plans (the workload's plain PyTorch
-# path; the lent machine has no DeepSpeed). Uses the binaries staged by scripts/gpu_stage.sh
-# (carry .gpu). Usage: scripts/gpu_realruns.sh OUTDIR. Every step's output and exit status
-# is kept in OUTDIR; a failing step does not stop the rest.
-# Usage: scripts/gpu_realruns.sh OUTDIR [PART...]   PART: gemm profile confirm heldout
-# (default: gemm profile confirm)
+# The real runs behind docs/accuracy.md "Real runs on one H100" (session 9), on one lent GPU:
+# cuBLAS GEMM records for model-shaped GEMMs and the PyTorch cross-check (gemm), kernel
+# breakdowns of the reference workload (profile), and `dsplan confirm` passes: the
+# development models of the session-9 fixes (confirm), the held-out models (heldout), the
+# held-out paths, standard attention and fp16 (paths), and DeepSpeed plans (deepspeed).
+# Uses the binaries staged by scripts/gpu_stage.sh (carry .gpu). `deepspeed` also needs
+# .whl/ (carry it) with DeepSpeed's sdist and the wheels of hjson, pydantic, pydantic-core,
+# annotated-types, typing-inspection and typing-extensions (`pip download`, docs/confirm.md).
+# Every step's output and exit status is kept in OUTDIR; a failing step does not stop the
+# rest.
+# Usage: scripts/gpu_realruns.sh OUTDIR [PART...]
+#   PART: gemm profile confirm heldout paths deepspeed (default: gemm profile confirm)
 set -uo pipefail
-out=${1:?usage: gpu_realruns.sh OUTDIR [gemm] [profile] [confirm|heldout]}
+out=${1:?usage: gpu_realruns.sh OUTDIR [gemm] [profile] [confirm] [heldout] [paths] [deepspeed]}
 shift
 parts=" ${*:-gemm profile confirm} "
 mkdir -p "$out"
@@ -31,18 +35,30 @@ if [[ $parts == *" profile "* ]]; then
   step prof_gpt13b_mbs4 timeout 150 python3 scripts/torch_step_profile.py "$out/prof_gpt13b_mbs4.json" -- \
        --num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --use-flash-attn --mbs 4
 fi
-# confirm: the models the session-9 fixes were developed on; heldout: models they were not.
-if [[ $parts == *" confirm "* ]]; then
-  specs=("gpt2 none" "gpt2-medium none,full" "gpt-1.3b none,full")
-elif [[ $parts == *" heldout "* ]]; then
-  specs=("gpt2-large none,full" "gpt2-xl none,full" "llama3.2-1b none,full --seq 2048")
-else
-  exit 0
+confirm_passes() {  # one `dsplan confirm --top 3` of DDP plans per "NAME MODEL CKPT [FLAGS...]"
+  for spec in "$@"; do
+    set -- $spec
+    local name=$1 model=$2 ckpt=$3; shift 3
+    step "confirm_$name" "$bin" confirm --top 3 --model "$model" --gpus 1 --hw "$hw" \
+         --framework ddp --zero 0 --ckpt "$ckpt" "$@" --timeout 100 \
+         --results-dir "$out/confirm-$name" --exps-dir "$out/exps-$name"
+  done
+}
+[[ $parts == *" confirm "* ]] && confirm_passes "gpt2 gpt2 none" "gpt2-medium gpt2-medium none,full" \
+                                                "gpt-1.3b gpt-1.3b none,full"
+[[ $parts == *" heldout "* ]] && confirm_passes "gpt2-large gpt2-large none,full" \
+                                                "gpt2-xl gpt2-xl none,full" \
+                                                "llama3.2-1b llama3.2-1b none,full --seq 2048"
+[[ $parts == *" paths "* ]] && confirm_passes "gpt2-noflash gpt2 none,selective,full,block --flash off" \
+                                              "gpt2-medium-fp16 gpt2-medium none,full --precision fp16"
+if [[ $parts == *" deepspeed "* ]]; then
+  # DeepSpeed's op builder cannot parse the image's TORCH_CUDA_ARCH_LIST "9.0a".
+  export DS_BUILD_OPS=0 TORCH_CUDA_ARCH_LIST=9.0
+  step install_deepspeed bash -c 'python3 -m pip install -q --no-index --no-deps --no-compile \
+       --target /tmp/site .whl/*.whl && PYTHONPATH=/tmp/site python3 -m pip install -q --no-index \
+       --no-deps --no-build-isolation --target /tmp/site .whl/deepspeed-*.tar.gz'
+  export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+  step confirm_deepspeed "$bin" confirm --top 3 --model gpt2-medium --gpus 1 --hw "$hw" \
+       --zero 0,1 --ckpt none --timeout 240 --results-dir "$out/confirm-ds" --exps-dir "$out/exps-ds"
 fi
-for spec in "${specs[@]}"; do
-  set -- $spec
-  model=$1 ckpt=$2; shift 2
-  step "confirm_$model" "$bin" confirm --top 3 --model "$model" --gpus 1 --hw "$hw" --framework ddp \
-       --zero 0 --ckpt "$ckpt" "$@" --timeout 100 --results-dir "$out/confirm-$model" \
-       --exps-dir "$out/exps-$model"
-done
+exit 0
