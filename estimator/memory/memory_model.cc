@@ -194,6 +194,10 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
   in.dp = cfg.shard_degree(cl.gpus_per_node());  // the ranks states are sharded over
   in.grad_accum = cfg.grad_accum;
   in.grads_set_to_none = cfg.framework == Framework::ddp && cfg.fused_optimizer < 0;
+  if (recomputes_layers(cfg.checkpointing)) {  // casts of all but the recomputed layers, + one
+    const int n = cfg.recomputed_layers(st.layers);
+    if (n > 0) in.autocast_cast_params = st.params - (n - 1) * rp.layer;
+  }
   in.gpus_per_node = cl.gpus_per_node();
   in.nodes = cl.nodes();
   const ModelStateMemory ms = model_state_memory(in);

@@ -17,7 +17,9 @@
 //              one unit plus one prefetched and the unit's 16-bit grads; SHARD_GRAD_OP
 //              (stage 2) keeps every 16-bit param gathered from forward to backward.
 //  DDP (amp)   fp32 params + grads (4P each), sP, plus the 16-bit weight casts autocast
-//              saves for backward (2P). zero_stage 1/2 = optimizer-state / gradient
+//              saves for backward (2P; recomputed layers save none: the casts die with
+//              autocast's cache when the forward ends, and the recompute re-casts one
+//              layer at a time). zero_stage 1/2 = optimizer-state / gradient
 //              sharding (ZeroRedundancyOptimizer, fairscale OSS/ShardedDDP). On one rank
 //              without accumulation, under PyTorch >= 2.0's defaults, the gradients exist
 //              only from backward to the step.
@@ -122,7 +124,8 @@ ModelStateMemory fsdp_states(const ModelStateInputs& in, const Ctx& c) {
 
 ModelStateMemory ddp_states(const ModelStateInputs& in, const Ctx& c) {
   ModelStateMemory m;
-  m.params = 4 * c.P + (c.mixed ? 2 * c.P : 0);
+  const double casts = in.autocast_cast_params < 0 ? c.P : std::min(c.P, in.autocast_cast_params);
+  m.params = 4 * c.P + (c.mixed ? 2 * casts : 0);
   m.grads = 4 * c.P / (in.zero_stage >= 2 ? c.N : 1);
   m.optimizer = c.s * c.P / (in.zero_stage >= 1 ? c.N : 1);
   m.host_per_node = kHostBufferFactor * in.gpus_per_node * 4 * c.P;

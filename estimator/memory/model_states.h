@@ -29,6 +29,9 @@ struct ModelStateInputs {
   // DDP: the loop frees gradients each step (zero_grad(set_to_none=True), PyTorch >= 2.0's
   // default, with its foreach optimizer: TrainConfig::fused_optimizer -1).
   bool grads_set_to_none = false;
+  // DDP under torch.amp: parameters whose 16-bit casts backward keeps (saved by the
+  // linears); < 0 = all. Recomputed layers keep none but the one being recomputed.
+  double autocast_cast_params = -1;
 };
 
 // Bytes. gpu_gathered is ZeRO-3's gathered working set of the largest module (its 16-bit

@@ -58,6 +58,30 @@ TEST(MemoryModel, GeluNewUnderAutocastKeepsFp32Tensors) {
   EXPECT_NEAR(extra(Framework::ddp), 3'623'878'656.0, 1.0);
 }
 
+// Under torch.amp the linears save their 16-bit weight casts for backward (2 B/param); a
+// recomputed layer saves none (autocast's cache dies with the forward, and the recompute
+// re-casts one layer at a time). GPT-2's 12 layers of 7,087,872 parameters (12h^2 + 13h,
+// h = 768) under full recomputation: 11 layers' casts go, 2 x 11 x 7,087,872 =
+// 155,933,184 bytes fewer params.
+TEST(MemoryModel, RecomputedLayersKeepNoAutocastCasts) {
+  ModelSpec m;
+  m.name = "gpt2";
+  m.layers = 12; m.hidden = 768; m.heads = 12; m.ffn_hidden = 3072; m.vocab = 50257;
+  m.max_positions = 1024;
+  TrainConfig cfg;
+  cfg.framework = Framework::ddp;
+  cfg.seq_len = 1024; cfg.micro_batch = 8; cfg.flash_attention = true;
+  cfg.precision = Precision::bf16;
+  const MemoryModel mm(m, a100x8(1));
+  const double plain = mm.estimate(cfg).params.v;
+  cfg.checkpointing = Checkpointing::full;
+  EXPECT_NEAR(plain - mm.estimate(cfg).params.v, 155'933'184.0, 1.0);
+  cfg.precision = Precision::fp32;  // no autocast, no casts either way
+  const double fp32_full = mm.estimate(cfg).params.v;
+  cfg.checkpointing = Checkpointing::none;
+  EXPECT_DOUBLE_EQ(mm.estimate(cfg).params.v, fp32_full);
+}
+
 TEST(MemoryModel, BreakdownSumsToTotals) {
   MemoryModel mm(llama8b(), a100x8());
   TrainConfig cfg;

@@ -153,6 +153,12 @@ TEST(ModelStates, DdpAndFsdp) {
   in.grad_accum = 1;
   in.grads_set_to_none = false;
   EXPECT_DOUBLE_EQ(model_state_memory(in).grads, 4e9);
+  // Full recomputation keeps the 16-bit casts of none but the layer being recomputed (and
+  // the rest of the model, e.g. the LM head): with 1e8 such parameters,
+  // 4 + 0.2 (casts: 2 B x 1e8 / 1e9) + 4 + 8 = 16.2 B/param.
+  in.autocast_cast_params = 1e8;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 16.2e9);
+  in.autocast_cast_params = -1;
   in.dp = 4;
   in.framework = Framework::fsdp;
   in.zero_stage = 3;
