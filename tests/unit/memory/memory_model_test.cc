@@ -39,14 +39,26 @@ double gib(Bytes b) { return in_GiB(b); }
 // x in place of x, and tanh and 1 + tanh in fp32: 4 + 4 + 4 + 2 + 2 (FC2 input) = 16 B
 // against the plain MLP's 4 B, +12 B. GPT-2 (12 layers, f 3072), micro-batch 8, seq 1024:
 //   DeepSpeed bf16: 12 x 6 B x 8192 x 3072 = 1,811,939,328 B;  DDP autocast: twice that.
-TEST(MemoryModel, GeluNewUnderAutocastKeepsFp32Tensors) {
+// GPT-2 small's shape, and bf16 micro-batches of 8 x 1024 tokens with flash attention.
+ModelSpec gpt2_small() {
   ModelSpec m;
   m.name = "gpt2";
   m.layers = 12; m.hidden = 768; m.heads = 12; m.ffn_hidden = 3072; m.vocab = 50257;
   m.max_positions = 1024;
+  return m;
+}
+
+TrainConfig bf16_mbs8(Framework f) {
   TrainConfig cfg;
+  cfg.framework = f;
   cfg.seq_len = 1024; cfg.micro_batch = 8; cfg.flash_attention = true;
   cfg.precision = Precision::bf16;
+  return cfg;
+}
+
+TEST(MemoryModel, GeluNewUnderAutocastKeepsFp32Tensors) {
+  const ModelSpec m = gpt2_small();
+  TrainConfig cfg = bf16_mbs8(Framework::deepspeed);
   auto extra = [&](Framework f) {
     cfg.framework = f;
     ModelSpec fused = m, unfused = m;
@@ -64,15 +76,8 @@ TEST(MemoryModel, GeluNewUnderAutocastKeepsFp32Tensors) {
 // h = 768) under full recomputation: 11 layers' casts go, 2 x 11 x 7,087,872 =
 // 155,933,184 bytes fewer params.
 TEST(MemoryModel, RecomputedLayersKeepNoAutocastCasts) {
-  ModelSpec m;
-  m.name = "gpt2";
-  m.layers = 12; m.hidden = 768; m.heads = 12; m.ffn_hidden = 3072; m.vocab = 50257;
-  m.max_positions = 1024;
-  TrainConfig cfg;
-  cfg.framework = Framework::ddp;
-  cfg.seq_len = 1024; cfg.micro_batch = 8; cfg.flash_attention = true;
-  cfg.precision = Precision::bf16;
-  const MemoryModel mm(m, a100x8(1));
+  TrainConfig cfg = bf16_mbs8(Framework::ddp);
+  const MemoryModel mm(gpt2_small(), a100x8(1));
   const double plain = mm.estimate(cfg).params.v;
   cfg.checkpointing = Checkpointing::full;
   EXPECT_NEAR(plain - mm.estimate(cfg).params.v, 155'933'184.0, 1.0);
