@@ -25,6 +25,8 @@ LayerActivation layer_activation(const LayerShape& x) {
   // QKV and FC1 inputs: the norm outputs (one shared tensor when one norm feeds both).
   a.replicated = (norms + x.norms * x.e * sb * x.h + masks) / (x.sp ? x.t : 1);
   a.sharded = x.e * sb * (2 * x.q + 2 * x.kv + x.mlp_tensors * x.f) / x.t;
+  if (x.eager_rotary) a.sharded += x.e * sb * (x.q + x.kv) / x.t;        // pre-rotation Q, K
+  if (x.repeat_kv && x.kv < x.q) a.sharded += 2 * x.e * sb * (x.q - x.kv) / x.t;  // repeat_kv
   const double s2 = x.b * x.heads * x.s * x.s / x.t;
   if (x.flash) {
     a.flash_lse = 4 * x.b * x.heads * x.s / x.t;

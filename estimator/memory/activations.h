@@ -29,12 +29,18 @@ struct LayerShape {
   // 16-bit branch to an fp32 stream) stays fp32, so LayerNorm inputs, layer inputs kept
   // as checkpoints and the layer input/output gradients are 4 B, whatever e is.
   bool fp32_residual = false;
+  // Eager PyTorch attention (Hugging Face's SDPA path, torchtitan, dsplan's workload; not
+  // Megatron/Transformer Engine): rotary embeddings written as tensor ops keep their
+  // inputs, the pre-rotation Q and K (e sb (q + kv)), and grouped K/V are repeated to
+  // every head before SDPA, which saves the copies (2 e sb (q - kv) more than K and V).
+  bool eager_rotary = false;
+  bool repeat_kv = false;
   double residual_bytes() const { return fp32_residual ? 4 : e; }
 };
 
 struct LayerActivation {
   double replicated = 0;  // LayerNorm inputs, QKV and FC1 inputs, dropout masks
-  double sharded = 0;     // Q, K, V, attention output, MLP intermediates
+  double sharded = 0;     // Q, K, V, attention output, MLP intermediates (+ eager extras)
   double quadratic = 0;   // softmax output, its dropout mask and output (s^2 terms)
   double flash_lse = 0;   // FlashAttention logsumexp
   double total() const { return replicated + sharded + quadratic + flash_lse; }

@@ -65,6 +65,21 @@ TEST(Activations, GqaGatedNoDropoutFp32) {
   EXPECT_DOUBLE_EQ(layer_activation(f).total(), sbh(f) * (18 + 48 + 9 * 16));
 }
 
+// Eager PyTorch attention on the same Llama-2-70B-like shape: the rotation's inputs (the
+// pre-rotation Q and K, 2 x (1 + 1/8) = 2.25 sbh) and K, V repeated to all 64 heads before
+// SDPA (2 x 2 x (1 - 1/8) = 3.5 sbh): 33.5 + 2.25 + 3.5 = 39.25 sbh. Megatron (TE's fused
+// rotary, native GQA) keeps neither.
+TEST(Activations, EagerRotaryAndRepeatedKvAreKept) {
+  LayerShape x;
+  x.b = 1; x.s = 4096; x.h = 8192; x.heads = 64; x.q = 8192; x.kv = 1024; x.f = 28672;
+  x.mlp_tensors = 3; x.dropout = false; x.flash = true;
+  x.eager_rotary = true;
+  x.repeat_kv = true;
+  EXPECT_DOUBLE_EQ(layer_activation(x).total(), sbh(x) * 39.25 + 4 * 64 * 4096);
+  x.kv = x.q;  // no grouping: nothing to repeat, the rotation keeps 2 x 2 sbh
+  EXPECT_DOUBLE_EQ(layer_activation(x).total(), sbh(x) * (4 * 2 + 2 * 2 + 2 * 2 + 21 + 4) + 4 * 64 * 4096);
+}
+
 // One norm feeding both parallel branches (Falcon-7B) saves one norm input and one shared
 // norm output instead of two each: the Llama-like shape above loses 2 x 2 sbh, 33.5 -> 29.5.
 TEST(Activations, OneSharedNormSavesOneInputAndOneOutput) {
