@@ -19,6 +19,8 @@ def main() -> int:
     ap.add_argument("--rows", type=int, required=True, help="time rows the file must yield")
     ap.add_argument("--max-mape", type=float, required=True, help="bound on the time MAPE (fraction)")
     ap.add_argument("--max-over-40", type=int, default=0, help="rows allowed beyond 40%% error")
+    ap.add_argument("--max-not-fit", type=int, default=None,
+                    help="rows that ran but are predicted not to fit, at most (if given)")
     ap.add_argument("--max-memory-p90", type=float, default=None,
                     help="bound on the p90 |error| of the memory rows (fraction), if given")
     a = ap.parse_args()
@@ -36,6 +38,10 @@ def main() -> int:
         fails.append(f"time rows: expected {a.rows}, got {summ['time_rows']}")
     if summ["time_mape"] > a.max_mape:
         fails.append(f"time MAPE {summ['time_mape']:.3f} > {a.max_mape}")
+    not_fit = [r["id"] for r in s["rows"] if "not to fit" in (r.get("note") or "")]
+    if a.max_not_fit is not None and len(not_fit) > a.max_not_fit:
+        fails.append(f"{len(not_fit)} rows that ran predicted not to fit (allowed {a.max_not_fit}): "
+                     + ", ".join(not_fit))
     if a.max_memory_p90 is not None and summ["memory_p90_abs_error"] > a.max_memory_p90:
         fails.append(f"memory p90 |error| {summ['memory_p90_abs_error']:.3f} > {a.max_memory_p90}")
     if summ["time_rows_over_40pct"] > a.max_over_40:
