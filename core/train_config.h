@@ -129,6 +129,9 @@ struct TrainConfig {
   bool deepspeed_bf16_optimizer() const {
     return framework == Framework::deepspeed && precision == Precision::bf16 && zero_stage == 0;
   }
+  // A DDP loop on PyTorch >= 2.0's defaults (fused_optimizer -1): torch.optim's foreach
+  // optimizer, and zero_grad(set_to_none=True) freeing the gradients every step.
+  bool ddp_pytorch2_defaults() const { return framework == Framework::ddp && fused_optimizer < 0; }
   // Layers of a stage of `stage_layers` that rerun their forward in backward.
   int recomputed_layers(int stage_layers) const {
     if (checkpointing == Checkpointing::full) return stage_layers;

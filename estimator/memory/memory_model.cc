@@ -197,7 +197,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
   in.adafactor_bytes_per_param = rp.adafactor_bpp;
   in.dp = cfg.shard_degree(cl.gpus_per_node());  // the ranks states are sharded over
   in.grad_accum = cfg.grad_accum;
-  in.grads_set_to_none = cfg.framework == Framework::ddp && cfg.fused_optimizer < 0;
+  in.grads_set_to_none = cfg.ddp_pytorch2_defaults();
   if (recomputes_layers(cfg.checkpointing)) {  // casts of all but the recomputed layers, + one
     const int n = cfg.recomputed_layers(st.layers);
     if (n > 0) in.autocast_cast_params = st.params - (n - 1) * rp.layer;

@@ -26,8 +26,7 @@ struct ModelStateInputs {
   int gpus_per_node = 1;      // ranks sharing one node's host memory
   int nodes = 1;
   bool megatron_fp32_grads = true;  // TrainConfig::megatron_fp32_grads
-  // DDP: the loop frees gradients each step (zero_grad(set_to_none=True), PyTorch >= 2.0's
-  // default, with its foreach optimizer: TrainConfig::fused_optimizer -1).
+  // DDP: the loop frees gradients each step (TrainConfig::ddp_pytorch2_defaults).
   bool grads_set_to_none = false;
   // DDP under torch.amp: parameters whose 16-bit casts backward keeps (saved by the
   // linears); < 0 = all. Recomputed layers keep none but the one being recomputed.

@@ -54,22 +54,21 @@ enum class Impl { fused, per_tensor, foreach };
 // (DDP: torch.optim's foreach implementation; FSDP: a loop over its few flat parameters).
 Impl implementation(const TrainConfig& cfg) {
   if (cfg.fused_optimizer >= 0) return cfg.fused_optimizer ? Impl::fused : Impl::per_tensor;
-  if (cfg.framework == Framework::ddp) return Impl::foreach;
+  if (cfg.ddp_pytorch2_defaults()) return Impl::foreach;
   return cfg.framework == Framework::fsdp ? Impl::per_tensor : Impl::fused;
 }
 
 }  // namespace
 
-static bool unfused(const TrainConfig& cfg) { return implementation(cfg) != Impl::fused; }
-
 double optimizer_bytes_per_param(const TrainConfig& cfg, double grad_bytes) {
   const bool mixed = cfg.precision != Precision::fp32;
   // fp32 master weights beside 16-bit model weights (everything but torch autocast).
   const bool master = mixed && cfg.framework != Framework::ddp;
-  const bool foreach = implementation(cfg) == Impl::foreach;
-  double b = (unfused(cfg) ? unfused_update_bytes(cfg.optimizer, foreach) : update_bytes(cfg.optimizer)) +
+  const Impl impl = implementation(cfg);
+  const bool unfused = impl != Impl::fused;
+  double b = (unfused ? unfused_update_bytes(cfg.optimizer, impl == Impl::foreach) : update_bytes(cfg.optimizer)) +
              grad_bytes;                                        // + gradient-norm read
-  if (unfused(cfg)) b += 8.0;                                   // clip: scale grads in place
+  if (unfused) b += 8.0;                                        // clip: scale grads in place
   if (master) {
     if (grad_bytes < 4.0) b += grad_bytes + 4.0;                // widen grads to fp32
     b += 4.0 + 2.0;                                             // master -> 16-bit params

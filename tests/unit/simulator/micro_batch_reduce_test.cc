@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "simulator/simulate.h"
+#include "step_costs_fixture.h"
 
 namespace dsplan {
 namespace {
@@ -18,23 +19,15 @@ double in(Seconds s) { return in_ms(s); }
 
 // pp = 1, L layers with forward 1 ms and backward 2 ms, reductions every micro-batch.
 StepCosts zero2(int layers, int micro_batches) {
-  StepCosts c;
-  c.micro_batches = micro_batches;
-  c.layers_per_rank = layers;
-  c.layer.fwd = ms(1);
-  c.layer.bwd = ms(2);
+  StepCosts c = test::plain(layers, micro_batches);
   c.grad_reduce_every_micro_batch = true;
   return c;
 }
 
 // m = 3, L = 4, one 100 MB bucket per layer, reduce 1.5 < backward 2, tail 0.4, optimizer 1.
 StepCosts bucketed_zero2() {
-  StepCosts c = zero2(4, 3);
-  c.layer.grad_reduce = ms(1.5);
-  c.layer.grad_bytes = MB(100);
-  c.bucket_bytes = MB(100);
+  StepCosts c = test::bucket_per_layer(zero2(4, 3));
   c.grad_reduce_tail = ms(0.4);
-  c.optimizer = ms(1);
   return c;
 }
 

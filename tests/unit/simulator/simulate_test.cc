@@ -8,32 +8,19 @@
 
 #include <numeric>
 
+#include "step_costs_fixture.h"
+
 namespace dsplan {
 namespace {
+
+using test::plain;
 
 constexpr double kTol = 1e-9;  // ms
 
 double in(Seconds s) { return in_ms(s); }
 
-// pp = 1, L layers with forward 1 ms and backward 2 ms, nothing else.
-StepCosts plain(int layers, int micro_batches) {
-  StepCosts c;
-  c.micro_batches = micro_batches;
-  c.layers_per_rank = layers;
-  c.layer.fwd = ms(1);
-  c.layer.bwd = ms(2);
-  return c;
-}
-
 // L = 4, m = 1, one 100 MB bucket per layer reduced in 1.5 (< backward 2), optimizer 1.
-StepCosts one_bucket_per_layer() {
-  StepCosts c = plain(4, 1);
-  c.layer.grad_reduce = ms(1.5);
-  c.layer.grad_bytes = MB(100);
-  c.bucket_bytes = MB(100);
-  c.optimizer = ms(1);
-  return c;
-}
+StepCosts one_bucket_per_layer() { return test::bucket_per_layer(plain(4, 1)); }
 
 SimulationResult run(const StepCosts& c) {
   auto r = simulate_step(c);

@@ -253,16 +253,22 @@ TEST(StepTime, EagerLlamaElementwiseOutsideMegatron) {
   EXPECT_DOUBLE_EQ(operator_costs(gpt, gpu, eff, k).fwd.v, g_fused.fwd.v);
 }
 
+// FULL_SHARD (zero stage 3) over 16 ranks, bf16, the base configuration otherwise.
+TrainConfig fsdp_full_shard_16() {
+  TrainConfig cfg = base_cfg();
+  cfg.framework = Framework::fsdp;
+  cfg.zero_stage = 3;
+  cfg.dp = 16;
+  return cfg;
+}
+
 // FSDP hybrid sharding (HYBRID_SHARD / HSDP) on two 8-GPU nodes: parameters are gathered and
 // gradients reduce-scattered among a node's 8 ranks over NVLink, then each rank's 1/8
 // gradient shard is all-reduced with its replica on the other node (2 ranks, one per
 // node). Full sharding runs the same collectives over all 16 ranks, across the NICs.
 TEST(StepTime, FsdpHybridShardsWithinANode) {
   const A100Comm a(16);
-  TrainConfig cfg = base_cfg();
-  cfg.framework = Framework::fsdp;
-  cfg.zero_stage = 3;
-  cfg.dp = 16;
+  TrainConfig cfg = fsdp_full_shard_16();
   const ParallelComm full = a.of(cfg);
   cfg.fsdp_hybrid = true;
   ASSERT_EQ(cfg.shard_degree(8), 8);
@@ -296,10 +302,7 @@ TEST(StepTime, FsdpHybridShardsWithinANode) {
 // 2), and one more kernel. gpt_1b, FULL_SHARD over 16 A100s (2 nodes, 8 per node).
 TEST(StepTime, FsdpFp32ReduceDoublesTheBytesAndCastsFirst) {
   const A100Comm a(16);
-  TrainConfig cfg = base_cfg();
-  cfg.framework = Framework::fsdp;
-  cfg.zero_stage = 3;
-  cfg.dp = 16;
+  TrainConfig cfg = fsdp_full_shard_16();
   ASSERT_EQ(grad_element_bytes(cfg), 2.0);
   const ParallelComm bf16 = a.of(cfg);
   cfg.fsdp_reduce_fp32 = true;
