@@ -118,8 +118,8 @@ void grad_reduce_choice(const std::string& value, SearchSpace& s, Diagnostics& e
     errs.push_back(flag_error("grad-reduce-in-fp32", "unknown value \"" + value + "\"", "one of: default, on, off"));
     return;
   }
-  if (s.framework == Framework::megatron) s.megatron_fp32_grads = value == "on";
-  else if (s.framework == Framework::fsdp) s.fsdp_reduce_fp32 = value == "on";
+  if (s.run.framework == Framework::megatron) s.run.megatron_fp32_grads = value == "on";
+  else if (s.run.framework == Framework::fsdp) s.run.fsdp_reduce_fp32 = value == "on";
   else
     errs.push_back(flag_error("grad-reduce-in-fp32", "applies to --framework megatron and fsdp only",
                               "leave it out, or add --framework megatron or fsdp"));
@@ -277,8 +277,8 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   req.memory_options.fragmentation = o.fragmentation;
 
   SearchSpace& s = req.space;
-  s.framework = parse_one<Framework>("framework", o.framework, framework_names(), Framework::deepspeed, errs);
-  s.optimizer = parse_one<Optimizer>("optimizer", o.optimizer, optimizer_names(), Optimizer::adam, errs);
+  s.run.framework = parse_one<Framework>("framework", o.framework, framework_names(), Framework::deepspeed, errs);
+  s.run.optimizer = parse_one<Optimizer>("optimizer", o.optimizer, optimizer_names(), Optimizer::adam, errs);
   req.metric = parse_one<Metric>("metric", o.metric, {"throughput", "latency", "flops"}, Metric::throughput, errs);
   if (!o.zero.empty()) s.zero = parse_ints("zero", o.zero, false, 0, 3, errs);
   if (!o.tp.empty()) s.tp = parse_ints("tp", o.tp, false, 1, 1024, errs);
@@ -298,20 +298,20 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     errs.push_back(flag_error("recompute-layers", "applies to block checkpointing only",
                               "add block to --ckpt, e.g. --ckpt block"));
   if (!o.flash.empty()) s.flash = parse_on_off("flash", o.flash, errs);
-  s.attention = parse_one<AttentionKernel>("attention", o.attention, attention_kernel_names(),
-                                          AttentionKernel::auto_, errs);
-  if (s.attention == AttentionKernel::fa3 && system && system->gpu.arch != GpuArch::hopper)
+  s.run.attention = parse_one<AttentionKernel>("attention", o.attention, attention_kernel_names(),
+                                              AttentionKernel::auto_, errs);
+  if (s.run.attention == AttentionKernel::fa3 && system && system->gpu.arch != GpuArch::hopper)
     errs.push_back(flag_error("attention", "fa3 runs on Hopper GPUs only, not on " + std::string(name(system->gpu.arch)),
                               "use fa2 or cudnn on this GPU"));
-  if (o.overlap_comm == "on") s.zero_knobs.overlap_comm = 1;
-  else if (o.overlap_comm == "off") s.zero_knobs.overlap_comm = 0;
-  else if (o.overlap_comm == "default") s.zero_knobs.overlap_comm = -1;
+  if (o.overlap_comm == "on") s.run.zero.overlap_comm = 1;
+  else if (o.overlap_comm == "off") s.run.zero.overlap_comm = 0;
+  else if (o.overlap_comm == "default") s.run.zero.overlap_comm = -1;
   else errs.push_back(flag_error("overlap-comm", "unknown value \"" + o.overlap_comm + "\"", "one of: default, on, off"));
   if (o.logit_metrics < 0 || o.logit_metrics > 16)
     errs.push_back(flag_error("logit-metrics", "out of range", "an integer in [0, 16]"));
-  s.logit_metrics = o.logit_metrics;
-  s.fsdp_hybrid = framework_choice("fsdp-sharding", o.fsdp_sharding, "full", "hybrid", Framework::fsdp,
-                                   s.framework, errs);
+  s.run.logit_metrics = o.logit_metrics;
+  s.run.fsdp_hybrid = framework_choice("fsdp-sharding", o.fsdp_sharding, "full", "hybrid", Framework::fsdp,
+                                       s.run.framework, errs);
   grad_reduce_choice(o.grad_reduce_in_fp32, s, errs);
   if (!o.sp.empty()) s.sequence_parallel = parse_on_off("sp", o.sp, errs);
   if (!o.offload.empty()) s.offload = parse_names<Offload>("offload", o.offload, offload_names(), errs);
@@ -324,36 +324,36 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   req.cluster = Cluster{*system, o.gpus};
   const GpuSpec& gpu = req.cluster.node.gpu;
   if (o.precision.empty()) {
-    s.precision = gpu.bf16_tc_flop_per_clk_sm > 0 ? Precision::bf16 : Precision::fp16;
-    plan.assumptions.push_back(std::string("precision ") + name(s.precision) + " (mixed) for " + gpu.name);
+    s.run.precision = gpu.bf16_tc_flop_per_clk_sm > 0 ? Precision::bf16 : Precision::fp16;
+    plan.assumptions.push_back(std::string("precision ") + name(s.run.precision) + " (mixed) for " + gpu.name);
   } else {
-    s.precision = parse_one<Precision>("precision", o.precision, precision_names(), Precision::bf16, errs);
+    s.run.precision = parse_one<Precision>("precision", o.precision, precision_names(), Precision::bf16, errs);
   }
-  s.seq_len = o.seq > 0 ? o.seq : req.model.max_positions;
-  if (o.seq <= 0) plan.assumptions.push_back("sequence length " + std::to_string(s.seq_len) + " (model maximum)");
-  if (o.seq < 0 || s.seq_len < 1)
+  s.run.seq_len = o.seq > 0 ? o.seq : req.model.max_positions;
+  if (o.seq <= 0) plan.assumptions.push_back("sequence length " + std::to_string(s.run.seq_len) + " (model maximum)");
+  if (o.seq < 0 || s.run.seq_len < 1)
     errs.push_back(flag_error("seq", "must be a positive sequence length", "e.g. 2048"));
   if (o.seq > 0 && req.model.position == PositionKind::learned && o.seq > req.model.max_positions)
     errs.push_back(flag_error("seq", "longer than the model's " + std::to_string(req.model.max_positions) +
                                          " learned positions", "at most " + std::to_string(req.model.max_positions)));
   s.global_batch = o.global_batch ? std::optional<std::int64_t>(*o.global_batch) : std::nullopt;
-  check_degrees(s.tp, s.pp, req.model, req.cluster, s.framework, errs);
+  check_degrees(s.tp, s.pp, req.model, req.cluster, s.run.framework, errs);
   if (errs.empty()) check_space_size(s, req.model, req.cluster, errs);
   if (!errs.empty()) return errs;
 
   plan.assumptions.insert(plan.assumptions.begin(), "hardware: " + describe(req.cluster.node) + ", " +
                                                         std::to_string(req.cluster.nodes()) + " node(s)");
   // Framework behaviour the prediction rests on (docs/model.md §4.4), said once.
-  if (s.framework == Framework::megatron)
+  if (s.run.framework == Framework::megatron)
     plan.assumptions.push_back(std::string("current Megatron-LM: backward TP collectives run under the weight-gradient "
                                            "GEMMs; interleaved pipeline sends overlap compute, other sends block; ") +
-                               (s.zero_knobs.overlap_comm == 1 ? "gradient reduction and parameter gather overlapped "
+                               (s.run.zero.overlap_comm == 1 ? "gradient reduction and parameter gather overlapped "
                                                                  "(--overlap-grad-reduce, --overlap-param-gather)"
                                                                : "gradient reduction after the backward "
                                                                  "(--overlap-comm on for Megatron-Core's overlap)"));
   TrainConfig z0;  // a ZeRO-0 point of this space
-  z0.framework = s.framework;
-  z0.precision = s.precision;
+  z0.framework = s.run.framework;
+  z0.precision = s.run.precision;
   if (z0.deepspeed_bf16_optimizer() &&
       (s.zero.empty() || std::find(s.zero.begin(), s.zero.end(), 0) != s.zero.end()))
     plan.assumptions.push_back("DeepSpeed bf16 without ZeRO runs BF16_Optimizer: fp32 gradients, optimizer states "
@@ -362,28 +362,28 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     plan.assumptions.push_back("no --global-batch or --gas: one micro-batch per optimizer step (gas 1) for every "
                                "configuration, so pipeline bubbles and gradient reductions are not amortised; give "
                                "--global-batch (samples) to rank for a training run's batch");
-  if (s.attention != AttentionKernel::auto_)
-    plan.assumptions.push_back(std::string("attention kernel ") + name(s.attention) +
+  if (s.run.attention != AttentionKernel::auto_)
+    plan.assumptions.push_back(std::string("attention kernel ") + name(s.run.attention) +
                                " where FlashAttention is on (--attention)");
-  else if (system->gpu.arch == GpuArch::hopper && s.precision != Precision::fp32 &&
+  else if (system->gpu.arch == GpuArch::hopper && s.run.precision != Precision::fp32 &&
            (s.flash.empty() || std::find(s.flash.begin(), s.flash.end(), true) != s.flash.end()))
-    plan.assumptions.push_back(s.framework == Framework::megatron
+    plan.assumptions.push_back(s.run.framework == Framework::megatron
                                    ? "flash attention on Hopper: Transformer Engine's cuDNN fused attention (1.6x FA2)"
                                    : "flash attention on Hopper: FlashAttention-2 (PyTorch SDPA or the flash-attn "
                                      "package); give --attention "
                                      "cudnn or fa3 if the run uses those");
-  if (s.fsdp_hybrid)
+  if (s.run.fsdp_hybrid)
     plan.assumptions.push_back("FSDP hybrid sharding: states sharded over each node's data-parallel ranks, "
                                "gradient shards all-reduced across nodes every micro-batch");
-  if (s.fsdp_reduce_fp32 && s.framework == Framework::fsdp)
+  if (s.run.fsdp_reduce_fp32 && s.run.framework == Framework::fsdp)
     plan.assumptions.push_back("FSDP gradients reduced in fp32 (reduce_dtype float32): twice the reduce-scatter "
                                "bytes of 16-bit gradients, and a cast of every layer's gradients before it");
-  if (!s.megatron_fp32_grads)
+  if (!s.run.megatron_fp32_grads)
     plan.assumptions.push_back("Megatron gradients accumulated and reduced in 16 bits (grad_reduce_in_fp32=False); "
                                "Megatron-LM's own arguments force fp32 with --bf16, so set it in Megatron-Core's "
                                "DistributedDataParallelConfig or NeMo's trainer plugin");
-  if (s.logit_metrics > 0)
-    plan.assumptions.push_back(std::to_string(s.logit_metrics) + " training metric(s) over the logits per micro-batch "
+  if (s.run.logit_metrics > 0)
+    plan.assumptions.push_back(std::to_string(s.run.logit_metrics) + " training metric(s) over the logits per micro-batch "
                                "(an fp32 cross-entropy each, after the backward)");
   req.efficiency = default_efficiency(gpu);
   if (!o.profile.empty()) {

@@ -313,26 +313,26 @@ void engine_settings(const Json& p, SearchSpace& s, std::vector<std::string>& no
   // grad_sync_dtype bf16.
   static const std::regex grads16(R"(grad_reduce_in_fp32\s*[=:]?\s*false|grad_sync_dtype\s*[=:]?\s*bf16)",
                                   std::regex::icase);
-  if (s.framework == Framework::megatron && std::regex_search(other, grads16)) {
-    s.megatron_fp32_grads = false;
+  if (s.run.framework == Framework::megatron && std::regex_search(other, grads16)) {
+    s.run.megatron_fp32_grads = false;
     notes.push_back("16-bit gradient buffer and reduction (grad_reduce_in_fp32=False / grad_sync_dtype bf16 named)");
   }
   // FSDP reducing gradients in fp32: MixedPrecision(Policy) reduce_dtype float32 (torchtitan's
   // "reduce fp32") or Composer's mixed_precision DEFAULT (param bf16, reduce float32).
   static const std::regex fsdp_fp32(R"(reduce[ _]?(dtype)?\s*[=:]?\s*(fp32|float32)|mixed_precision\s+DEFAULT)",
                                     std::regex::icase);
-  if (s.framework == Framework::fsdp && std::regex_search(other, fsdp_fp32)) {
-    s.fsdp_reduce_fp32 = true;
+  if (s.run.framework == Framework::fsdp && std::regex_search(other, fsdp_fp32)) {
+    s.run.fsdp_reduce_fp32 = true;
     notes.push_back("FSDP gradients reduced in fp32 (reduce fp32 / Composer mixed_precision DEFAULT named)");
   }
-  if (s.framework == Framework::fsdp && (has(other, "HYBRID_SHARD") || has(other, "HSDP"))) {
-    s.fsdp_hybrid = true;
+  if (s.run.framework == Framework::fsdp && (has(other, "HYBRID_SHARD") || has(other, "HSDP"))) {
+    s.run.fsdp_hybrid = true;
     notes.push_back("FSDP hybrid sharding (HYBRID_SHARD / HSDP named): sharded within a node, replicated across nodes");
   }
   static const std::regex ds_overlap(R"(overlap_comm:?\s*(true|on)\b)", std::regex::icase);
   if (has(other, "overlap_grad_reduce") ||
-      (s.framework == Framework::deepspeed && std::regex_search(other, ds_overlap))) {
-    s.zero_knobs.overlap_comm = 1;
+      (s.run.framework == Framework::deepspeed && std::regex_search(other, ds_overlap))) {
+    s.run.zero.overlap_comm = 1;
     notes.push_back("gradient reduction overlapped with backward (overlap_grad_reduce / overlap_comm named)");
   }
 }
@@ -402,30 +402,30 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   req.top = 1;
   req.include_infeasible = true;
   SearchSpace& s = req.space;
-  s.seq_len = static_cast<int>(num(m, "seq_len", 0));
-  if (s.seq_len <= 0) return Diagnostic{"", "/model/seq_len", "row has no sequence length", ""};
-  s.precision = row_precision(str(p, "precision"));
-  s.framework = row_framework(row, notes);
+  s.run.seq_len = static_cast<int>(num(m, "seq_len", 0));
+  if (s.run.seq_len <= 0) return Diagnostic{"", "/model/seq_len", "row has no sequence length", ""};
+  s.run.precision = row_precision(str(p, "precision"));
+  s.run.framework = row_framework(row, notes);
   const bool hf_trainer = has(str(row, "source"), "huggingface") || has(str(row, "source"), "autotuning/hf");
   if (hf_trainer) {
-    s.fused_optimizer = 0;
+    s.run.fused_optimizer = 0;
     notes.push_back("HF Trainer's AdamW (unfused, per tensor) as the optimizer");
   }
   // llm-foundry models under Composer evaluate LanguageCrossEntropy and LanguagePerplexity
   // on every training micro-batch (use_train_metrics default true; Composer 0.14-0.16
   // Trainer._eval_train_metrics after each backward).
   if (has(str(row, "source"), "llm-foundry") || has(str(p, "other"), "Composer")) {
-    s.logit_metrics = 2;
+    s.run.logit_metrics = 2;
     notes.push_back("Composer train metrics: 2 fp32 cross-entropies over the logits per micro-batch");
   }
   if (has(str(p, "other"), "attn_impl triton")) {  // flash-attn's Triton kernel (docs/model.md §4.1)
-    s.attention = AttentionKernel::triton;
+    s.run.attention = AttentionKernel::triton;
     notes.push_back("llm-foundry's Triton attention (attn_impl triton): FlashAttention-2's rate / 1.4 forward, / 2 backward");
   }
   s.zero = {zero_stage(p, notes)};
-  if (s.framework == Framework::megatron) {
+  if (s.run.framework == Framework::megatron) {
     if (auto rel = megatron_release(row)) {
-      s.megatron_release = rel->first;
+      s.run.megatron_release = rel->first;
       TrainConfig probe;  // what that release does (TrainConfig holds the thresholds)
       probe.framework = Framework::megatron;
       probe.megatron_release = rel->first;
@@ -446,7 +446,7 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   engine_settings(p, s, notes);
   s.vpp = {std::max(1, static_cast<int>(num(p, "vpp", 1)))};
   batch_dims(p, gpus, s, notes);
-  notes.push_back("framework " + std::string(name(s.framework)) + ", " + std::string(name(s.precision)));
+  notes.push_back("framework " + std::string(name(s.run.framework)) + ", " + std::string(name(s.run.precision)));
   return req;
 }
 

@@ -97,9 +97,9 @@ void polaris_order(const Json& row, ValidationSet& set) {
     q.efficiency = default_efficiency(sys->gpu);
     q.top = 1;
     SearchSpace& s = q.space;
-    s.framework = Framework::deepspeed;
-    s.seq_len = model.max_positions;
-    s.precision = Precision::fp16;
+    s.run.framework = Framework::deepspeed;
+    s.run.seq_len = model.max_positions;
+    s.run.precision = Precision::fp16;
     s.tp = {1};
     s.sequence_parallel = {false};
     s.offload = {Offload::none, Offload::optimizer};
@@ -107,7 +107,7 @@ void polaris_order(const Json& row, ValidationSet& set) {
     s.vpp = {1};
     s.micro_batch = {1};
     s.global_batch = 512;
-    s.zero_knobs.overlap_comm = 1;
+    s.run.zero.overlap_comm = 1;
     // Only the zero1 runs name FlashAttention; the others ran Megatron-DeepSpeed's default
     // attention (no flash).
     s.flash = {has(label, "flash") && !has(label, "noflash")};

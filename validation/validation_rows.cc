@@ -63,7 +63,7 @@ void add_measurements(const Json& meas, const Json& row, ValidationCase& c) {
   add(MeasureKind::memory, "peak_mem_MiB", 1, MemoryFigure::device);
   add(MeasureKind::memory, "gpu_mem_used_MB_nvml", 1, MemoryFigure::device);
   if (num(meas, "peak_memory_MB", -1) > 0) {
-    const bool megatron_log = c.request.space.framework == Framework::megatron;
+    const bool megatron_log = c.request.space.run.framework == Framework::megatron;
     add(MeasureKind::memory, "peak_memory_MB", 1, megatron_log ? MemoryFigure::states : MemoryFigure::allocated);
     c.assumptions.push_back(megatron_log ? "memory figure: Megatron report_memory's allocated = model states"
                                          : "memory figure: PyTorch peak allocated");
@@ -75,7 +75,7 @@ void add_measurements(const Json& meas, const Json& row, ValidationCase& c) {
   } else if (num(meas, "tflops_per_gpu", -1) > 0 && has(str(row, "notes"), "F=96")) {
     add(MeasureKind::tflops_per_gpu, "tflops_per_gpu", 1);
     const ModelSpec& m = c.request.model;
-    const double B = static_cast<double>(c.request.space.global_batch.value_or(0)), s = c.request.space.seq_len,
+    const double B = static_cast<double>(c.request.space.global_batch.value_or(0)), s = c.request.space.run.seq_len,
                  l = m.layers, h = m.hidden, V = static_cast<double>(m.vocab);
     c.source_flops_per_step = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
   } else {

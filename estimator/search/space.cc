@@ -58,10 +58,10 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
       if (tp_problem(t, m, c, s.tp_within_node).empty()) s.tp.push_back(t);
   if (s.pp.empty())
     for (int p = 1; p <= std::min(64, m.layers); ++p)
-      if (pp_problem(p, m, c, s.framework).empty()) s.pp.push_back(p);
+      if (pp_problem(p, m, c, s.run.framework).empty()) s.pp.push_back(p);
   if (s.vpp.empty()) s.vpp = {1, 2};
   if (s.micro_batch.empty()) {
-    int top = s.seq_len <= 512 ? 512 : 64;
+    int top = s.run.seq_len <= 512 ? 512 : 64;
     for (int b = 1; b <= top; b *= 2) s.micro_batch.push_back(b);
   }
   if (s.grad_accum.empty()) s.grad_accum = {1};
@@ -70,7 +70,7 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
                        Checkpointing::block};
   if (s.flash.empty()) {
     s.flash = {false};
-    if (c.node.gpu.arch != GpuArch::volta && s.precision != Precision::fp32) s.flash.push_back(true);
+    if (c.node.gpu.arch != GpuArch::volta && s.run.precision != Precision::fp32) s.flash.push_back(true);
   }
   if (s.sequence_parallel.empty()) s.sequence_parallel = {false, true};
   if (s.offload.empty()) s.offload = {Offload::none, Offload::optimizer, Offload::all};
@@ -82,18 +82,7 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
                                      Checkpointing ck, bool flash, bool sp, Offload off,
                                      TrainConfig& cfg) {
   std::vector<std::string> why;
-  cfg.framework = s.framework;
-  cfg.precision = s.precision;
-  cfg.optimizer = s.optimizer;
-  cfg.seq_len = s.seq_len;
-  cfg.zero = s.zero_knobs;
-  cfg.fused_optimizer = s.fused_optimizer;
-  cfg.megatron_release = s.megatron_release;
-  cfg.logit_metrics = s.logit_metrics;
-  cfg.megatron_fp32_grads = s.megatron_fp32_grads;
-  cfg.fsdp_hybrid = s.fsdp_hybrid;
-  cfg.fsdp_reduce_fp32 = s.fsdp_reduce_fp32;
-  cfg.attention = s.attention;
+  cfg = s.run;
   cfg.zero_stage = zero;
   cfg.tp = tp;
   cfg.pp = pp;
@@ -101,9 +90,9 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
   cfg.micro_batch = mbs;
   cfg.checkpointing = ck;
   const int stage_layers = (m.layers + std::max(1, pp) - 1) / std::max(1, pp);
-  if (ck == Checkpointing::block)
-    cfg.recompute_layers = s.recompute_layers > 0 ? std::min(s.recompute_layers, stage_layers)
-                                                  : (stage_layers + 1) / 2;
+  cfg.recompute_layers = ck != Checkpointing::block ? 0
+                         : s.recompute_layers > 0   ? std::min(s.recompute_layers, stage_layers)
+                                                    : (stage_layers + 1) / 2;
   cfg.flash_attention = flash;
   cfg.sequence_parallel = sp;
   cfg.offload = off;
@@ -133,7 +122,7 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
     else if (cfg.grad_accum % pp != 0)
       why.push_back("interleaved 1F1B needs the micro-batch count to be a multiple of pp");
   }
-  switch (s.framework) {
+  switch (s.run.framework) {
     case Framework::deepspeed:
       if (pp > 1 && zero >= 2) why.push_back("DeepSpeed's pipeline engine supports ZeRO stage 0-1 only");
       if (vpp > 1) why.push_back("DeepSpeed's pipeline engine has no interleaved schedule (vpp 1 only)");
@@ -152,12 +141,12 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
   }
   if (off == Offload::optimizer && zero < 1) why.push_back("optimizer offload needs ZeRO stage >= 1");
   if (off == Offload::all && zero != 3) why.push_back("parameter offload needs ZeRO stage 3");
-  if (off != Offload::none && s.framework != Framework::deepspeed && s.framework != Framework::fsdp)
-    why.push_back(std::string("offload is not supported by ") + name(s.framework));
+  if (off != Offload::none && s.run.framework != Framework::deepspeed && s.run.framework != Framework::fsdp)
+    why.push_back(std::string("offload is not supported by ") + name(s.run.framework));
   if (flash && c.node.gpu.arch == GpuArch::volta) why.push_back("FlashAttention needs Ampere or newer");
-  if (flash && s.precision == Precision::fp32) why.push_back("FlashAttention needs fp16 or bf16");
+  if (flash && s.run.precision == Precision::fp32) why.push_back("FlashAttention needs fp16 or bf16");
   if (sp && tp < 2) why.push_back("sequence parallelism needs tp > 1");
-  if (s.precision == Precision::bf16 && c.node.gpu.bf16_tc_flop_per_clk_sm <= 0)
+  if (s.run.precision == Precision::bf16 && c.node.gpu.bf16_tc_flop_per_clk_sm <= 0)
     why.push_back(c.node.gpu.name + " has no bf16 tensor cores");
   return why;
 }

@@ -16,19 +16,14 @@
 namespace dsplan {
 
 struct SearchSpace {
-  Framework framework = Framework::deepspeed;
-  Precision precision = Precision::bf16;
-  Optimizer optimizer = Optimizer::adam;
-  int seq_len = 2048;
+  // The settings every point shares (framework, precision, optimizer, sequence length,
+  // engine knobs...): make_config starts each point from this template and sets only the
+  // dimensions below, so a new run-wide knob is a TrainConfig field and nothing more.
+  // Its per-point fields (zero_stage, tp, pp, dp, vpp, micro_batch, grad_accum,
+  // checkpointing, recompute_layers, flash_attention, sequence_parallel, offload) are
+  // ignored.
+  TrainConfig run{.seq_len = 2048};
   std::optional<std::int64_t> global_batch;  // fixed global batch; gas is derived
-  ZeroKnobs zero_knobs;
-  int fused_optimizer = -1;  // TrainConfig::fused_optimizer for every point
-  int megatron_release = 0;  // TrainConfig::megatron_release for every point (0 = current)
-  int logit_metrics = 0;     // TrainConfig::logit_metrics for every point
-  bool megatron_fp32_grads = true;  // TrainConfig::megatron_fp32_grads for every point
-  bool fsdp_hybrid = false;         // TrainConfig::fsdp_hybrid for every point
-  bool fsdp_reduce_fp32 = false;    // TrainConfig::fsdp_reduce_fp32 for every point
-  AttentionKernel attention = AttentionKernel::auto_;  // TrainConfig::attention for every point
   bool tp_within_node = true;  // TP groups never cross a node (default)
 
   std::vector<int> zero;

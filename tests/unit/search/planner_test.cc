@@ -15,7 +15,7 @@ PlanRequest gpt_2_7b_on_16_a100() {
   r.model = test::gpt("gpt-2.7b", 32, 2560, 32, 2048, 50257, 128);
   r.cluster = test::cluster(test::dgx_a100(), 16);
   r.efficiency = default_efficiency(r.cluster.node.gpu);
-  r.space.seq_len = 2048;
+  r.space.run.seq_len = 2048;
   r.space.zero = {1};
   r.space.tp = {1};
   r.space.pp = {1};
@@ -87,7 +87,7 @@ TEST(Space, UnevenPipelineStagesOnlyUnderDeepSpeed) {
   r.model = bloom;
   r.cluster = c;
   r.efficiency = default_efficiency(c.node.gpu);
-  r.space.seq_len = 2048;
+  r.space.run.seq_len = 2048;
   r.space.zero = {1};
   r.space.tp = {4};
   r.space.pp = {12};

@@ -51,55 +51,55 @@ TEST(ValidationMap, OffloadFlagAndNamedParameterOffload) {
 }
 
 TEST(ValidationMap, DeepSpeedOverlapCommNamed) {
-  EXPECT_EQ(request_of(ds_row(1, "ZeRO stage 1")).space.zero_knobs.overlap_comm, -1);
-  EXPECT_EQ(request_of(ds_row(1, "ZeRO stage 1 (overlap_comm true, reduce_scatter)")).space.zero_knobs.overlap_comm, 1);
-  EXPECT_EQ(request_of(ds_row(1, "overlap_comm: false")).space.zero_knobs.overlap_comm, -1);
+  EXPECT_EQ(request_of(ds_row(1, "ZeRO stage 1")).space.run.zero.overlap_comm, -1);
+  EXPECT_EQ(request_of(ds_row(1, "ZeRO stage 1 (overlap_comm true, reduce_scatter)")).space.run.zero.overlap_comm, 1);
+  EXPECT_EQ(request_of(ds_row(1, "overlap_comm: false")).space.run.zero.overlap_comm, -1);
 }
 
 TEST(ValidationMap, ComposerRowsPriceTheirTrainMetrics) {
   json row = ds_row(3, "PyTorch FSDP FULL_SHARD via Composer");
-  EXPECT_EQ(request_of(row).space.logit_metrics, 2);
+  EXPECT_EQ(request_of(row).space.run.logit_metrics, 2);
   row["parallel"]["other"] = "PyTorch FSDP FULL_SHARD";
-  EXPECT_EQ(request_of(row).space.logit_metrics, 0);
+  EXPECT_EQ(request_of(row).space.run.logit_metrics, 0);
   row["source"] = "mosaicml/llm-foundry benchmarks";
-  EXPECT_EQ(request_of(row).space.logit_metrics, 2);
+  EXPECT_EQ(request_of(row).space.run.logit_metrics, 2);
 }
 
 TEST(ValidationMap, SixteenBitMegatronGradientsNamed) {
   json row = ds_row(1, "distributed optimizer; grad_sync_dtype bf16 (the recipe yaml)");
   row["source"] = "NVIDIA NeMo (Megatron-Core) recipe";
-  EXPECT_FALSE(request_of(row).space.megatron_fp32_grads);
+  EXPECT_FALSE(request_of(row).space.run.megatron_fp32_grads);
   row["parallel"]["other"] = "Megatron-Core DDP; grad_reduce_in_fp32=False";
-  EXPECT_FALSE(request_of(row).space.megatron_fp32_grads);
+  EXPECT_FALSE(request_of(row).space.run.megatron_fp32_grads);
   row["parallel"]["other"] = "Megatron-Core DDP; grad_reduce_in_fp32=True";
-  EXPECT_TRUE(request_of(row).space.megatron_fp32_grads);
+  EXPECT_TRUE(request_of(row).space.run.megatron_fp32_grads);
   // Only Megatron has the setting: a DeepSpeed row naming it keeps the default.
   json ds = ds_row(1, "grad_reduce_in_fp32=False");
-  EXPECT_TRUE(request_of(ds).space.megatron_fp32_grads);
+  EXPECT_TRUE(request_of(ds).space.run.megatron_fp32_grads);
 }
 
 TEST(ValidationMap, FsdpHybridShardingNamed) {
   json row = ds_row(3, "PyTorch FSDP HYBRID_SHARD, limit_all_gathers");
-  EXPECT_TRUE(request_of(row).space.fsdp_hybrid);
+  EXPECT_TRUE(request_of(row).space.run.fsdp_hybrid);
   row["parallel"]["other"] = "PyTorch FSDP FULL_SHARD";
-  EXPECT_FALSE(request_of(row).space.fsdp_hybrid);
+  EXPECT_FALSE(request_of(row).space.run.fsdp_hybrid);
   // Only FSDP has it: a DeepSpeed row naming HSDP keeps ZeRO's full sharding.
-  EXPECT_FALSE(request_of(ds_row(3, "ZeRO-3, HSDP-like")).space.fsdp_hybrid);
+  EXPECT_FALSE(request_of(ds_row(3, "ZeRO-3, HSDP-like")).space.run.fsdp_hybrid);
 }
 
 TEST(ValidationMap, FsdpFp32ReductionNamed) {
   // torchtitan's MixedPrecisionPolicy and Composer's mixed_precision DEFAULT reduce in fp32;
   // IBM's bfSixteen policy and an unnamed policy reduce in the compute dtype.
   json row = ds_row(3, "PyTorch FSDP2, MixedPrecisionPolicy param bf16 / reduce fp32");
-  EXPECT_TRUE(request_of(row).space.fsdp_reduce_fp32);
+  EXPECT_TRUE(request_of(row).space.run.fsdp_reduce_fp32);
   row["parallel"]["other"] = "PyTorch FSDP FULL_SHARD via Composer, mixed_precision DEFAULT";
-  EXPECT_TRUE(request_of(row).space.fsdp_reduce_fp32);
+  EXPECT_TRUE(request_of(row).space.run.fsdp_reduce_fp32);
   row["parallel"]["other"] = "PyTorch FSDP, MixedPrecision(reduce_dtype=float32)";
-  EXPECT_TRUE(request_of(row).space.fsdp_reduce_fp32);
+  EXPECT_TRUE(request_of(row).space.run.fsdp_reduce_fp32);
   row["parallel"]["other"] = "PyTorch FSDP (FSDP1) FULL_SHARD, bf16 MixedPrecision (bfSixteen)";
-  EXPECT_FALSE(request_of(row).space.fsdp_reduce_fp32);
+  EXPECT_FALSE(request_of(row).space.run.fsdp_reduce_fp32);
   // Only FSDP has it.
-  EXPECT_FALSE(request_of(ds_row(2, "ZeRO-2, reduce fp32")).space.fsdp_reduce_fp32);
+  EXPECT_FALSE(request_of(ds_row(2, "ZeRO-2, reduce fp32")).space.run.fsdp_reduce_fp32);
 }
 
 // A GPU variant named by its own figures: Meta's Grand Teton H100 (torchtitan's H100 tables)
