@@ -22,7 +22,11 @@ struct SearchSpace {
   // Its per-point fields (zero_stage, tp, pp, dp, vpp, micro_batch, grad_accum,
   // checkpointing, recompute_layers, flash_attention, sequence_parallel, offload) are
   // ignored.
-  TrainConfig run{.seq_len = 2048};
+  TrainConfig run = [] {
+    TrainConfig c;
+    c.seq_len = 2048;
+    return c;
+  }();
   std::optional<std::int64_t> global_batch;  // fixed global batch; gas is derived
   bool tp_within_node = true;  // TP groups never cross a node (default)
 
