@@ -61,6 +61,7 @@ Json config_to_json(const Evaluation& e) {
   if (c.framework == Framework::megatron && !c.megatron_fp32_grads) j["grad_reduce_in_fp32"] = false;
   if (c.framework == Framework::fsdp && c.fsdp_reduce_fp32) j["grad_reduce_in_fp32"] = true;
   if (c.framework == Framework::fsdp && c.fsdp_hybrid) j["fsdp_sharding"] = "hybrid";
+  if (c.framework == Framework::fsdp && c.fsdp_version == 2) j["fsdp_version"] = 2;
   if (c.flash_attention && c.attention != AttentionKernel::auto_) j["attention_kernel"] = name(c.attention);
   j["precision"] = name(c.precision);
   j["framework"] = name(c.framework);

@@ -226,6 +226,10 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--fsdp-sharding", o.fsdp_sharding,
                   "FSDP: full (shard over every data-parallel rank) or hybrid (HYBRID_SHARD / HSDP: shard "
                   "within a node, replicate across nodes)");
+  sub->add_option("--fsdp-version", o.fsdp_version,
+                  "FSDP: 1 (default; FullyShardedDataParallel, flat parameters) or 2 (fully_shard, "
+                  "per-parameter sharding as torchtitan runs it: each all-gather is copied out into the "
+                  "parameters and each reduce-scatter input copied in)");
   sub->add_option("--logit-metrics", o.logit_metrics,
                   "Training metrics the loop computes on each micro-batch's logits besides the loss "
                   "(default 0; Composer with llm-foundry models: 2, LanguageCrossEntropy and LanguagePerplexity)")
@@ -312,6 +316,10 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   s.run.logit_metrics = o.logit_metrics;
   s.run.fsdp_hybrid = framework_choice("fsdp-sharding", o.fsdp_sharding, "full", "hybrid", Framework::fsdp,
                                        s.run.framework, errs);
+  s.run.fsdp_version = framework_choice("fsdp-version", o.fsdp_version, "1", "2", Framework::fsdp,
+                                        s.run.framework, errs)
+                           ? 2
+                           : 1;
   grad_reduce_choice(o.grad_reduce_in_fp32, s, errs);
   if (!o.sp.empty()) s.sequence_parallel = parse_on_off("sp", o.sp, errs);
   if (!o.offload.empty()) s.offload = parse_names<Offload>("offload", o.offload, offload_names(), errs);
@@ -375,6 +383,10 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (s.run.fsdp_hybrid)
     plan.assumptions.push_back("FSDP hybrid sharding: states sharded over each node's data-parallel ranks, "
                                "gradient shards all-reduced across nodes every micro-batch");
+  if (s.run.fsdp_version == 2)
+    plan.assumptions.push_back("FSDP2 (fully_shard): each layer's all-gather is copied out into its parameters "
+                               "(in forward, and again in backward at ZeRO 3) and each reduce-scatter input is "
+                               "copied in, on the compute stream");
   if (s.run.fsdp_reduce_fp32 && s.run.framework == Framework::fsdp)
     plan.assumptions.push_back("FSDP gradients reduced in fp32 (reduce_dtype float32): twice the reduce-scatter "
                                "bytes of 16-bit gradients, and a cast of every layer's gradients before it");

@@ -43,6 +43,7 @@ struct EstimateOptions {
   // Gradient reduction in fp32: "default" (Megatron: on; FSDP: off), on, off.
   std::string grad_reduce_in_fp32 = "default";
   std::string fsdp_sharding = "full";      // FSDP: full (FULL_SHARD / SHARD_GRAD_OP) or hybrid
+  std::string fsdp_version = "1";          // FSDP: 1 FullyShardedDataParallel, 2 fully_shard
   std::string attention = "auto";          // flash kernel: auto, fa2, cudnn, fa3
 };
 

@@ -166,7 +166,8 @@ Experiment make_experiment(const Candidate& c, const Plan& plan, const LaunchSpe
     if (c.cfg.framework == Framework::fsdp)
       e.argv.insert(e.argv.end(), {"--no-deepspeed", "--fsdp-plan", "--fsdp-sharding",
                                    c.cfg.fsdp_hybrid ? "hybrid" : "full", "--fsdp-reduce-dtype",
-                                   c.cfg.fsdp_reduce_fp32 ? "fp32" : "compute"});
+                                   c.cfg.fsdp_reduce_fp32 ? "fp32" : "compute", "--fsdp-version",
+                                   c.cfg.fsdp_version == 2 ? "2" : "1"});
     if (c.cfg.framework == Framework::ddp) e.argv.push_back("--no-deepspeed");
   } else {
     e.argv = l.command;

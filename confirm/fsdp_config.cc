@@ -44,13 +44,25 @@ Json activation_checkpointing(const TrainConfig& c) {
 Json make_fsdp_config(const TrainConfig& c) {
   const bool mixed = c.precision != Precision::fp32;
   Json j;
-  j["sharding_strategy"] = sharding_strategy(c);
-  j["auto_wrap"] = "one FSDP unit per transformer block (transformer_auto_wrap_policy / fully_shard per block)";
-  j["backward_prefetch"] = "BACKWARD_PRE";
-  j["limit_all_gathers"] = true;
-  j["mixed_precision"] = {{"param_dtype", torch_dtype(c.precision)},
-                          {"reduce_dtype", mixed && c.fsdp_reduce_fp32 ? "float32" : torch_dtype(c.precision)},
-                          {"buffer_dtype", torch_dtype(c.precision)}};
+  const std::string reduce = mixed && c.fsdp_reduce_fp32 ? "float32" : torch_dtype(c.precision);
+  if (c.fsdp_version == 2) {
+    // fully_shard has no sharding strategy: ZeRO-3 reshards after forward, ZeRO-2 does
+    // not; hybrid is a 2-D device mesh.
+    j["fsdp_version"] = 2;
+    j["fully_shard"] = {{"reshard_after_forward", c.zero_stage >= 3},
+                        {"mesh", c.fsdp_hybrid ? "2-D (replicate across nodes, shard within a node)"
+                                               : "1-D over the data-parallel ranks"}};
+    j["auto_wrap"] = "fully_shard on every transformer block, then on the model";
+    j["mixed_precision"] = {{"param_dtype", torch_dtype(c.precision)}, {"reduce_dtype", reduce}};
+  } else {
+    j["sharding_strategy"] = sharding_strategy(c);
+    j["auto_wrap"] = "one FSDP unit per transformer block (transformer_auto_wrap_policy / fully_shard per block)";
+    j["backward_prefetch"] = "BACKWARD_PRE";
+    j["limit_all_gathers"] = true;
+    j["mixed_precision"] = {{"param_dtype", torch_dtype(c.precision)},
+                            {"reduce_dtype", reduce},
+                            {"buffer_dtype", torch_dtype(c.precision)}};
+  }
   j["cpu_offload"] = {{"offload_params", c.offload == Offload::all}};
   j["zero_redundancy_optimizer"] = c.zero_stage == 1;
   j["activation_checkpointing"] = activation_checkpointing(c);

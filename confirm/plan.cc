@@ -56,6 +56,7 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
   static const std::vector<std::string> sharding_names = {"full", "hybrid"};
   int sharding = 0;
   if (r.get_choice("fsdp_sharding", sharding, false, sharding_names)) c.fsdp_hybrid = sharding == 1;
+  r.get("fsdp_version", c.fsdp_version, false, 1, 2);
   read_enum(r, "attention_kernel", attention_kernel_names(), c.attention);
   read_enum(r, "precision", precision_names(), c.precision);
   read_enum(r, "framework", framework_names(), c.framework);

@@ -97,6 +97,12 @@ struct TrainConfig {
   // (mixed_precision_reduce) and of Composer's mixed_precision DEFAULT. false reduces in
   // the compute dtype, PyTorch's own default (reduce_dtype None). 16-bit precisions only.
   bool fsdp_reduce_fp32 = false;
+  // Which PyTorch FSDP runs: 1 FullyShardedDataParallel (flat parameters: the all-gather
+  // lands in the flat buffer the parameters view, the reduce-scatter reads the flat
+  // gradient), 2 fully_shard (per-parameter DTensors: each all-gather is copied out into
+  // the unsharded parameters, each reduce-scatter input is copied in with chunk_cat;
+  // torchtitan). FSDP only.
+  int fsdp_version = 1;
   // Which FlashAttention-class kernel runs when flash_attention is on.
   AttentionKernel attention = AttentionKernel::auto_;
 

@@ -13,7 +13,8 @@ autotuning.metric_path and exits after end_profile_step; an exit hook adds the p
 Without DeepSpeed the PyTorch equivalents are used (DDP for ZeRO 0, ZeroRedundancyOptimizer for
 ZeRO 1/2, FSDP FULL_SHARD for ZeRO 3, torch.utils.checkpoint, SDPA's flash or cuDNN kernel or
 flash-attn's Triton one) and the script writes the same metrics itself; --fsdp-plan runs FSDP at
-ZeRO 2 and 3 with FSDP's MixedPrecision (--fsdp-sharding, --fsdp-reduce-dtype).
+ZeRO 2 and 3 with FSDP's mixed precision (--fsdp-sharding, --fsdp-reduce-dtype, --fsdp-version:
+FullyShardedDataParallel or fully_shard; fsdp_wrap.py).
 
 metrics.json: throughput (samples/s), latency (microseconds per optimizer step, as DeepSpeed
 writes it), FLOPS_per_gpu (model FLOP/s per GPU: 6 x params x tokens plus causal attention),
@@ -88,6 +89,7 @@ def parse_args(argv=None):
     p.add_argument("--fsdp-plan", action="store_true")
     p.add_argument("--fsdp-sharding", default="full", choices=["full", "hybrid"])
     p.add_argument("--fsdp-reduce-dtype", default="compute", choices=["compute", "fp32"])
+    p.add_argument("--fsdp-version", type=int, default=1, choices=[1, 2], help="fsdp_wrap.py")
     p.add_argument("--train-iters", type=int, default=20, help="steps when autotuning is off")
     p.add_argument("--seed", type=int, default=1234)
     return p.parse_args(argv)
@@ -390,21 +392,9 @@ def wrap_plain(torch, args, ds, model, world, local):
         print("train_gpt.py: optimizer offload has no plain-PyTorch equivalent here; ignored",
               file=sys.stderr)
     if stage == 3 or (args.fsdp_plan and stage == 2):
-        from torch.distributed.fsdp import (CPUOffload, FullyShardedDataParallel as FSDP, MixedPrecision,
-                                            ShardingStrategy)
-        from torch.distributed.fsdp.wrap import ModuleWrapPolicy
-        block = type(model.blocks[0])
-        hybrid = args.fsdp_sharding == "hybrid"
-        strategy = {3: "HYBRID_SHARD" if hybrid else "FULL_SHARD",
-                    2: "_HYBRID_SHARD_ZERO2" if hybrid else "SHARD_GRAD_OP"}[stage]
-        mixed = None
-        dtype = config_dtype(torch, ds)
-        if args.fsdp_plan and dtype is not None:
-            reduce = torch.float32 if args.fsdp_reduce_dtype == "fp32" else dtype
-            mixed = MixedPrecision(param_dtype=dtype, reduce_dtype=reduce, buffer_dtype=dtype)
-        model = FSDP(model, sharding_strategy=getattr(ShardingStrategy, strategy), mixed_precision=mixed,
-                     auto_wrap_policy=ModuleWrapPolicy({block}), device_id=local,
-                     cpu_offload=CPUOffload(offload_params=bool(zero.get("offload_param"))))
+        from fsdp_wrap import wrap_fsdp
+        model = wrap_fsdp(torch, args, model, stage, config_dtype(torch, ds), local,
+                          bool(zero.get("offload_param")))
         return model, opt_cls(model.parameters(), **params)
     model = model.cuda(local)
     if world > 1:
@@ -420,11 +410,9 @@ def train_plain(torch, args, ds, model, metric_path, n_params):
     model, opt = wrap_plain(torch, args, ds, model, world, local)
     mbs, gas = ds["train_micro_batch_size_per_gpu"], ds["gradient_accumulation_steps"]
     dtype = config_dtype(torch, ds)
-    if hasattr(model, "no_sync") and hasattr(model, "clip_grad_norm_"):  # FSDP shards the grads
-        from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
-        scaler = ShardedGradScaler(enabled=dtype is torch.float16)
-    else:
-        scaler = torch.amp.GradScaler("cuda", enabled=dtype is torch.float16)
+    from fsdp_wrap import grad_scaler, is_fsdp
+    fsdp = is_fsdp(model)
+    scaler = grad_scaler(torch, model, dtype is torch.float16)
     clip = ds.get("gradient_clipping", 0)
     at = ds.get("autotuning", {})
     profiling = bool(at.get("enabled"))
@@ -436,14 +424,15 @@ def train_plain(torch, args, ds, model, metric_path, n_params):
         t0 = time.perf_counter()
         for micro in range(gas):
             tokens = torch.randint(args.vocab_size, (mbs, args.seq_length + 1), device="cuda", generator=gen)
-            sync = micro == gas - 1 or not hasattr(model, "no_sync")
+            # DDP reduces once per step; FSDP reduce-scatters every micro-batch, as priced.
+            sync = micro == gas - 1 or fsdp or not hasattr(model, "no_sync")
             ctx = model.no_sync() if not sync else torch.enable_grad()
             with ctx, torch.autocast("cuda", dtype=dtype or torch.float32, enabled=dtype is not None):
                 loss = model(tokens) / gas
             scaler.scale(loss).backward()
         if clip:
             scaler.unscale_(opt)
-            if hasattr(model, "clip_grad_norm_"):  # FSDP: the norm over all shards
+            if hasattr(model, "clip_grad_norm_"):  # FSDP1: the norm over all shards
                 model.clip_grad_norm_(clip)
             else:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), clip)

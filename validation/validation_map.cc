@@ -329,6 +329,10 @@ void engine_settings(const Json& p, SearchSpace& s, std::vector<std::string>& no
     s.run.fsdp_hybrid = true;
     notes.push_back("FSDP hybrid sharding (HYBRID_SHARD / HSDP named): sharded within a node, replicated across nodes");
   }
+  if (s.run.framework == Framework::fsdp && (has(other, "FSDP2") || has(other, "fully_shard"))) {
+    s.run.fsdp_version = 2;
+    notes.push_back("FSDP2 (FSDP2 / fully_shard named): all-gathers copied out, reduce-scatter inputs copied in");
+  }
   static const std::regex ds_overlap(R"(overlap_comm:?\s*(true|on)\b)", std::regex::icase);
   if (has(other, "overlap_grad_reduce") ||
       (s.run.framework == Framework::deepspeed && std::regex_search(other, ds_overlap))) {

@@ -194,6 +194,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
   in.largest_module = rp.largest;
   in.persistent = cfg.zero_stage == 3 ? rp.persistent_layer * st.layers + rp.persistent_fixed : 0;
   in.fsdp_unit = std::max(rp.layer, rp.embed + rp.other_embed + rp.tail);
+  in.fsdp_version = cfg.fsdp_version;
   in.adafactor_bytes_per_param = rp.adafactor_bpp;
   in.dp = cfg.shard_degree(cl.gpus_per_node());  // the ranks states are sharded over
   in.grad_accum = cfg.grad_accum;

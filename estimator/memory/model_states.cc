@@ -16,6 +16,8 @@
 //  FSDP        fp32 sharded params/grads 4P/N each, sP/N; FULL_SHARD (stage 3) gathers
 //              one unit plus one prefetched and the unit's 16-bit grads; SHARD_GRAD_OP
 //              (stage 2) keeps every 16-bit param gathered from forward to backward.
+//              FSDP2 (fully_shard) all-gathers into an output buffer and copies it out
+//              into the unsharded parameters: one more unit while the copy runs.
 //  DDP (amp)   fp32 params + grads (4P each), sP, plus the 16-bit weight casts autocast
 //              saves for backward (2P; recomputed layers save none: the casts die with
 //              autocast's cache when the forward ends, and the recompute re-casts one
@@ -108,6 +110,7 @@ ModelStateMemory fsdp_states(const ModelStateInputs& in, const Ctx& c) {
       m.params += c.w * c.P;  // SHARD_GRAD_OP keeps params gathered fwd -> bwd
       m.gathered = c.w * in.fsdp_unit;
     }
+    if (in.fsdp_version == 2 && c.N > 1) m.gathered += c.w * in.fsdp_unit;
   } else {
     m.params = 4 * c.P + (c.mixed ? 2 * c.P : 0);
     m.grads = 4 * c.P;

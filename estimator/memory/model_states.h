@@ -20,6 +20,7 @@ struct ModelStateInputs {
   double largest_module = 0;  // elements of the largest single module on this rank
   double persistent = 0;      // ZeRO-3: elements kept unpartitioned (below the threshold)
   double fsdp_unit = 0;       // FSDP: elements of the largest wrapped unit
+  int fsdp_version = 1;       // FSDP2 copies each all-gather out of its output buffer
   double adafactor_bytes_per_param = 4;  // factored second moment, from the shapes
   int dp = 1;
   int grad_accum = 1;         // micro-batches per step (ZeRO-2 holds two partitions when > 1)

@@ -152,6 +152,12 @@ void zero_overheads(ParallelComm& o, const TrainConfig& cfg) {
 //    With reduce_dtype float32 (TrainConfig::fsdp_reduce_fp32) the 16-bit gradient is
 //    first copied into the fp32 reduce-scatter input (FSDP2's chunk_cat, FSDP1's cast):
 //    read 2, write 4, and the division runs on the fp32 copy.
+//  - FSDP2 (fully_shard, TrainConfig::fsdp_version 2) keeps per-parameter tensors, so
+//    every all-gather is followed by its copy-out into the unsharded parameters
+//    (split_with_sizes_copy: read w, write w per gathered parameter) on the compute stream:
+//    once per micro-batch in forward, and again in backward when it reshards after forward
+//    (stage 3). Its reduce-scatter input is always a copy (chunk_cat: read the gradient,
+//    write it in the reduce dtype); FSDP1's flat gradient needs one only to widen it.
 //  - DeepSpeed ZeRO-2/3 copy each gradient into the contiguous reduction buffer: read +
 //    write, every micro-batch.
 //  - DeepSpeed bf16 without ZeRO (BF16_Optimizer) casts each micro-batch's bf16 gradient
@@ -183,8 +189,17 @@ void gradient_handling(ParallelComm& o, const TrainConfig& cfg, const StageParam
       }
       break;
     case Framework::fsdp: {
-      const bool widen = g > element_bytes(cfg.precision);  // fp32 reduce of 16-bit gradients
-      if (cfg.dp > 1) o.layer_bwd_extra += pass(2.0 * g + (widen ? 2.0 + 4.0 : 0.0), widen ? 2 : 1);
+      if (cfg.dp <= 1) break;
+      const double w = element_bytes(cfg.precision);
+      const bool widen = g > w;  // fp32 reduce of 16-bit gradients
+      const bool copy_in = widen || cfg.fsdp_version == 2;
+      o.layer_bwd_extra += pass(2.0 * g + (copy_in ? w + g : 0.0), copy_in ? 2 : 1);
+      if (cfg.fsdp_version == 2) {
+        const Seconds copy_out =
+            Seconds(sp.layer_gathered * 2.0 * w / bw) + eff.kernel_overhead;
+        o.layer_fwd_extra += copy_out;
+        if (cfg.zero_stage == 3) o.layer_bwd_extra += copy_out;
+      }
       break;
     }
     case Framework::megatron:

@@ -64,6 +64,7 @@ struct ParallelComm {
   Seconds param_allgather;     // ZeRO-1/2 after the step
   Seconds embed_grad_sync;
   Seconds p2p;
+  Seconds layer_fwd_extra;     // per layer per micro-batch: FSDP2's all-gather copy-out
   Seconds layer_bwd_extra;     // per layer per micro-batch: ZeRO-2/3 copies into the
                                // reduction buffer, autocast's fp32 cast of weight gradients,
                                // FSDP's in-place pre-divide of the unsharded gradient

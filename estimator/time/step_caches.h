@@ -22,6 +22,7 @@ struct CommKey {
   bool megatron_fp32_grads = true;
   bool fsdp_hybrid = false;
   bool fsdp_reduce_fp32 = false;
+  int fsdp_version = 1;
   Precision precision = Precision::bf16;
   Framework framework = Framework::deepspeed;
   Optimizer optimizer = Optimizer::adam;

@@ -43,6 +43,7 @@ CommKey comm_key(const TrainConfig& c) {
   k.megatron_fp32_grads = c.megatron_fp32_grads;
   k.fsdp_hybrid = c.fsdp_hybrid;
   k.fsdp_reduce_fp32 = c.fsdp_reduce_fp32;
+  k.fsdp_version = c.fsdp_version;
   k.precision = c.precision;
   k.framework = c.framework;
   k.optimizer = c.optimizer;
@@ -73,7 +74,8 @@ std::uint64_t hash_of(const CommKey& k) {
                           std::uint64_t(k.precision), std::uint64_t(k.framework),
                           std::uint64_t(k.optimizer), std::uint64_t(k.offload),
                           std::uint64_t(k.sequence_parallel), std::uint64_t(k.megatron_fp32_grads),
-                          std::uint64_t(k.fsdp_hybrid), std::uint64_t(k.fsdp_reduce_fp32) + 2})
+                          std::uint64_t(k.fsdp_hybrid), std::uint64_t(k.fsdp_reduce_fp32) + 2,
+                          std::uint64_t(k.fsdp_version)})
     h = hash_mix(h, v);
   for (double d : {k.reduce_bucket, k.allgather_bucket, k.prefetch_bucket}) {
     std::uint64_t bits;
@@ -154,7 +156,7 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.vpp = std::max(1, cfg.vpp);
   c.micro_batches = std::max(1, cfg.grad_accum);
   c.layers_per_rank = ce.layers_per_rank;
-  c.layer.fwd = op.fwd + pc.layer_zero3_overhead;
+  c.layer.fwd = op.fwd + pc.layer_fwd_extra + pc.layer_zero3_overhead;
   // Accumulation runs on micro-batches 2..m and DDP's bucket copies once per step: spread
   // over the m micro-batches so that the step pays (m - 1) and 1 of them.
   const double m = std::max(1, cfg.grad_accum);

@@ -307,10 +307,12 @@ TEST(Confirm, ReferenceWorkloadAcceptsTheGeneratedFlags) {
                                                            : "None True True\n";
     EXPECT_EQ(test::slurp(d / "out"), want);
   }
-  const std::string src = std::string(DSPLAN_SOURCE_DIR) + "/examples/train_gpt.py";
-  auto r = run_process({"python3", "-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())", src},
-                       "", d / "err", {});
-  EXPECT_EQ(r.exit_code, 0) << test::slurp(d / "err");
+  for (const char* file : {"/examples/train_gpt.py", "/examples/fsdp_wrap.py"}) {
+    const std::string src = std::string(DSPLAN_SOURCE_DIR) + file;
+    auto r = run_process({"python3", "-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())", src},
+                         "", d / "err", {});
+    EXPECT_EQ(r.exit_code, 0) << file << ": " << test::slurp(d / "err");
+  }
 }
 
 // A plan priced as PyTorch FSDP runs the reference workload's PyTorch path with the
@@ -323,6 +325,7 @@ TEST(Confirm, FsdpPlansRunTheWorkloadsFsdpPath) {
   cand.cfg.zero_stage = 3;
   cand.cfg.fsdp_hybrid = true;
   cand.cfg.fsdp_reduce_fp32 = true;
+  cand.cfg.fsdp_version = 2;
   LaunchSpec l;
   l.reference_script = std::string(DSPLAN_SOURCE_DIR) + "/examples/train_gpt.py";
   const Experiment e = make_experiment(cand, plan, l, d.path());
@@ -334,12 +337,13 @@ TEST(Confirm, FsdpPlansRunTheWorkloadsFsdpPath) {
   std::vector<std::string> argv = {"python3", "-c",
                                    "import sys; sys.path.insert(0, sys.argv[1]); import train_gpt; "
                                    "a = train_gpt.parse_args(sys.argv[2:]); "
-                                   "print(a.no_deepspeed, a.fsdp_plan, a.fsdp_sharding, a.fsdp_reduce_dtype)",
+                                   "print(a.no_deepspeed, a.fsdp_plan, a.fsdp_sharding, a.fsdp_reduce_dtype, "
+                                   "a.fsdp_version)",
                                    std::string(DSPLAN_SOURCE_DIR) + "/examples"};
   argv.insert(argv.end(), e.argv.begin() + 2, e.argv.end());  // drop python3 and the script
   auto r = run_process(argv, d / "out", d / "err", {});
   EXPECT_TRUE(r.exited && r.exit_code == 0) << test::slurp(d / "err");
-  EXPECT_EQ(test::slurp(d / "out"), "True True hybrid fp32\n");
+  EXPECT_EQ(test::slurp(d / "out"), "True True hybrid fp32 2\n");
   // DeepSpeed plans keep the DeepSpeed path.
   cand.cfg.framework = Framework::deepspeed;
   const Experiment ds = make_experiment(cand, plan, l, d.path());

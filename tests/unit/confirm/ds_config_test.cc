@@ -302,6 +302,22 @@ TEST(FsdpConfig, ShardingPrecisionAndLaunch) {
   c.zero_stage = 1;
   EXPECT_EQ(make_fsdp_config(c)["sharding_strategy"], "NO_SHARD");
   EXPECT_EQ(make_fsdp_config(c)["zero_redundancy_optimizer"], true);
+  // FSDP2 has no sharding strategy: stage 3 reshards after forward, stage 2 does not, and
+  // hybrid is a 2-D mesh; MixedPrecisionPolicy has no buffer dtype.
+  c.fsdp_version = 2;
+  c.zero_stage = 3;
+  j = make_fsdp_config(c);
+  EXPECT_EQ(j["fsdp_version"], 2);
+  EXPECT_FALSE(j.contains("sharding_strategy"));
+  EXPECT_FALSE(j["mixed_precision"].contains("buffer_dtype"));
+  EXPECT_EQ(j["mixed_precision"]["reduce_dtype"], "float32");
+  EXPECT_EQ(j["fully_shard"]["reshard_after_forward"], true);
+  EXPECT_EQ(j["fully_shard"]["mesh"], "1-D over the data-parallel ranks");
+  c.zero_stage = 2;
+  c.fsdp_hybrid = true;
+  j = make_fsdp_config(c);
+  EXPECT_EQ(j["fully_shard"]["reshard_after_forward"], false);
+  EXPECT_EQ(j["fully_shard"]["mesh"], "2-D (replicate across nodes, shard within a node)");
   // 16 GPUs on 8-GPU nodes: two nodes of eight.
   Cluster cl;
   cl.node.gpus_per_node = 8;

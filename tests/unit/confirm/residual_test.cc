@@ -187,5 +187,24 @@ TEST(PlanFile, GradReduceKeyFollowsTheFramework) {
   EXPECT_FALSE(meg->candidates.front().cfg.fsdp_reduce_fp32);
 }
 
+// estimate writes "fsdp_version": 2 for FSDP2 plans only; confirm reads it back (1 when
+// absent) and rejects any other value.
+TEST(PlanFile, FsdpVersionIsReadBack) {
+  const std::string file = std::string(DSPLAN_TEST_DATA) + "/confirm/plan_tiny.json";
+  Json j = Json::parse(test::slurp(file));
+  j["configs"][0]["framework"] = "fsdp";
+  auto absent = parse_plan(j, file);
+  ASSERT_TRUE(absent.ok()) << absent.errors().front().to_string();
+  EXPECT_EQ(absent->candidates.front().cfg.fsdp_version, 1);
+  j["configs"][0]["fsdp_version"] = 2;
+  auto two = parse_plan(j, file);
+  ASSERT_TRUE(two.ok()) << two.errors().front().to_string();
+  EXPECT_EQ(two->candidates.front().cfg.fsdp_version, 2);
+  j["configs"][0]["fsdp_version"] = 3;
+  auto bad = parse_plan(j, file);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.errors().front().to_string().find("fsdp_version"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace dsplan

@@ -165,6 +165,15 @@ TEST(ModelStates, DdpAndFsdp) {
   in.fsdp_unit = 1e8;
   // FULL_SHARD, N = 4: (4 + 4 + 8)/4 = 4 B/param + 3 x 2 B x 1e8 unit = 4.6e9.
   EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 4.6e9);
+  // FSDP2 copies each all-gather out of its output buffer: one more 2 B x 1e8 unit, 4.8e9.
+  in.fsdp_version = 2;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 4.8e9);
+  // Unsharded (one rank) it gathers nothing.
+  in.dp = 1;
+  in.fsdp_version = 1;
+  const double one_rank = model_state_memory(in).gpu_total();
+  in.fsdp_version = 2;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), one_rank);
 }
 
 }  // namespace

@@ -326,6 +326,49 @@ TEST(StepTime, FsdpFp32ReduceDoublesTheBytesAndCastsFirst) {
   EXPECT_LT(t.costs(cfg).layer.grad_reduce.v, 0.6 * with_fp32.v);
 }
 
+// FSDP2 (fully_shard) keeps per-parameter tensors: each all-gather is copied out into the
+// unsharded parameters (read 2, write 2 B per gathered bf16 parameter, one kernel), in
+// forward and, at stage 3 (reshard after forward), again in backward; each reduce-scatter
+// input is a chunk_cat copy (read 2, write 2 B per parameter with a bf16 reduce, one more
+// kernel) that FSDP1's flat gradient does not need. With an fp32 reduce both versions
+// copy (FSDP1 casts), so only the copy-out differs. gpt_1b, FULL_SHARD over 16 A100s.
+TEST(StepTime, Fsdp2CopiesOutEachGatherAndCopiesInEachReduce) {
+  const A100Comm a(16);
+  TrainConfig cfg = fsdp_full_shard_16();
+  const ParallelComm v1 = a.of(cfg);
+  cfg.fsdp_version = 2;
+  const ParallelComm v2 = a.of(cfg);
+  const StageParams sp = stage_params(a.m, cfg);
+  const double bw = a.c.node.gpu.hbm_bw.v * a.eff.hbm_fraction;
+  const double k = a.eff.kernel_overhead.v;
+  const double copy_out = sp.layer_gathered * 4.0 / bw + k;
+  EXPECT_EQ(v1.layer_fwd_extra.v, 0.0);
+  EXPECT_NEAR(v2.layer_fwd_extra.v, copy_out, 1e-12);
+  EXPECT_NEAR((v2.layer_bwd_extra - v1.layer_bwd_extra).v, copy_out + sp.layer * 4.0 / bw + k, 1e-12);
+  // The collectives themselves do not change.
+  EXPECT_DOUBLE_EQ(v2.layer_param_gather.v, v1.layer_param_gather.v);
+  EXPECT_DOUBLE_EQ(v2.layer_grad_reduce.v, v1.layer_grad_reduce.v);
+  // fp32 reduce: FSDP1 casts into the fp32 input too, so backward differs by the copy-out.
+  cfg.fsdp_reduce_fp32 = true;
+  const ParallelComm v2_fp32 = a.of(cfg);
+  cfg.fsdp_version = 1;
+  EXPECT_NEAR((v2_fp32.layer_bwd_extra - a.of(cfg).layer_bwd_extra).v, copy_out, 1e-12);
+  // SHARD_GRAD_OP (stage 2) keeps the parameters from forward to backward: one copy-out.
+  cfg.fsdp_reduce_fp32 = false;
+  cfg.zero_stage = 2;
+  const ParallelComm z2_v1 = a.of(cfg);
+  cfg.fsdp_version = 2;
+  const ParallelComm z2_v2 = a.of(cfg);
+  EXPECT_NEAR(z2_v2.layer_fwd_extra.v, copy_out, 1e-12);
+  EXPECT_NEAR((z2_v2.layer_bwd_extra - z2_v1.layer_bwd_extra).v, sp.layer * 4.0 / bw + k, 1e-12);
+  // The step-time model keys its tables on the version and puts the copy on the layer.
+  const StepTimeModel t = a100_model(a.m, 16);
+  cfg.zero_stage = 3;
+  const Seconds fwd2 = t.costs(cfg).layer.fwd;
+  cfg.fsdp_version = 1;
+  EXPECT_NEAR((fwd2 - t.costs(cfg).layer.fwd).v, copy_out, 1e-12);
+}
+
 // Composer evaluates llm-foundry's train metrics (LanguageCrossEntropy, LanguagePerplexity)
 // on every micro-batch's logits after its backward: TrainConfig::logit_metrics fp32
 // cross-entropies, priced with the head's backward. gpt_1b, micro-batch 2 x seq 2048 =

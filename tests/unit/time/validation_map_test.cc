@@ -87,6 +87,20 @@ TEST(ValidationMap, FsdpHybridShardingNamed) {
   EXPECT_FALSE(request_of(ds_row(3, "ZeRO-3, HSDP-like")).space.run.fsdp_hybrid);
 }
 
+TEST(ValidationMap, Fsdp2Named) {
+  // torchtitan's rows name FSDP2 / fully_shard; IBM's name FSDP1; an unnamed FSDP is FSDP1.
+  json row = ds_row(3, "PyTorch FSDP2 (torchtitan fully_shard per TransformerBlock)");
+  EXPECT_EQ(request_of(row).space.run.fsdp_version, 2);
+  row["parallel"]["other"] = "PyTorch FSDP, fully_shard per block, MixedPrecisionPolicy";
+  EXPECT_EQ(request_of(row).space.run.fsdp_version, 2);
+  row["parallel"]["other"] = "PyTorch FSDP (FSDP1) FULL_SHARD, limit_all_gathers True";
+  EXPECT_EQ(request_of(row).space.run.fsdp_version, 1);
+  row["parallel"]["other"] = "PyTorch FSDP FULL_SHARD";
+  EXPECT_EQ(request_of(row).space.run.fsdp_version, 1);
+  // Only FSDP has it.
+  EXPECT_EQ(request_of(ds_row(3, "ZeRO-3, sharding like fully_shard")).space.run.fsdp_version, 1);
+}
+
 TEST(ValidationMap, FsdpFp32ReductionNamed) {
   // torchtitan's MixedPrecisionPolicy and Composer's mixed_precision DEFAULT reduce in fp32;
   // IBM's bfSixteen policy and an unnamed policy reduce in the compute dtype.
