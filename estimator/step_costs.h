@@ -44,6 +44,12 @@ struct StepCosts {
   // reductions, then the offload copy, follow the backward.
   bool overlap_grad_reduce = true;
   bool zero3_prefetch = false;      // ZeRO-3 gathers overlap the previous layer's compute
+  // ZeRO-3 / FSDP issue their parameter all-gathers and gradient reduce-scatters on one
+  // process group, whose NCCL communicator runs one collective at a time: a layer's
+  // reduction queues behind the next layer's prefetched gather and delays the one after.
+  // False with FSDP hybrid sharding, whose reduction ends in an all-reduce on the replica
+  // group (priced together with the reduce-scatter, so left to overlap the gathers).
+  bool gather_shares_reduce = false;
   // ZeRO-2/3 partition gradients, so every micro-batch's backward reduces its layer
   // buckets, grad_reduce_tail and offload_d2h (not only the last micro-batch's).
   bool grad_reduce_every_micro_batch = false;

@@ -68,6 +68,7 @@ struct TailBuilder {
   int rank, chunk, mb, layers;
   TailTasks out;
   std::vector<TaskId> before;  // before[k]: compute task preceding layer k
+  std::size_t pending = 0;     // first bucket whose reduction is not in the graph yet
 
   void add_compute(Task t) {
     const TaskId id = g.add_task(t);
@@ -85,10 +86,23 @@ struct TailBuilder {
     return id;
   }
 
+  // Reductions of the buckets closed since the last gather, on the shared stream.
+  void flush(std::vector<GradBucket>& buckets) {
+    for (; pending < buckets.size(); ++pending) {
+      GradBucket& b = buckets[pending];
+      Task t = tail_task(TaskKind::grad_reduce, s.reduce, rank, mb, chunk, -1);
+      t.duration = c.layer.grad_reduce * b.layers;
+      t.bucket = static_cast<int>(pending);
+      b.reduce = g.add_task(t);
+      g.add_dep(b.ready, b.reduce);
+    }
+  }
+
   void add_layer(int k, const std::vector<TailPiece>& pieces, std::size_t& p,
                  std::vector<GradBucket>& buckets) {
     before.push_back(g.last_on(s.compute));
     const TaskId gather = s.gather >= 0 ? add_gather(k) : kNoTask;
+    if (s.reduce >= 0) flush(buckets);
     const Seconds full = layer_time(c, false), tp = layer_tp_comm(c, false);
     bool first_piece = true;
     for (; p < pieces.size() && pieces[p].layer == k; ++p) {
@@ -108,7 +122,7 @@ struct TailBuilder {
 TailTasks add_backward_tail(TaskGraph& g, const StepCosts& c, TailStreams streams, int rank,
                             int chunk, std::vector<GradBucket>& buckets) {
   const int mb = c.micro_batches - 1;
-  TailBuilder b{g, c, streams, rank, chunk, mb, chunk_layers(c, chunk), {}, {}};
+  TailBuilder b{g, c, streams, rank, chunk, mb, chunk_layers(c, chunk), {}, {}, buckets.size()};
   if (rank == c.pp - 1 && chunk == c.vpp - 1) {
     Task t = tail_task(TaskKind::head_backward, streams.compute, rank, mb, chunk, -1);
     t.duration = c.head_bwd;
@@ -117,6 +131,7 @@ TailTasks add_backward_tail(TaskGraph& g, const StepCosts& c, TailStreams stream
   const auto pieces = plan_tail_pieces(b.layers, c.layer.grad_bytes, c.bucket_bytes);
   std::size_t p = 0;
   for (int k = 0; k < b.layers; ++k) b.add_layer(k, pieces, p, buckets);
+  if (streams.reduce >= 0) b.flush(buckets);
   if (rank == 0 && chunk == 0) {
     Task t = tail_task(TaskKind::embed_backward, streams.compute, rank, mb, chunk, -1);
     t.duration = c.embed_bwd;

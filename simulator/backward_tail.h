@@ -15,7 +15,10 @@
 // ZeRO-3: before each layer's piece, a param_gather task on the gather stream. With
 // prefetch the gather of a layer may start once the layer before the previous one has
 // finished (it overlaps the previous layer's compute); without, once the previous layer
-// has finished. See pass_costs.h for the closed form this reproduces.
+// has finished. See pass_costs.h for the closed form this reproduces. When gathers and
+// reductions share a communicator (TailStreams::reduce), each bucket's reduction goes on
+// the gather stream after the next layer's gather, which is the order FSDP and DeepSpeed
+// issue them in (the prefetch at a layer's start, the reduce-scatter at its end).
 #pragma once
 
 #include <vector>
@@ -40,6 +43,7 @@ std::vector<TailPiece> plan_tail_pieces(int layers, Bytes layer_bytes, Bytes buc
 struct GradBucket {
   TaskId ready = kNoTask;   // the piece whose completion fills the bucket
   double layers = 0;        // gradients held, in layers
+  TaskId reduce = kNoTask;  // its reduction, when the tail added it (TailStreams::reduce)
 };
 
 struct TailTasks {
@@ -50,6 +54,11 @@ struct TailTasks {
 struct TailStreams {
   int compute = -1;
   int gather = -1;          // -1 when there are no ZeRO-3 gathers
+  // StepCosts::gather_shares_reduce: the stream the tail puts each bucket's reduction on
+  // (the gather stream), in the order the framework issues them: a layer's prefetched
+  // gather, then the reduction of the buckets the layer before it filled. -1: the caller
+  // adds the reductions on its own stream.
+  int reduce = -1;
 };
 
 // Adds the last micro-batch's backward of `chunk` on `rank` to the graph (after whatever

@@ -17,6 +17,9 @@ struct Queues {
   double host_free = 0.0;  // when the host stream finishes its last queued copy
   double last_done = 0.0;  // when the last bucket would finish reduced on its own
 
+  // A ZeRO-3 gather issued at `issue` on the same communicator (gather_shares_reduce).
+  void gather(double issue, double duration) { dp_free = std::max(issue, dp_free) + duration; }
+
   void bucket(double ready, double reduce, double copy) {
     dp_free = std::max(ready, dp_free) + reduce;
     last_done = ready + reduce;
@@ -33,7 +36,15 @@ double lay_pass(const StepCosts& c, int rank, int chunk, double t, Queues& q) {
   const double per_layer = (pass - head - embed) / n;
   const double copy_per_layer = c.offload_d2h.v / c.layers_per_rank;
   double at = t + head;
+  int layer = -1;
   for (const TailPiece& p : plan_tail_pieces(n, c.layer.grad_bytes, c.bucket_bytes)) {
+    if (c.gather_shares_reduce && p.layer != layer) {
+      // The chunk's first gather at its start, then each layer's prefetch of the next at
+      // the layer's start, queue with the reductions (backward_tail.h).
+      layer = p.layer;
+      if (layer == 0) q.gather(at, c.layer.param_gather.v);
+      if (layer + 1 < n) q.gather(at, c.layer.param_gather.v);
+    }
     at += per_layer * p.fraction;
     if (!p.closes_bucket) continue;
     q.bucket(at, c.layer.grad_reduce.v * p.bucket_layers, copy_per_layer * p.bucket_layers);

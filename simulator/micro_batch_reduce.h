@@ -19,7 +19,9 @@
 // forwards interleaved between a micro-batch's chunk passes are ignored (the reduction
 // gets less cover than it would have). Contention is first order: the hidden reduction
 // slows the backward by loss x hidden, and the reduction left after it shrinks by as much
-// (never below the last bucket's own reduction after it fills).
+// (never below the last bucket's own reduction after it fills). With
+// StepCosts::gather_shares_reduce the layers' prefetched ZeRO-3 gathers queue on the same
+// communicator, at each layer's start, ahead of the reductions issued after them.
 #pragma once
 
 #include "core/units.h"

@@ -107,7 +107,8 @@ class Builder {
     const std::size_t i = idx(op.micro_batch, stage(rank, op.chunk));
     const TaskId sync = std::exchange(sync_[rank], kNoTask);
     if (!op.forward && op.micro_batch == c_.micro_batches - 1) {
-      const TailTasks t = add_backward_tail(sg_.graph, c_, TailStreams{s.compute, s.gather},
+      const int reduce = c_.gather_shares_reduce && c_.overlap_grad_reduce ? s.gather : -1;
+      const TailTasks t = add_backward_tail(sg_.graph, c_, TailStreams{s.compute, s.gather, reduce},
                                             rank, op.chunk, buckets_[rank]);
       sg_.graph.add_dep(sync, t.first);
       bwd_[i] = PassIds{t.first, t.last};
@@ -189,14 +190,18 @@ class Builder {
     const bool overlap = c_.overlap_grad_reduce;
     int index = 0;
     for (const GradBucket& b : buckets_[rank]) {
-      Task t = make_task(TaskKind::grad_reduce, s.dp, rank, c_.layer.grad_reduce * b.layers);
-      t.bucket = index++;
-      const TaskId reduce = g.add_task(t);
-      g.add_dep(overlap ? b.ready : last_compute, reduce);
+      TaskId reduce = b.reduce;  // already on the gather stream (gather_shares_reduce)
+      if (reduce == kNoTask) {
+        Task t = make_task(TaskKind::grad_reduce, s.dp, rank, c_.layer.grad_reduce * b.layers);
+        t.bucket = index;
+        reduce = g.add_task(t);
+        g.add_dep(overlap ? b.ready : last_compute, reduce);
+      }
+      ++index;
       if (!sg_.offload || !overlap) continue;
       Task copy = make_task(TaskKind::offload_d2h, s.host, rank,
                             c_.offload_d2h * (b.layers / c_.layers_per_rank));
-      copy.bucket = t.bucket;
+      copy.bucket = index - 1;
       g.add_dep(reduce, g.add_task(copy));
     }
     const TaskId tail = g.add_task(make_task(TaskKind::grad_reduce_tail, s.dp, rank,
@@ -230,6 +235,7 @@ class Builder {
     const TaskId barrier = g.add_task(make_task(TaskKind::barrier, -1, 0, Seconds{}));
     for (const RankStreams& s : sg_.ranks) {
       g.add_dep(g.last_on(s.dp), barrier);
+      if (s.gather >= 0) g.add_dep(g.last_on(s.gather), barrier);  // shared-stream reductions
       if (s.host >= 0) g.add_dep(g.last_on(s.host), barrier);
     }
     for (int r = 0; r < c_.pp; ++r) {

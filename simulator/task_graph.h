@@ -24,7 +24,8 @@ namespace dsplan::sim {
 enum class StreamKind {
   compute,  // GPU kernels; blocking TP collectives are folded into compute tasks
   dp_comm,  // data-parallel gradient reduction and parameter all-gather (ZeRO-1/2)
-  gather,   // ZeRO-3 parameter all-gather (prefetch)
+  gather,   // ZeRO-3 parameter all-gather (prefetch); with gather_shares_reduce also the
+            // gradient reductions that share its communicator
   p2p,      // pipeline sends to the neighbouring stage
   host,     // offload: PCIe copies and the CPU optimizer
 };

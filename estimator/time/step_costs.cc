@@ -199,6 +199,8 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.bucket_bytes = pc.bucket_bytes;
   c.overlap_grad_reduce = pc.overlap;
   c.zero3_prefetch = pc.prefetch;
+  c.gather_shares_reduce = pc.layer_param_gather.v > 0.0 && pc.overlap &&
+                           !(cfg.framework == Framework::fsdp && cfg.fsdp_hybrid);
   c.grad_reduce_every_micro_batch = pc.every_micro_batch;
   c.grad_reduce_tail = pc.grad_reduce_tail;
   c.param_allgather = pc.param_allgather;

@@ -56,6 +56,24 @@ TEST(MicroBatchReduce, WithoutOverlapEveryMicroBatchPaysTheWholeReduction) {
   EXPECT_NEAR(in(closed_form_sum(c)), 41.4, kTol);
 }
 
+TEST(MicroBatchReduce, Zero3GathersQueueWithTheReductions) {
+  // A non-last micro-batch of ZeRO-3 with prefetched gathers g = 1 on the reductions'
+  // communicator (gather_shares_reduce). L = 4, b = 2, one bucket per layer reduced in 2.5.
+  // The pass is 4 x 2 + 1 (the first gather) = 9, laid as 2.25 per layer; buckets fill at
+  // 2.25, 4.5, 6.75, 9. Alone the reductions run [2.25, 4.75], [4.75, 7.25], [7.25, 9.75],
+  // [9.75, 12.25]: 3.25 after the pass. Shared, the gathers queue at each layer's start
+  // (the first and the prefetch of layer 1 at 0, layers 2 and 3 at 2.25 and 4.5): g [0, 1],
+  // g [1, 2], r [2.25, 4.75], g [4.75, 5.75], r [5.75, 8.25], g [8.25, 9.25],
+  // r [9.25, 11.75], r [11.75, 14.25]: 5.25 after the pass.
+  StepCosts c = test::bucket_per_layer(zero2(4, 2));
+  c.layer.grad_reduce = ms(2.5);
+  c.layer.param_gather = ms(1);
+  c.zero3_prefetch = true;
+  EXPECT_NEAR(in(sim::micro_batch_reduction(c, 0).reduce_exposed), 3.25, kTol);
+  c.gather_shares_reduce = true;
+  EXPECT_NEAR(in(sim::micro_batch_reduction(c, 0).reduce_exposed), 5.25, kTol);
+}
+
 TEST(MicroBatchReduce, OverlapHidesAllButTheLastBucketOfEachMicroBatch) {
   // m = 3, L = 4, one bucket per layer, reduce 1.5 < backward 2, tail 0.4, optimizer 1.
   // In each backward the layers end at 2, 4, 6, 8 and the buckets reduce in [2, 3.5],

@@ -183,6 +183,30 @@ TEST(Simulate, Zero3PrefetchExposesGathersLongerThanCompute) {
   EXPECT_NEAR(parts_sum(r.breakdown), 27.0, kTol);
 }
 
+TEST(Simulate, Zero3GathersAndReductionsShareOneCommunicator) {
+  // ZeRO-3 / FSDP gather and reduce-scatter on one NCCL communicator, one collective at a
+  // time. L = 4, m = 1, f = 1, b = 2, gather g = 1 with prefetch, reduce 1.5 per layer
+  // bucket, optimizer 1. Forward 4 x 1 + 1 = 5. Backward tail, issue order on the shared
+  // stream g0 g1 r0 g2 r1 g3 r2 r3: g0 [5, 6], layer 0 [6, 8]; g1 [6, 7]; r0 [8, 9.5];
+  // layer 1 [8, 10]; g2 (issued at layer 1's start) waits for r0: [9.5, 10.5]; r1
+  // [10.5, 12]; layer 2 waits for g2: [10.5, 12.5]; g3 [12, 13]; r2 [13, 14.5]; layer 3
+  // [13, 15]; r3 [15, 16.5]; optimizer [16.5, 17.5].
+  StepCosts c = test::bucket_per_layer(plain(4, 1));
+  c.layer.param_gather = ms(1);
+  c.zero3_prefetch = true;
+  c.gather_shares_reduce = true;
+  SimulationResult r = run(c);
+  EXPECT_NEAR(in(r.step), 17.5, kTol);
+  EXPECT_NEAR(parts_sum(r.breakdown), 17.5, kTol);
+  // On separate streams the gathers would run beside the reductions: layers end at 8, 10,
+  // 12, 14, the last reduction [14, 15.5], step 16.5. The closed form, which gives the
+  // reductions only the backward window the gathers leave free, says 17:
+  // 4 x (1 + 2) + 1 + 1 + max(1.5, 6 - (8 - 4)) + 1.
+  c.gather_shares_reduce = false;
+  r = run(c);
+  EXPECT_NEAR(in(r.step), 16.5, kTol);
+}
+
 // Overlap contention (estimator/overlap.h, loss 0.2): compute beside a collective on the
 // same rank runs at 0.8 of its rate.
 TEST(Simulate, ContentionSlowsTheBackwardBesideReductions) {

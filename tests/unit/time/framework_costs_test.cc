@@ -369,6 +369,22 @@ TEST(StepTime, Fsdp2CopiesOutEachGatherAndCopiesInEachReduce) {
   EXPECT_NEAR((fwd2 - t.costs(cfg).layer.fwd).v, copy_out, 1e-12);
 }
 
+// ZeRO-3 / FSDP gather and reduce on one communicator (StepCosts::gather_shares_reduce);
+// hybrid sharding's reduction ends on the replica group, and ZeRO-1 gathers nothing per layer.
+TEST(StepTime, Zero3GathersShareTheReductionsCommunicator) {
+  const StepTimeModel t = a100_model(gpt_1b(), 16);
+  TrainConfig cfg = fsdp_full_shard_16();
+  EXPECT_TRUE(t.costs(cfg).gather_shares_reduce);
+  cfg.framework = Framework::deepspeed;
+  cfg.zero.overlap_comm = -1;  // DeepSpeed's stage-3 default overlaps
+  EXPECT_TRUE(t.costs(cfg).gather_shares_reduce);
+  cfg.zero_stage = 1;
+  EXPECT_FALSE(t.costs(cfg).gather_shares_reduce);
+  cfg = fsdp_full_shard_16();
+  cfg.fsdp_hybrid = true;
+  EXPECT_FALSE(t.costs(cfg).gather_shares_reduce);
+}
+
 // Composer evaluates llm-foundry's train metrics (LanguageCrossEntropy, LanguagePerplexity)
 // on every micro-batch's logits after its backward: TrainConfig::logit_metrics fp32
 // cross-entropies, priced with the head's backward. gpt_1b, micro-batch 2 x seq 2048 =
