@@ -1,6 +1,10 @@
 // The closed-form step time over StepCosts (docs/model.md §4 Step time, "Closed form"):
 //   per micro-batch, slowest stage:  T_mb = L (fwd + tp_fwd + bwd + recompute + tp_bwd)
-//                                    + ZeRO-3 gather exposure + embedding/head + 2 v p2p
+//                                    + ZeRO-3 gather exposure + S
+//   with blocking sends a middle stage sends 2 v times per micro-batch and an end stage
+//   2 v - 1 (stage 0 sends no gradient, the last stage no activation) besides its
+//   embedding or head: S = max(2 v p2p, edge + (2 v - 1) p2p) for p > 2, edge + (2 v - 1)
+//   p2p for p = 2 (two end stages), edge for p = 1
 //   step = m T_mb + (p-1)/v T_body + min(first, last)  1F1B / interleaved pipeline
 //          (+ (v-1)(p-m)/v T_body when m < p: interleaving needs p micro-batches in flight)
 //          T_body = T_mb less the slowest end stage's embedding or head
@@ -82,7 +86,8 @@ void StepTimeModel::estimate_into(const TrainConfig& cfg, StepTimeBreakdown& out
   const Seconds last = c.head_fwd + c.head_bwd;
   const Seconds edge = max(first, last);
   const Seconds p2p = p > 1 && c.p2p_blocking ? c.p2p * (2.0 * v) : Seconds{};
-  const Seconds t_mb = layers + gf + gb + edge + p2p;
+  const Seconds end_stage = edge + p2p - (p > 1 && c.p2p_blocking ? c.p2p : Seconds{});
+  const Seconds t_mb = layers + gf + gb + (p > 2 ? max(p2p, end_stage) : end_stage);
 
   // Compute-only part of the slowest stage (the edge terms include small TP collectives).
   const bool first_slower = first >= last;
@@ -98,7 +103,7 @@ void StepTimeModel::estimate_into(const TrainConfig& cfg, StepTimeBreakdown& out
   const double idle_mbs = (p - 1 + (v - 1) * std::max(0, p - m)) / double(v);
   // Fill and drain cross every other stage once: their layer work and sends (body), plus
   // the lighter end stage's embedding or head; only the slowest stage pays its edge m times.
-  const Seconds body = t_mb - edge;
+  const Seconds body = layers + gf + gb + p2p;
   const Seconds bubble = p > 1 ? body * idle_mbs + min(first, last) : Seconds{};
   const int rounds = c.grad_reduce_every_micro_batch ? m : 1;
   const Seconds window = (l.bwd + l.recompute) * L;
