@@ -204,7 +204,9 @@ class Builder {
       copy.bucket = index - 1;
       g.add_dep(reduce, g.add_task(copy));
     }
-    const TaskId tail = g.add_task(make_task(TaskKind::grad_reduce_tail, s.dp, rank,
+    // The non-layer gradients reduce on the same communicator as the buckets: after them.
+    const int tail_stream = c_.gather_shares_reduce && overlap && s.gather >= 0 ? s.gather : s.dp;
+    const TaskId tail = g.add_task(make_task(TaskKind::grad_reduce_tail, tail_stream, rank,
                                              c_.grad_reduce_tail));
     g.add_dep(last_compute, tail);
   }

@@ -198,6 +198,11 @@ TEST(Simulate, Zero3GathersAndReductionsShareOneCommunicator) {
   SimulationResult r = run(c);
   EXPECT_NEAR(in(r.step), 17.5, kTol);
   EXPECT_NEAR(parts_sum(r.breakdown), 17.5, kTol);
+  // The non-layer gradients (tail 1) reduce on the same communicator, after r3:
+  // [16.5, 17.5], optimizer [17.5, 18.5] (not beside r3 from 15, which would end at 17.5).
+  c.grad_reduce_tail = ms(1);
+  EXPECT_NEAR(in(run(c).step), 18.5, kTol);
+  c.grad_reduce_tail = Seconds{};
   // On separate streams the gathers would run beside the reductions: layers end at 8, 10,
   // 12, 14, the last reduction [14, 15.5], step 16.5. The closed form, which gives the
   // reductions only the backward window the gathers leave free, says 17:
