@@ -20,6 +20,7 @@ struct LayerCosts {
   Seconds tp_comm_bwd;      // same in backward; blocking
   Seconds param_gather;     // ZeRO-3 all-gather of this layer's parameters (0 otherwise)
   Seconds grad_reduce;      // DP reduction (all-reduce / reduce-scatter) of this layer's grads
+  Seconds grad_reduce_replica;  // part of grad_reduce on FSDP hybrid's replica group
   Bytes grad_bytes;         // this layer's gradient bytes on this rank (for bucketing)
 };
 
@@ -47,8 +48,8 @@ struct StepCosts {
   // ZeRO-3 / FSDP issue their parameter all-gathers and gradient reduce-scatters on one
   // process group, whose NCCL communicator runs one collective at a time: a layer's
   // reduction queues behind the next layer's prefetched gather and delays the one after.
-  // False with FSDP hybrid sharding, whose reduction ends in an all-reduce on the replica
-  // group (priced together with the reduce-scatter, so left to overlap the gathers).
+  // FSDP hybrid sharding's all-reduce across the replicas (layer.grad_reduce_replica)
+  // follows each reduce-scatter on the replica group's own communicator.
   bool gather_shares_reduce = false;
   // ZeRO-2/3 partition gradients, so every micro-batch's backward reduces its layer
   // buckets, grad_reduce_tail and offload_d2h (not only the last micro-batch's).
@@ -58,6 +59,7 @@ struct StepCosts {
   // the last layer bucket: that bucket's exposure follows from layer.grad_reduce,
   // bucket_bytes and the backward it overlaps (closed form and simulator alike).
   Seconds grad_reduce_tail;
+  Seconds grad_reduce_tail_replica;  // part of it on FSDP hybrid's replica group
   Seconds param_allgather;       // ZeRO-1/2 parameter all-gather after the optimizer step
   Seconds optimizer;             // optimizer step on GPU, or CPU Adam when offloaded
   Seconds offload_d2h;           // gradients to host (offload), per reduction round

@@ -91,10 +91,17 @@ struct TailBuilder {
     for (; pending < buckets.size(); ++pending) {
       GradBucket& b = buckets[pending];
       Task t = tail_task(TaskKind::grad_reduce, s.reduce, rank, mb, chunk, -1);
-      t.duration = c.layer.grad_reduce * b.layers;
+      t.duration = (c.layer.grad_reduce - c.layer.grad_reduce_replica) * b.layers;
       t.bucket = static_cast<int>(pending);
       b.reduce = g.add_task(t);
       g.add_dep(b.ready, b.reduce);
+      if (c.layer.grad_reduce_replica.v <= 0.0 || s.replica < 0) continue;
+      Task r = tail_task(TaskKind::grad_reduce, s.replica, rank, mb, chunk, -1);
+      r.duration = c.layer.grad_reduce_replica * b.layers;
+      r.bucket = t.bucket;
+      const TaskId shard = b.reduce;
+      b.reduce = g.add_task(r);
+      g.add_dep(shard, b.reduce);
     }
   }
 

@@ -59,6 +59,9 @@ struct TailStreams {
   // gather, then the reduction of the buckets the layer before it filled. -1: the caller
   // adds the reductions on its own stream.
   int reduce = -1;
+  // With `reduce`, FSDP hybrid's replica all-reduce of each bucket (layer.grad_reduce_
+  // replica) runs here after the bucket's reduce-scatter, on its own communicator.
+  int replica = -1;
 };
 
 // Adds the last micro-batch's backward of `chunk` on `rank` to the graph (after whatever

@@ -14,17 +14,23 @@ namespace {
 // First-in-first-out reduction (and copy) queues fed by buckets as they fill.
 struct Queues {
   double dp_free = 0.0;    // when dp_comm finishes its last queued reduction
+  double replica_free = 0.0;  // FSDP hybrid: when the replica all-reduces finish
   double host_free = 0.0;  // when the host stream finishes its last queued copy
   double last_done = 0.0;  // when the last bucket would finish reduced on its own
 
   // A ZeRO-3 gather issued at `issue` on the same communicator (gather_shares_reduce).
   void gather(double issue, double duration) { dp_free = std::max(issue, dp_free) + duration; }
 
-  void bucket(double ready, double reduce, double copy) {
-    dp_free = std::max(ready, dp_free) + reduce;
+  // `replica`: the part of `reduce` that runs after it on FSDP hybrid's replica group
+  // (only when gathers share the reductions' communicator; otherwise 0).
+  void bucket(double ready, double reduce, double replica, double copy) {
+    dp_free = std::max(ready, dp_free) + reduce - replica;
+    double done = dp_free;
+    if (replica > 0.0) done = replica_free = std::max(done, replica_free) + replica;
     last_done = ready + reduce;
-    if (copy > 0.0) host_free = std::max(dp_free, host_free) + copy;
+    if (copy > 0.0) host_free = std::max(done, host_free) + copy;
   }
+  double end() const { return std::max(dp_free, replica_free); }
 };
 
 // Lays the backward pass of `chunk` from time t on; returns its end.
@@ -47,7 +53,9 @@ double lay_pass(const StepCosts& c, int rank, int chunk, double t, Queues& q) {
     }
     at += per_layer * p.fraction;
     if (!p.closes_bucket) continue;
-    q.bucket(at, c.layer.grad_reduce.v * p.bucket_layers, copy_per_layer * p.bucket_layers);
+    const double replica = c.gather_shares_reduce ? c.layer.grad_reduce_replica.v : 0.0;
+    q.bucket(at, c.layer.grad_reduce.v * p.bucket_layers, replica * p.bucket_layers,
+             copy_per_layer * p.bucket_layers);
   }
   return t + pass;
 }
@@ -65,7 +73,7 @@ MicroBatchReduction micro_batch_reduction(const StepCosts& c, int rank) {
   Queues q;
   double end = 0.0;
   for (int chunk = c.vpp - 1; chunk >= 0; --chunk) end = lay_pass(c, rank, chunk, end, q);
-  Seconds late(std::max(0.0, q.dp_free - end));
+  Seconds late(std::max(0.0, q.end() - end));
   out.contention = max(Seconds{}, reduce - late) * c.overlap_compute_loss;
   late = min(late, max(late - out.contention, Seconds(std::max(0.0, q.last_done - end))));
   out.reduce_exposed = late + c.grad_reduce_tail;

@@ -108,7 +108,7 @@ class Builder {
     const TaskId sync = std::exchange(sync_[rank], kNoTask);
     if (!op.forward && op.micro_batch == c_.micro_batches - 1) {
       const int reduce = c_.gather_shares_reduce && c_.overlap_grad_reduce ? s.gather : -1;
-      const TailTasks t = add_backward_tail(sg_.graph, c_, TailStreams{s.compute, s.gather, reduce},
+      const TailTasks t = add_backward_tail(sg_.graph, c_, TailStreams{s.compute, s.gather, reduce, s.dp},
                                             rank, op.chunk, buckets_[rank]);
       sg_.graph.add_dep(sync, t.first);
       bwd_[i] = PassIds{t.first, t.last};
@@ -204,11 +204,15 @@ class Builder {
       copy.bucket = index - 1;
       g.add_dep(reduce, g.add_task(copy));
     }
-    // The non-layer gradients reduce on the same communicator as the buckets: after them.
-    const int tail_stream = c_.gather_shares_reduce && overlap && s.gather >= 0 ? s.gather : s.dp;
-    const TaskId tail = g.add_task(make_task(TaskKind::grad_reduce_tail, tail_stream, rank,
-                                             c_.grad_reduce_tail));
+    // The non-layer gradients reduce on the same communicator as the buckets: after them
+    // (FSDP hybrid: the reduce-scatter there, then the replica all-reduce on dp_comm).
+    const bool shared = c_.gather_shares_reduce && overlap && s.gather >= 0;
+    const Seconds replica = shared ? c_.grad_reduce_tail_replica : Seconds{};
+    const TaskId tail = g.add_task(make_task(TaskKind::grad_reduce_tail, shared ? s.gather : s.dp, rank,
+                                             c_.grad_reduce_tail - replica));
     g.add_dep(last_compute, tail);
+    if (replica.v > 0.0)
+      g.add_dep(tail, g.add_task(make_task(TaskKind::grad_reduce_tail, s.dp, rank, replica)));
   }
 
   // Without overlap the gradients go to the host in one copy once every reduction of

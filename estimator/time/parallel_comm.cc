@@ -106,7 +106,8 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
                : Seconds{};
   };
   if (cfg.zero_stage == 3) {
-    o.layer_grad_reduce = bucketed(c, red, sp.layer * g, bucket, shard_group) + replica_reduce(sp.layer * g);
+    o.layer_grad_reduce_replica = replica_reduce(sp.layer * g);
+    o.layer_grad_reduce = bucketed(c, red, sp.layer * g, bucket, shard_group) + o.layer_grad_reduce_replica;
     const double pf = std::max(1.0, cfg.zero.prefetch_bucket_elems);
     const double n = std::ceil(sp.layer_gathered / pf);
     o.layer_param_gather =
@@ -114,9 +115,12 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
     o.nonlayer_gather = c.time(Collective::all_gather, Bytes(sp.nonlayer() * e), shard_group);
   } else {
     const double layers = L * sp.layer * g;
-    o.layer_grad_reduce = (bucketed(c, red, layers, bucket, shard_group) + replica_reduce(layers)) / double(L);
+    o.layer_grad_reduce_replica = replica_reduce(layers) / double(L);
+    o.layer_grad_reduce =
+        bucketed(c, red, layers, bucket, shard_group) / double(L) + o.layer_grad_reduce_replica;
   }
-  o.grad_reduce_tail = bucketed(c, red, sp.nonlayer() * g, bucket, shard_group) + replica_reduce(sp.nonlayer() * g);
+  o.grad_reduce_tail_replica = replica_reduce(sp.nonlayer() * g);
+  o.grad_reduce_tail = bucketed(c, red, sp.nonlayer() * g, bucket, shard_group) + o.grad_reduce_tail_replica;
   if (cfg.megatron_overlap() && cfg.zero_stage >= 1) {
     const double first = std::min(sp.max_stage(), megatron_bucket_elems(cfg.dp)) * e;
     o.param_allgather = c.time(Collective::all_gather, Bytes(first), pl.dp);

@@ -57,7 +57,10 @@ struct ParallelComm {
   // row-parallel linears' output gradients).
   Seconds tp_bwd_input_grad, tp_bwd_blocking;
   Seconds layer_grad_reduce;   // per layer, per reduction round
+  Seconds layer_grad_reduce_replica;  // FSDP hybrid: the part of it that all-reduces the shard
+                                      // across the replicas (their own communicator)
   Seconds grad_reduce_tail;    // non-layer gradients, per round
+  Seconds grad_reduce_tail_replica;  // FSDP hybrid: its all-reduce across the replicas
   Bytes bucket_bytes, layer_grad_bytes;
   Seconds layer_param_gather;  // ZeRO-3: per layer per pass (fwd or bwd)
   Seconds nonlayer_gather;     // ZeRO-3: embeddings/head per pass, not prefetched

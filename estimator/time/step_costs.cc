@@ -184,6 +184,7 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   }
   c.layer.param_gather = pc.layer_param_gather;
   c.layer.grad_reduce = pc.layer_grad_reduce;
+  c.layer.grad_reduce_replica = pc.layer_grad_reduce_replica;
   c.layer.grad_bytes = pc.layer_grad_bytes;
   c.embed_fwd = op.embed_fwd + tp.tp_embed_fwd + pc.nonlayer_gather;
   c.embed_bwd = op.embed_bwd + pc.nonlayer_gather;
@@ -199,10 +200,10 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.bucket_bytes = pc.bucket_bytes;
   c.overlap_grad_reduce = pc.overlap;
   c.zero3_prefetch = pc.prefetch;
-  c.gather_shares_reduce = pc.layer_param_gather.v > 0.0 && pc.overlap &&
-                           !(cfg.framework == Framework::fsdp && cfg.fsdp_hybrid);
+  c.gather_shares_reduce = pc.layer_param_gather.v > 0.0 && pc.overlap;
   c.grad_reduce_every_micro_batch = pc.every_micro_batch;
   c.grad_reduce_tail = pc.grad_reduce_tail;
+  c.grad_reduce_tail_replica = pc.grad_reduce_tail_replica;
   c.param_allgather = pc.param_allgather;
   c.optimizer = ce.opt.step;
   c.offload_d2h = ce.opt.d2h;

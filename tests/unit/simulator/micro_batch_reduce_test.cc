@@ -72,6 +72,12 @@ TEST(MicroBatchReduce, Zero3GathersQueueWithTheReductions) {
   EXPECT_NEAR(in(sim::micro_batch_reduction(c, 0).reduce_exposed), 3.25, kTol);
   c.gather_shares_reduce = true;
   EXPECT_NEAR(in(sim::micro_batch_reduction(c, 0).reduce_exposed), 5.25, kTol);
+  // FSDP hybrid, 1 of the 2.5 on the replica group after each reduce-scatter (1.5), the
+  // gathers on the shard group as before: g [0, 1], g [1, 2], rs [2.25, 3.75] ar
+  // [3.75, 4.75]; g [3.75, 4.75], rs [4.75, 6.25] ar [6.25, 7.25]; g [6.25, 7.25], rs
+  // [7.25, 8.75] ar [8.75, 9.75]; rs [9, 10.5] ar [10.5, 11.5]: 2.5 after the pass.
+  c.layer.grad_reduce_replica = ms(1);
+  EXPECT_NEAR(in(sim::micro_batch_reduction(c, 0).reduce_exposed), 2.5, kTol);
 }
 
 TEST(MicroBatchReduce, OverlapHidesAllButTheLastBucketOfEachMicroBatch) {

@@ -203,6 +203,15 @@ TEST(Simulate, Zero3GathersAndReductionsShareOneCommunicator) {
   c.grad_reduce_tail = ms(1);
   EXPECT_NEAR(in(run(c).step), 18.5, kTol);
   c.grad_reduce_tail = Seconds{};
+  // FSDP hybrid: 1 of each bucket's 1.5 is the all-reduce across the replicas, which runs
+  // after the bucket's reduce-scatter (0.5) on the replica group's own communicator. Shared
+  // stream: g0 [5, 6], g1 [6, 7], rs0 [8, 8.5], g2 [8.5, 9.5], rs1 [10, 10.5], g3
+  // [10.5, 11.5], rs2 [12, 12.5], rs3 [14, 14.5]; replica stream: ar0 [8.5, 9.5], ar1
+  // [10.5, 11.5], ar2 [12.5, 13.5], ar3 [14.5, 15.5]. Layers [6, 8], [8, 10], [10, 12],
+  // [12, 14] (g2 and g3 are ready in time); optimizer [15.5, 16.5].
+  c.layer.grad_reduce_replica = ms(1);
+  EXPECT_NEAR(in(run(c).step), 16.5, kTol);
+  c.layer.grad_reduce_replica = Seconds{};
   // On separate streams the gathers would run beside the reductions: layers end at 8, 10,
   // 12, 14, the last reduction [14, 15.5], step 16.5. The closed form, which gives the
   // reductions only the backward window the gathers leave free, says 17:

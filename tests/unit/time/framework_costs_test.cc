@@ -370,7 +370,8 @@ TEST(StepTime, Fsdp2CopiesOutEachGatherAndCopiesInEachReduce) {
 }
 
 // ZeRO-3 / FSDP gather and reduce on one communicator (StepCosts::gather_shares_reduce);
-// hybrid sharding's reduction ends on the replica group, and ZeRO-1 gathers nothing per layer.
+// ZeRO-1 gathers nothing per layer. Hybrid sharding shares it too, and names the part of
+// each reduction that then all-reduces across the replicas on their own group.
 TEST(StepTime, Zero3GathersShareTheReductionsCommunicator) {
   const StepTimeModel t = a100_model(gpt_1b(), 16);
   TrainConfig cfg = fsdp_full_shard_16();
@@ -381,8 +382,15 @@ TEST(StepTime, Zero3GathersShareTheReductionsCommunicator) {
   cfg.zero_stage = 1;
   EXPECT_FALSE(t.costs(cfg).gather_shares_reduce);
   cfg = fsdp_full_shard_16();
+  EXPECT_EQ(t.costs(cfg).layer.grad_reduce_replica.v, 0.0);
+  EXPECT_EQ(t.costs(cfg).grad_reduce_tail_replica.v, 0.0);
   cfg.fsdp_hybrid = true;
-  EXPECT_FALSE(t.costs(cfg).gather_shares_reduce);
+  const StepCosts hybrid = t.costs(cfg);
+  EXPECT_TRUE(hybrid.gather_shares_reduce);
+  EXPECT_GT(hybrid.layer.grad_reduce_replica.v, 0.0);
+  EXPECT_LT(hybrid.layer.grad_reduce_replica.v, hybrid.layer.grad_reduce.v);
+  EXPECT_GT(hybrid.grad_reduce_tail_replica.v, 0.0);
+  EXPECT_LT(hybrid.grad_reduce_tail_replica.v, hybrid.grad_reduce_tail.v);
 }
 
 // Composer evaluates llm-foundry's train metrics (LanguageCrossEntropy, LanguagePerplexity)
