@@ -41,6 +41,7 @@ double lay_pass(const StepCosts& c, int rank, int chunk, double t, Queues& q) {
   const int n = chunk_layers(c, chunk);
   const double per_layer = (pass - head - embed) / n;
   const double copy_per_layer = c.offload_d2h.v / c.layers_per_rank;
+  const double replica = c.gather_shares_reduce ? c.layer.grad_reduce_replica.v : 0.0;
   double at = t + head;
   int layer = -1;
   for (const TailPiece& p : plan_tail_pieces(n, c.layer.grad_bytes, c.bucket_bytes)) {
@@ -53,7 +54,6 @@ double lay_pass(const StepCosts& c, int rank, int chunk, double t, Queues& q) {
     }
     at += per_layer * p.fraction;
     if (!p.closes_bucket) continue;
-    const double replica = c.gather_shares_reduce ? c.layer.grad_reduce_replica.v : 0.0;
     q.bucket(at, c.layer.grad_reduce.v * p.bucket_layers, replica * p.bucket_layers,
              copy_per_layer * p.bucket_layers);
   }

@@ -80,6 +80,12 @@ class Builder {
     }
   }
 
+  // The stream the rank's gradient reductions share with its ZeRO-3 gathers (one
+  // communicator, StepCosts::gather_shares_reduce), or -1 when they have their own.
+  int shared_reduce(const RankStreams& s) const {
+    return c_.gather_shares_reduce && c_.overlap_grad_reduce ? s.gather : -1;
+  }
+
   // The stage a pass hands its output to, or -1 (the last forward, the first backward).
   int destination(int rank, const PipelineOp& op) const {
     const int to = op.forward ? stage(rank, op.chunk) + 1 : stage(rank, op.chunk) - 1;
@@ -107,8 +113,8 @@ class Builder {
     const std::size_t i = idx(op.micro_batch, stage(rank, op.chunk));
     const TaskId sync = std::exchange(sync_[rank], kNoTask);
     if (!op.forward && op.micro_batch == c_.micro_batches - 1) {
-      const int reduce = c_.gather_shares_reduce && c_.overlap_grad_reduce ? s.gather : -1;
-      const TailTasks t = add_backward_tail(sg_.graph, c_, TailStreams{s.compute, s.gather, reduce, s.dp},
+      const TailTasks t = add_backward_tail(sg_.graph, c_,
+                                            TailStreams{s.compute, s.gather, shared_reduce(s), s.dp},
                                             rank, op.chunk, buckets_[rank]);
       sg_.graph.add_dep(sync, t.first);
       bwd_[i] = PassIds{t.first, t.last};
@@ -206,10 +212,10 @@ class Builder {
     }
     // The non-layer gradients reduce on the same communicator as the buckets: after them
     // (FSDP hybrid: the reduce-scatter there, then the replica all-reduce on dp_comm).
-    const bool shared = c_.gather_shares_reduce && overlap && s.gather >= 0;
-    const Seconds replica = shared ? c_.grad_reduce_tail_replica : Seconds{};
-    const TaskId tail = g.add_task(make_task(TaskKind::grad_reduce_tail, shared ? s.gather : s.dp, rank,
-                                             c_.grad_reduce_tail - replica));
+    const int shared = shared_reduce(s);
+    const Seconds replica = shared >= 0 ? c_.grad_reduce_tail_replica : Seconds{};
+    const TaskId tail = g.add_task(make_task(TaskKind::grad_reduce_tail, shared >= 0 ? shared : s.dp,
+                                             rank, c_.grad_reduce_tail - replica));
     g.add_dep(last_compute, tail);
     if (replica.v > 0.0)
       g.add_dep(tail, g.add_task(make_task(TaskKind::grad_reduce_tail, s.dp, rank, replica)));

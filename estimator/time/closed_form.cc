@@ -7,7 +7,7 @@
 //   p2p for p = 2 (two end stages), edge for p = 1
 //   step = m T_mb + (p-1)/v T_body + min(first, last)  1F1B / interleaved pipeline
 //          (+ (v-1)(p-m)/v T_body when m < p: interleaving needs p micro-batches in flight)
-//          T_body = T_mb less the slowest end stage's embedding or head
+//          T_body = a middle stage's layer work and sends (no embedding or head)
 //        + rounds x DP exposure + param all-gather + tied-embedding sync
 //        + optimizer + exposed offload copies
 // DP exposure per reduction round (rounds = m for ZeRO-2/3, else 1): without overlap the
@@ -85,8 +85,9 @@ void StepTimeModel::estimate_into(const TrainConfig& cfg, StepTimeBreakdown& out
   const Seconds first = c.embed_fwd + c.embed_bwd + (p == 1 ? c.head_fwd + c.head_bwd : Seconds{});
   const Seconds last = c.head_fwd + c.head_bwd;
   const Seconds edge = max(first, last);
-  const Seconds p2p = p > 1 && c.p2p_blocking ? c.p2p * (2.0 * v) : Seconds{};
-  const Seconds end_stage = edge + p2p - (p > 1 && c.p2p_blocking ? c.p2p : Seconds{});
+  const Seconds send = p > 1 && c.p2p_blocking ? c.p2p : Seconds{};
+  const Seconds p2p = send * (2.0 * v);
+  const Seconds end_stage = edge + p2p - send;
   const Seconds t_mb = layers + gf + gb + (p > 2 ? max(p2p, end_stage) : end_stage);
 
   // Compute-only part of the slowest stage (the edge terms include small TP collectives).
