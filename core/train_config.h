@@ -80,6 +80,11 @@ struct TrainConfig {
   // backward, each a separate fp32 cross-entropy over the logits. 0 for Megatron,
   // DeepSpeed and Hugging Face Trainer loops, which only compute the loss.
   int logit_metrics = 0;
+  // The timed step is an fp16 overflow step: the loss scaler finds inf/nan gradients, so
+  // the optimizer only checks them and skips its update, and ZeRO skips the all-gather of
+  // updated parameters. DeepSpeed before v0.8 started the loss scale at 2^32, so the
+  // autotuner's profiled steps 3-5 overflow; validate sets this for those rows.
+  bool overflow_step = false;
   // Megatron's gradient buffer (main_grad) and data-parallel reduction in fp32. Megatron-LM
   // forces it with --bf16 (arguments.py: accumulate_allreduce_grads_in_fp32). false is the
   // 16-bit buffer and reduction that Megatron-Core's DistributedDataParallelConfig

@@ -20,6 +20,8 @@
 //  - Optimizer: HF Trainer's AdamW (a per-tensor, unfused client optimizer) wherever the
 //    Hugging Face Trainer drives training (also with DeepSpeed configs that have no
 //    "optimizer" block, as in DeepSpeedExamples autotuning/hf).
+//  - Loss scale: DeepSpeed autotuner metric rows in fp16 from the 2021 examples time fp16
+//    overflow steps (TrainConfig::overflow_step): no optimizer update, no parameter all-gather.
 //  - Training loop: llm-foundry/Composer rows evaluate two train metrics over the logits
 //    per micro-batch (TrainConfig::logit_metrics = 2).
 //  - Checkpointing: "selective" at layer, block or op level (torchtitan, IBM FMS) = block
@@ -414,6 +416,17 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   if (hf_trainer) {
     s.run.fused_optimizer = 0;
     notes.push_back("HF Trainer's AdamW (unfused, per tensor) as the optimizer");
+  }
+  // The autotuner's metric times steps 3-5 (start/end_profile_step). DeepSpeed before v0.8
+  // starts fp16's loss scale at 2^32 (initial_scale_power 32, hysteresis 2), so those steps
+  // overflow and skip the update: the 2021 autotuning examples (transformers 4.12) ran such a
+  // DeepSpeed (the autotuner shipped in v0.5.7).
+  if (s.run.framework == Framework::deepspeed && s.run.precision == Precision::fp16 &&
+      num(at(row, "measured"), "ds_autotuner_metric_samples_per_s", 0) > 0 &&
+      has(str(row, "source"), "transformers 4.12")) {
+    s.run.overflow_step = true;
+    notes.push_back("fp16 overflow steps: DeepSpeed < 0.8 starts the loss scale at 2^32, so the "
+                    "profiled steps 3-5 skip the optimizer update and the parameter all-gather");
   }
   // llm-foundry models under Composer evaluate LanguageCrossEntropy and LanguagePerplexity
   // on every training micro-batch (use_train_metrics default true; Composer 0.14-0.16

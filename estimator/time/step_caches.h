@@ -23,6 +23,7 @@ struct CommKey {
   bool fsdp_hybrid = false;
   bool fsdp_reduce_fp32 = false;
   int fsdp_version = 1;
+  bool overflow_step = false;
   Precision precision = Precision::bf16;
   Framework framework = Framework::deepspeed;
   Optimizer optimizer = Optimizer::adam;

@@ -44,6 +44,7 @@ CommKey comm_key(const TrainConfig& c) {
   k.fsdp_hybrid = c.fsdp_hybrid;
   k.fsdp_reduce_fp32 = c.fsdp_reduce_fp32;
   k.fsdp_version = c.fsdp_version;
+  k.overflow_step = c.overflow_step;
   k.precision = c.precision;
   k.framework = c.framework;
   k.optimizer = c.optimizer;
@@ -75,7 +76,7 @@ std::uint64_t hash_of(const CommKey& k) {
                           std::uint64_t(k.optimizer), std::uint64_t(k.offload),
                           std::uint64_t(k.sequence_parallel), std::uint64_t(k.megatron_fp32_grads),
                           std::uint64_t(k.fsdp_hybrid), std::uint64_t(k.fsdp_reduce_fp32) + 2,
-                          std::uint64_t(k.fsdp_version)})
+                          std::uint64_t(k.fsdp_version), std::uint64_t(k.overflow_step) + 4})
     h = hash_mix(h, v);
   for (double d : {k.reduce_bucket, k.allgather_bucket, k.prefetch_bucket}) {
     std::uint64_t bits;
@@ -204,7 +205,8 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.grad_reduce_every_micro_batch = pc.every_micro_batch;
   c.grad_reduce_tail = pc.grad_reduce_tail;
   c.grad_reduce_tail_replica = pc.grad_reduce_tail_replica;
-  c.param_allgather = pc.param_allgather;
+  // An overflow step updates nothing, so ZeRO has no new parameters to all-gather.
+  c.param_allgather = cfg.overflow_step ? Seconds(0) : pc.param_allgather;
   c.optimizer = ce.opt.step;
   c.offload_d2h = ce.opt.d2h;
   c.offload_h2d = ce.opt.h2d;

@@ -128,6 +128,55 @@ TEST(Optimizer, ForeachLaunchesPerChunkNotPerTensor) {
   EXPECT_NEAR(in_ms(optimizer_costs(1.3e9, 300, 4.0, c, cl, e).step), 97.29, 0.01);
 }
 
+// An fp16 overflow step (DeepSpeed < 0.8's loss scale starts at 2^32, so the autotuner's
+// profiled steps overflow) only reads the gradient shard and syncs once. 1e8 parameters of
+// 2-byte gradients on an A100: 2e8 B / (2039e9 x 0.8) = 0.12261 ms, + 4 us kernel + 10 us
+// host sync = 0.13661 ms, against 50 B/param = 3.0652 ms + 10 fused kernels x 4 us =
+// 3.1052 ms for the real step. Offloaded (CPU Adam), the check reads 4-byte gradients from
+// host memory at 409.6 GB/s x 0.5 / 8 ranks = 25.6 GB/s: 4e8 / 25.6e9 = 15.625 ms + 10 us;
+// the gradients still come down (2e8 B / (31.5e9 x 0.8) = 7.937 ms) but no parameters go up.
+TEST(Optimizer, OverflowStepOnlyChecksTheGradients) {
+  TrainConfig c = base_cfg();
+  c.framework = Framework::deepspeed;
+  c.zero_stage = 1;
+  c.precision = Precision::fp16;
+  const Cluster cl = test::cluster(test::dgx_a100(), 8);
+  Efficiency e;
+  e.hbm_fraction = 0.8;
+  e.pcie_fraction = 0.8;
+  e.kernel_overhead = us(4);
+  e.host_op_overhead = us(10);
+  EXPECT_NEAR(in_ms(optimizer_costs(1e8, 300, 2.0, c, cl, e).step), 3.1052, 1e-3);
+  c.overflow_step = true;
+  EXPECT_NEAR(in_ms(optimizer_costs(1e8, 300, 2.0, c, cl, e).step), 0.13661, 1e-4);
+  c.offload = Offload::optimizer;
+  const OptimizerCosts off = optimizer_costs(1e8, 300, 2.0, c, cl, e);
+  EXPECT_NEAR(in_ms(off.step), 15.635, 1e-3);
+  EXPECT_NEAR(in_ms(off.d2h), 7.937, 1e-3);
+  EXPECT_EQ(off.h2d.v, 0.0);
+}
+
+// ZeRO-1/2 all-gather the updated 16-bit parameters after the step; an overflow step
+// updates nothing, so that all-gather goes too and the whole step gets shorter.
+TEST(StepTime, OverflowStepSkipsTheParameterAllGather) {
+  const StepTimeModel t = a100_model(gpt_1b(), 16);
+  TrainConfig cfg = base_cfg();
+  cfg.framework = Framework::deepspeed;
+  cfg.precision = Precision::fp16;
+  cfg.zero_stage = 1;
+  cfg.dp = 16;
+  const StepCosts real = t.costs(cfg);
+  ASSERT_GT(real.param_allgather.v, 0.0);
+  cfg.overflow_step = true;
+  const StepCosts skipped = t.costs(cfg);
+  EXPECT_EQ(skipped.param_allgather.v, 0.0);
+  EXPECT_LT(skipped.optimizer.v, real.optimizer.v / 10);
+  cfg.overflow_step = false;
+  const double real_step = t.estimate(cfg).step.v;
+  cfg.overflow_step = true;
+  EXPECT_LT(t.estimate(cfg).step.v, real_step - real.param_allgather.v);
+}
+
 // Korthikanti et al. 2022, Table 4: one layer of their 22B GPT (h 6144, 64 heads, TP 8,
 // micro-batch 4, seq 2048, fp16) on A100-80GB, forward / backward in ms. Megatron's
 // asynchronous TP backward hides the column-parallel input-gradient collective under the

@@ -65,6 +65,26 @@ TEST(ValidationMap, ComposerRowsPriceTheirTrainMetrics) {
   EXPECT_EQ(request_of(row).space.run.logit_metrics, 2);
 }
 
+// The 2021 DeepSpeed autotuning examples time steps 3-5 with DeepSpeed < 0.8's loss scale
+// of 2^32, so fp16 autotuner-metric rows are overflow steps; their end-to-end rows (200
+// steps), fp32 rows and other sources are not.
+TEST(ValidationMap, AutotunerFp16MetricRowsAreOverflowSteps) {
+  json row = ds_row(1, "run_clm wikitext-2");
+  row["source"] = "microsoft/DeepSpeedExamples autotuning/hf (transformers 4.12, datasets 1.11)";
+  row["parallel"]["precision"] = "fp16";
+  row["measured"] = {{"ds_autotuner_metric_samples_per_s", 100.0}};
+  EXPECT_TRUE(request_of(row).space.run.overflow_step);
+  json e2e = row;
+  e2e["measured"] = {{"samples_per_s_end_to_end", 90.0}};
+  EXPECT_FALSE(request_of(e2e).space.run.overflow_step);
+  json fp32 = row;
+  fp32["parallel"]["precision"] = "fp32";
+  EXPECT_FALSE(request_of(fp32).space.run.overflow_step);
+  json later = row;
+  later["source"] = "a DeepSpeed 0.14 autotuning run";
+  EXPECT_FALSE(request_of(later).space.run.overflow_step);
+}
+
 TEST(ValidationMap, SixteenBitMegatronGradientsNamed) {
   json row = ds_row(1, "distributed optimizer; grad_sync_dtype bf16 (the recipe yaml)");
   row["source"] = "NVIDIA NeMo (Megatron-Core) recipe";
