@@ -104,6 +104,26 @@ TEST(Optimizer, StepPassesPerFramework) {
   EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 4.0), 104.0);
 }
 
+// base_cfg() run by `f` at ZeRO stage `zero` in precision `p`.
+TrainConfig engine_cfg(Framework f, int zero, Precision p) {
+  TrainConfig c = base_cfg();
+  c.framework = f;
+  c.zero_stage = zero;
+  c.precision = p;
+  return c;
+}
+
+// The efficiencies the hand-derived optimizer tests assume: 80% of HBM and PCIe line rate,
+// 4 us per kernel, `host_us` per host launch or sync.
+Efficiency optimizer_eff(double host_us) {
+  Efficiency e;
+  e.hbm_fraction = 0.8;
+  e.pcie_fraction = 0.8;
+  e.kernel_overhead = us(4);
+  e.host_op_overhead = us(host_us);
+  return e;
+}
+
 // torch.optim's foreach AdamW (DDP's default) launches each of its 8 operations, plus
 // the 4 of gradient clipping, once per 320 x 65536 = 20,971,520 elements (or 64 tensors):
 // 1.3e9 parameters in 300 tensors -> max(ceil(300/64) = 5, ceil(61.99) = 62) = 62 launches
@@ -112,15 +132,9 @@ TEST(Optimizer, StepPassesPerFramework) {
 // PyTorch 1.x per-tensor loop (fused_optimizer 0) launches 12 kernels per tensor (3600)
 // and moves 104 B/param: 82.89 + 14.4 = 97.29 ms.
 TEST(Optimizer, ForeachLaunchesPerChunkNotPerTensor) {
-  TrainConfig c = base_cfg();
-  c.framework = Framework::ddp;
-  c.zero_stage = 0;
-  c.precision = Precision::bf16;
+  TrainConfig c = engine_cfg(Framework::ddp, 0, Precision::bf16);
   const Cluster cl = test::cluster(test::dgx_a100(), 8);
-  Efficiency e;
-  e.hbm_fraction = 0.8;
-  e.kernel_overhead = us(4);
-  e.host_op_overhead = us(0);
+  const Efficiency e = optimizer_eff(0);
   const GpuSpec& g = cl.node.gpu;
   ASSERT_DOUBLE_EQ(g.hbm_bw.v, 2039e9);
   EXPECT_NEAR(in_ms(optimizer_costs(1.3e9, 300, 4.0, c, cl, e).step), 79.49, 0.01);
@@ -136,16 +150,9 @@ TEST(Optimizer, ForeachLaunchesPerChunkNotPerTensor) {
 // host memory at 409.6 GB/s x 0.5 / 8 ranks = 25.6 GB/s: 4e8 / 25.6e9 = 15.625 ms + 10 us;
 // the gradients still come down (2e8 B / (31.5e9 x 0.8) = 7.937 ms) but no parameters go up.
 TEST(Optimizer, OverflowStepOnlyChecksTheGradients) {
-  TrainConfig c = base_cfg();
-  c.framework = Framework::deepspeed;
-  c.zero_stage = 1;
-  c.precision = Precision::fp16;
+  TrainConfig c = engine_cfg(Framework::deepspeed, 1, Precision::fp16);
   const Cluster cl = test::cluster(test::dgx_a100(), 8);
-  Efficiency e;
-  e.hbm_fraction = 0.8;
-  e.pcie_fraction = 0.8;
-  e.kernel_overhead = us(4);
-  e.host_op_overhead = us(10);
+  const Efficiency e = optimizer_eff(10);
   EXPECT_NEAR(in_ms(optimizer_costs(1e8, 300, 2.0, c, cl, e).step), 3.1052, 1e-3);
   c.overflow_step = true;
   EXPECT_NEAR(in_ms(optimizer_costs(1e8, 300, 2.0, c, cl, e).step), 0.13661, 1e-4);
@@ -160,10 +167,7 @@ TEST(Optimizer, OverflowStepOnlyChecksTheGradients) {
 // updates nothing, so that all-gather goes too and the whole step gets shorter.
 TEST(StepTime, OverflowStepSkipsTheParameterAllGather) {
   const StepTimeModel t = a100_model(gpt_1b(), 16);
-  TrainConfig cfg = base_cfg();
-  cfg.framework = Framework::deepspeed;
-  cfg.precision = Precision::fp16;
-  cfg.zero_stage = 1;
+  TrainConfig cfg = engine_cfg(Framework::deepspeed, 1, Precision::fp16);
   cfg.dp = 16;
   const StepCosts real = t.costs(cfg);
   ASSERT_GT(real.param_allgather.v, 0.0);
