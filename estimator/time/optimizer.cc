@@ -88,37 +88,21 @@ double optimizer_bytes_per_param(const TrainConfig& cfg, double grad_bytes) {
   return b;
 }
 
-namespace {
-
-// An fp16 overflow step (TrainConfig::overflow_step): the loss scaler's inf/nan check
-// reads the rank's gradient shard once (DeepSpeed's checks stop at the first bad tensor,
-// so this bounds it), one host sync reads the flag, and the update is skipped. Offloaded,
-// the check reads the fp32 gradients in host memory and no parameters go back up.
-OptimizerCosts overflow_step_costs(double shard_params, double grad_bytes, const TrainConfig& cfg,
-                                   const Cluster& cluster, const Efficiency& eff) {
-  OptimizerCosts o;
-  const GpuSpec& gpu = cluster.node.gpu;
-  if (cfg.offload == Offload::none) {
-    o.step = Seconds(shard_params * grad_bytes / (gpu.hbm_bw.v * eff.hbm_fraction)) + eff.kernel_overhead +
-             eff.host_op_overhead;
-    return o;
-  }
-  const double local_ranks = std::max(1, cluster.gpus_per_node());
-  const double host_bw = cluster.node.host_mem_bw.v * kHostMemFraction / local_ranks;
-  o.step = Seconds(host_bw > 0 ? shard_params * 4.0 / host_bw : 0.0) + eff.host_op_overhead;
-  const double pcie = gpu.pcie_bw.v * eff.pcie_fraction;
-  if (pcie > 0) o.d2h = Seconds(shard_params * 2.0 / pcie);
-  return o;
-}
-
-}  // namespace
-
 OptimizerCosts optimizer_costs(double shard_params, int tensors, double grad_bytes,
                                const TrainConfig& cfg, const Cluster& cluster,
                                const Efficiency& eff) {
   OptimizerCosts o;
   const GpuSpec& gpu = cluster.node.gpu;
-  if (cfg.overflow_step) return overflow_step_costs(shard_params, grad_bytes, cfg, cluster, eff);
+  // An fp16 overflow step (TrainConfig::overflow_step) skips the update: the loss scaler's
+  // inf/nan check reads the gradient shard once (DeepSpeed's checks stop at the first bad
+  // tensor, so this bounds it) and one host sync reads the flag. Offloaded, the check reads
+  // the fp32 gradients in host memory and no parameters go back up.
+  const bool overflow = cfg.overflow_step;
+  if (cfg.offload == Offload::none && overflow) {
+    o.step = Seconds(shard_params * grad_bytes / (gpu.hbm_bw.v * eff.hbm_fraction)) + eff.kernel_overhead +
+             eff.host_op_overhead;
+    return o;
+  }
   if (cfg.offload == Offload::none) {
     const double bytes = shard_params * optimizer_bytes_per_param(cfg, grad_bytes);
     // A per-tensor loop launches per tensor; under ZeRO it runs on one flat partition.
@@ -136,11 +120,13 @@ OptimizerCosts optimizer_costs(double shard_params, int tensors, double grad_byt
   }
   const double local_ranks = std::max(1, cluster.gpus_per_node());
   const double host_bw = cluster.node.host_mem_bw.v * kHostMemFraction / local_ranks;
-  o.step = Seconds(host_bw > 0 ? shard_params * kCpuAdamBytes / host_bw : 0.0);
+  const double host_bytes = overflow ? 4.0 : kCpuAdamBytes;  // the check, or CPU Adam
+  o.step = Seconds(host_bw > 0 ? shard_params * host_bytes / host_bw : 0.0) +
+           (overflow ? eff.host_op_overhead : Seconds{});
   const double pcie = gpu.pcie_bw.v * eff.pcie_fraction;
   if (pcie > 0) {
     o.d2h = Seconds(shard_params * 2.0 / pcie);
-    o.h2d = Seconds(shard_params * 2.0 / pcie);
+    if (!overflow) o.h2d = Seconds(shard_params * 2.0 / pcie);
   }
   return o;
 }
