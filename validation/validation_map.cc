@@ -289,6 +289,10 @@ int zero_stage(const Json& p, std::vector<std::string>& notes) {
     notes.push_back("fairscale OSS + ShardedDDP taken as ZeRO-2 (states and gradients sharded)");
     return 2;
   }
+  if (has(other, "ZeroRedundancyOptimizer")) {
+    notes.push_back("torch ZeroRedundancyOptimizer on DDP: ZeRO stage 1 (optimizer state sharded)");
+    return 1;
+  }
   if (names_oss(other)) {
     notes.push_back("fairscale OSS taken as ZeRO-1 (optimizer states sharded)");
     return 1;

@@ -130,7 +130,9 @@ ModelStateMemory ddp_states(const ModelStateInputs& in, const Ctx& c) {
   const double casts = in.autocast_cast_params < 0 ? c.P : std::min(c.P, in.autocast_cast_params);
   m.params = 4 * c.P + (c.mixed ? 2 * casts : 0);
   m.grads = 4 * c.P / (in.zero_stage >= 2 ? c.N : 1);
-  m.optimizer = c.s * c.P / (in.zero_stage >= 1 ? c.N : 1);
+  // ZeroRedundancyOptimizer (stage 1) hands whole parameters to ranks, largest first, each to
+  // the least loaded rank: the most loaded holds at least P/N and the largest tensor.
+  m.optimizer = c.s * (in.zero_stage >= 1 ? std::max(c.P / c.N, in.largest_module) : c.P);
   m.host_per_node = kHostBufferFactor * in.gpus_per_node * 4 * c.P;
   if (in.grads_set_to_none && c.N == 1 && in.grad_accum == 1) {
     // One rank, no DDP reducer buckets: zero_grad(set_to_none=True) (PyTorch >= 2.0's

@@ -135,7 +135,8 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
       if (zero == 1) why.push_back("FSDP shards gradients too: stage 2 (SHARD_GRAD_OP) or 3 (FULL_SHARD)");
       break;
     case Framework::ddp:
-      if (zero != 0) why.push_back("DDP does not shard (ZeRO stage 0 only)");
+      if (zero > 1)
+        why.push_back("DDP shards only the optimizer state, with torch's ZeroRedundancyOptimizer (ZeRO stage 0 or 1)");
       if (tp > 1 || pp > 1) why.push_back("DDP has no tensor or pipeline parallelism");
       break;
   }

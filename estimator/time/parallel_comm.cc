@@ -95,8 +95,9 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
   // by default): a reduce-scatter's result at an all-reduce's volume. ZeRO-3, Megatron's
   // distributed optimizer and FSDP reduce-scatter.
   const bool ds_allreduce = cfg.framework == Framework::deepspeed && cfg.zero_stage <= 2;
-  const Collective red =
-      cfg.zero_stage == 0 || ds_allreduce ? Collective::all_reduce : Collective::reduce_scatter;
+  const bool zero_redundancy = cfg.framework == Framework::ddp && cfg.zero_stage == 1;
+  const Collective red = cfg.zero_stage == 0 || ds_allreduce || zero_redundancy ? Collective::all_reduce
+                                                                                : Collective::reduce_scatter;
   // FSDP hybrid sharding gathers and reduce-scatters inside a node's shard group, then
   // all-reduces each rank's reduced shard across the nodes (one rank per node).
   const CommGroup& shard_group = pl.dp_shard;
@@ -121,14 +122,20 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
   }
   o.grad_reduce_tail_replica = replica_reduce(sp.nonlayer() * g);
   o.grad_reduce_tail = bucketed(c, red, sp.nonlayer() * g, bucket, shard_group) + o.grad_reduce_tail_replica;
-  if (cfg.megatron_overlap() && cfg.zero_stage >= 1) {
+  if (zero_redundancy) {
+    // torch's ZeroRedundancyOptimizer on DDP: after its step every rank broadcasts the
+    // parameters it owns, one broadcast per parameter (parameters_as_bucket_view False, the
+    // default), fp32 (DDP keeps fp32 parameters under autocast). Each parameter is sent
+    // once: the stage's tensors, 4 B per element.
+    const int n = std::max(1, stage_tensors(m, sp));
+    o.param_allgather = c.time(Collective::broadcast, Bytes(sp.max_stage() * 4.0 / n), pl.dp) * double(n);
+  } else if (cfg.megatron_overlap() && cfg.zero_stage >= 1) {
     const double first = std::min(sp.max_stage(), megatron_bucket_elems(cfg.dp)) * e;
     o.param_allgather = c.time(Collective::all_gather, Bytes(first), pl.dp);
   } else if (cfg.zero_stage == 1 || cfg.zero_stage == 2 || cfg.deepspeed_bf16_optimizer()) {
     o.param_allgather = bucketed(c, Collective::all_gather, sp.max_stage() * e,
                                  cfg.zero.allgather_bucket_elems * e, pl.dp);
   }
-  (void)m;
 }
 
 // DeepSpeed ZeRO-2/3 Python bookkeeping: a hook per gradient tensor, and ZeRO-3's fetch and
@@ -229,6 +236,12 @@ Placement place(const TrainConfig& cfg, const SystemSpec& node) {
   p.dp_shard = shard < dp ? CommGroup{shard, shard} : p.dp;
   p.dp_replicas = {shard < dp ? dp / shard : 1, 1};
   return p;
+}
+
+int stage_tensors(const ModelSpec& m, const StageParams& sp) {
+  const bool norm_bias = m.norm == NormKind::layernorm && m.norm_bias;
+  const int per_layer = 4 * (m.linear_bias ? 2 : 1) + m.norms_per_layer * (norm_bias ? 2 : 1);
+  return sp.layers_per_rank * per_layer + 5;  // + embeddings, final norm, head
 }
 
 double StageParams::max_stage() const {

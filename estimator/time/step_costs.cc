@@ -130,14 +130,24 @@ const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const 
     const StageParams sp = stage_params(m, cfg);
     e.layers_per_rank = sp.layers_per_rank;
     const bool sharded = cfg.zero_stage >= 1 || cfg.deepspeed_bf16_optimizer();
-    const double shard = sp.max_stage() / (sharded ? std::max(1, cfg.shard_degree(cl.gpus_per_node())) : 1);
-    const int per_layer = 4 * (m.linear_bias ? 2 : 1) + m.norms_per_layer * (m.norm == NormKind::layernorm && m.norm_bias ? 2 : 1);
-    const int tensors = sp.layers_per_rank * per_layer + 5;  // + embeddings, final norm, head
+    double shard = sp.max_stage() / (sharded ? std::max(1, cfg.shard_degree(cl.gpus_per_node())) : 1);
+    int tensors = stage_tensors(m, sp);
+    const double bw = cl.node.gpu.hbm_bw.v * eff.hbm_fraction;
+    if (cfg.framework == Framework::ddp && cfg.zero_stage == 1) {
+      // ZeroRedundancyOptimizer: the rank owning the largest tensor (whole parameters are
+      // assigned) steps at least that, over its share of the tensors.
+      shard = std::max(shard, double(count_params(m).largest_module) / std::max(1, cfg.tp));
+      tensors = (tensors + cfg.dp - 1) / std::max(1, cfg.dp);
+    }
     e.opt = optimizer_costs(shard, tensors, grad_element_bytes(cfg), cfg, cl, eff);
+    // Gradient clipping before it still reads the replicated gradients of the whole stage
+    // and scales them in place (read + write): 3 x 4 B per parameter outside the shard.
+    if (cfg.framework == Framework::ddp && cfg.zero_stage == 1)
+      e.opt.step += Seconds((sp.max_stage() - shard) * 3.0 * grad_element_bytes(cfg) / bw);
     // BF16_Optimizer's gradient norm reads the whole fp32 buffer, not the shard, and the
     // step zeroes it for the next accumulation: 4 + 4 B per stage parameter.
     if (cfg.deepspeed_bf16_optimizer())
-      e.opt.step += Seconds(sp.max_stage() * 8.0 / (cl.node.gpu.hbm_bw.v * eff.hbm_fraction));
+      e.opt.step += Seconds(sp.max_stage() * 8.0 / bw);
     return e;
   });
 }

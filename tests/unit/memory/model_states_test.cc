@@ -159,7 +159,17 @@ TEST(ModelStates, DdpAndFsdp) {
   in.autocast_cast_params = 1e8;
   EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 16.2e9);
   in.autocast_cast_params = -1;
+  // ZeroRedundancyOptimizer (stage 1) shards Adam's 8 B/param over the 4 ranks, whole
+  // tensors each: 4 + 2 + 4 + 8/4 = 12 B/param. When the largest tensor (4e8) outweighs
+  // P/4 = 2.5e8 its owner holds all of it: 10e9 + 8 x 4e8 = 13.2e9.
   in.dp = 4;
+  in.zero_stage = 1;
+  in.largest_module = 1e8;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 12e9);
+  in.largest_module = 4e8;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 13.2e9);
+  in.largest_module = 0;
+  in.zero_stage = 0;
   in.framework = Framework::fsdp;
   in.zero_stage = 3;
   in.fsdp_unit = 1e8;

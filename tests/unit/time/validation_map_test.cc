@@ -38,6 +38,15 @@ TEST(ValidationMap, OssIsAWordNotASubstring) {
   EXPECT_EQ(request_of(ds_row(0, "fairscale OSS + ShardedDDP")).space.zero[0], 2);
 }
 
+TEST(ValidationMap, ZeroRedundancyOptimizerIsDdpStageOne) {
+  // A row that names torch's ZeroRedundancyOptimizer without DeepSpeed is DDP at stage 1,
+  // whatever its zero_stage field says; with DeepSpeed named it is DeepSpeed's ZeRO.
+  const PlanRequest r = request_of(ds_row(0, "Lightning DDP (no DeepSpeed), ZeroRedundancyOptimizer over AdamW"));
+  EXPECT_EQ(r.space.run.framework, Framework::ddp);
+  EXPECT_EQ(r.space.zero[0], 1);
+  EXPECT_EQ(request_of(ds_row(1, "ZeRO stage 1")).space.run.framework, Framework::deepspeed);
+}
+
 TEST(ValidationMap, OffloadFlagAndNamedParameterOffload) {
   json row = ds_row(3, "ZeRO-3 with CPUAdam");
   EXPECT_EQ(request_of(row).space.offload[0], Offload::none);
