@@ -80,6 +80,13 @@ struct TrainConfig {
   // backward, each a separate fp32 cross-entropy over the logits. 0 for Megatron,
   // DeepSpeed and Hugging Face Trainer loops, which only compute the loss.
   int logit_metrics = 0;
+  // The loss is one fused cross-entropy kernel over the 16-bit logits that writes their
+  // gradient in place: flash-attn's CrossEntropyLoss(inplace_backward=True) (its GPT
+  // training scripts), Apex's xentropy, Liger-Kernel's cross-entropy. The loss peak holds
+  // only the logits; the forward reads them once, the backward reads and writes them
+  // once. false: the framework's own cross-entropy (torch's log_softmax + nll_loss on
+  // fp32 logits, or Megatron's vocab-parallel one).
+  bool fused_cross_entropy = false;
   // The timed step is an fp16 overflow step: the loss scaler finds inf/nan gradients, so
   // the optimizer only checks them and skips its update, and ZeRO skips the all-gather of
   // updated parameters. DeepSpeed before v0.8 started the loss scale at 2^32, so the

@@ -339,6 +339,11 @@ void engine_settings(const Json& p, SearchSpace& s, std::vector<std::string>& no
     s.run.fsdp_version = 2;
     notes.push_back("FSDP2 (FSDP2 / fully_shard named): all-gathers copied out, reduce-scatter inputs copied in");
   }
+  static const std::regex fused_ce(R"(fused cross-entropy|xentropy|Liger|inplace_backward)", std::regex::icase);
+  if (std::regex_search(other, fused_ce)) {
+    s.run.fused_cross_entropy = true;
+    notes.push_back("fused cross-entropy named (16-bit logits only, gradient written in place)");
+  }
   static const std::regex ds_overlap(R"(overlap_comm:?\s*(true|on)\b)", std::regex::icase);
   if (has(other, "overlap_grad_reduce") ||
       (s.run.framework == Framework::deepspeed && std::regex_search(other, ds_overlap))) {

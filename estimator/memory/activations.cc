@@ -54,6 +54,7 @@ double layer_checkpoint_bytes(const LayerShape& x) {
 }
 
 double loss_bytes_per_logit(const LayerShape& x, bool vocab_parallel_inplace) {
+  if (x.fused_loss) return x.e;
   if (vocab_parallel_inplace) return x.e == 2 ? 2 + 4 : 4;
   return 3 * (x.fp32_loss || x.fp32_residual ? 4.0 : x.e);  // activations.h
 }

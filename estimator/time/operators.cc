@@ -365,8 +365,13 @@ void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
   if (m.vocab_logits) {
     const double v = double(padded_vocab(m, int(d.t))) / d.t;
     f.gemm(d.T, v, d.h);
-    f.mem(d.T * v * (d.e + 8.0), 3);  // fp32 upcast, max/sum-exp passes of cross-entropy
-    b.mem(d.T * v * (4.0 + d.e));     // softmax - one-hot, back to 16-bit
+    if (k.fused_cross_entropy) {
+      f.mem(d.T * v * d.e);           // one kernel reads the logits (online max/sum-exp)
+      b.mem(d.T * v * 2.0 * d.e);     // its gradient overwrites them in place
+    } else {
+      f.mem(d.T * v * (d.e + 8.0), 3);  // fp32 upcast, max/sum-exp passes of cross-entropy
+      b.mem(d.T * v * (4.0 + d.e));     // softmax - one-hot, back to 16-bit
+    }
     b.gemm_bwd(d.T, v, d.h);
   } else if (m.pooler) {
     f.gemm(d.b, d.h, d.h);

@@ -21,6 +21,8 @@ def main() -> int:
     ap.add_argument("--max-over-40", type=int, default=0, help="rows allowed beyond 40%% error")
     ap.add_argument("--max-not-fit", type=int, default=None,
                     help="rows that ran but are predicted not to fit, at most (if given)")
+    ap.add_argument("--max-failed-checks", type=int, default=None,
+                    help="memory checks (OOM, largest micro-batch) allowed to fail, at most (if given)")
     ap.add_argument("--max-memory-p90", type=float, default=None,
                     help="bound on the p90 |error| of the memory rows (fraction), if given")
     a = ap.parse_args()
@@ -43,6 +45,9 @@ def main() -> int:
     if a.max_not_fit is not None and len(not_fit) > a.max_not_fit:
         fails.append(f"{len(not_fit)} rows that ran predicted not to fit (allowed {a.max_not_fit}): "
                      + ", ".join(not_fit))
+    failed_checks = summ["checks"] - summ["checks_passed"]
+    if a.max_failed_checks is not None and failed_checks > a.max_failed_checks:
+        fails.append(f"{failed_checks} memory checks failed (allowed {a.max_failed_checks})")
     if a.max_memory_p90 is not None and summ["memory_p90_abs_error"] > a.max_memory_p90:
         fails.append(f"memory p90 |error| {summ['memory_p90_abs_error']:.3f} > {a.max_memory_p90}")
     if summ["time_rows_over_40pct"] > a.max_over_40:

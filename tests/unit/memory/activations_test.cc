@@ -127,6 +127,13 @@ TEST(Activations, LossBytesPerLogit) {
   f.e = 4;
   EXPECT_DOUBLE_EQ(loss_bytes_per_logit(f, true), 4);
   EXPECT_DOUBLE_EQ(loss_bytes_per_logit(f, false), 12);
+  // A fused cross-entropy with an in-place backward keeps the logits alone, in their own
+  // dtype, whatever the framework: 2 B in 16 bits, 4 B in fp32.
+  x.fused_loss = true;
+  f.fused_loss = true;
+  EXPECT_DOUBLE_EQ(loss_bytes_per_logit(x, false), 2);
+  EXPECT_DOUBLE_EQ(loss_bytes_per_logit(x, true), 2);
+  EXPECT_DOUBLE_EQ(loss_bytes_per_logit(f, false), 4);
 }
 
 }  // namespace

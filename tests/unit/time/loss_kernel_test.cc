@@ -1,0 +1,57 @@
+// The loss kernel (TrainConfig::fused_cross_entropy): a fused cross-entropy that reads the
+// 16-bit logits once and overwrites them with their gradient, against the eager loss that
+// upcasts them to fp32 and makes separate max, sum-exp and gradient passes.
+#include <gtest/gtest.h>
+
+#include "estimator/memory.h"
+#include "time_fixtures.h"
+
+namespace dsplan {
+namespace {
+
+using test::a100_model;
+using test::base_cfg;
+using test::gpt_1b;
+
+// gpt_1b, micro-batch 2 x seq 2048 = 4096 tokens, vocabulary 51200 (a multiple of 128:
+// unpadded): N = 2.097e8 logits. Forward, eager: read e + write 4 (upcast) + the max and
+// sum-exp reads, e + 8 = 10 B per logit in 3 kernels; fused: one read, 2 B in 1 kernel:
+// 8 B x N less over HBM and 2 kernels fewer. Backward, eager: 4 + e = 6 B; fused: read
+// and write the 16-bit logits in place, 4 B: 2 B x N less, same kernel count. The logits
+// GEMMs are the same.
+TEST(LossKernel, FusedCrossEntropyMovesFewerBytes) {
+  const StepTimeModel t = a100_model(gpt_1b(), 8);
+  TrainConfig cfg = base_cfg();
+  const StepCosts eager = t.costs(cfg);
+  cfg.fused_cross_entropy = true;
+  const StepCosts fused = t.costs(cfg);
+  const Cluster c = test::cluster(test::dgx_a100(), 8);
+  const Efficiency eff = default_efficiency(c.node.gpu);
+  const double n = 4096.0 * 51200.0, bw = c.node.gpu.hbm_bw.v * eff.hbm_fraction;
+  EXPECT_NEAR(eager.head_fwd.v - fused.head_fwd.v, 8.0 * n / bw + 2 * eff.kernel_overhead.v, 1e-9);
+  EXPECT_NEAR(eager.head_bwd.v - fused.head_bwd.v, 2.0 * n / bw, 1e-9);
+  EXPECT_GT(8.0 * n / bw, 0.8e-3);  // 1.68 GB at ~1.6 TB/s: about a millisecond per micro-batch
+  EXPECT_EQ(fused.layer.fwd.v, eager.layer.fwd.v);
+}
+
+// Memory: the loss peak of the last stage is N logits x bytes per logit (docs/model.md §3):
+// 12 B eager under DDP's autocast (three fp32 logits-sized tensors, 2.52 GB) and 2 B fused
+// (0.42 GB). The activations peak at the larger of the loss and one layer's backward
+// transient, so the saving is 12N - max(2N, transient): at most 10N = 2.1 GB. Here the
+// layer's transient (about 1.1 GB) becomes the peak, so more than 1 GB is saved.
+TEST(LossKernel, FusedCrossEntropyShrinksTheLossPeak) {
+  const Cluster c = test::cluster(test::dgx_a100(), 8);
+  MemoryModel mm(gpt_1b(), c, MemoryOptions{});
+  TrainConfig cfg = base_cfg();
+  cfg.framework = Framework::ddp;
+  cfg.micro_batch = 2;
+  const double eager = mm.estimate(cfg).activations.v;
+  cfg.fused_cross_entropy = true;
+  const double fused = mm.estimate(cfg).activations.v;
+  const double n = 4096.0 * 51200.0;
+  EXPECT_GT(eager - fused, 1e9);
+  EXPECT_LE(eager - fused, 10.0 * n + 1.0);
+}
+
+}  // namespace
+}  // namespace dsplan
