@@ -235,9 +235,9 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "(default 0; Composer with llm-foundry models: 2, LanguageCrossEntropy and LanguagePerplexity)")
       ->check(number_check(true, 0, 16, "an integer in [0, 16]"));
   sub->add_option("--cross-entropy", o.cross_entropy,
-                  "The loss kernel: eager (default; the framework's cross-entropy, torch's on fp32 logits) or "
-                  "fused (one kernel over the 16-bit logits writing their gradient in place: flash-attn's "
-                  "CrossEntropyLoss(inplace_backward=True), Apex xentropy, Liger-Kernel)");
+                  "The loss kernel: eager (default; the framework's cross-entropy, torch's on fp32 "
+                  "logits) or fused (one kernel over the 16-bit logits writing their gradient in place: "
+                  "flash-attn's CrossEntropyLoss(inplace_backward=True), Apex xentropy, Liger-Kernel)");
   sub->add_option("--grad-reduce-in-fp32", o.grad_reduce_in_fp32,
                   "Gradient reduction in fp32 or 16 bits (default, on, off). Megatron: fp32 gradient buffer and "
                   "data-parallel reduction (default on, Megatron-LM's bf16 rule; off: Megatron-Core "
@@ -320,7 +320,8 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   s.run.logit_metrics = o.logit_metrics;
   if (o.cross_entropy == "fused") s.run.fused_cross_entropy = true;
   else if (o.cross_entropy != "eager")
-    errs.push_back(flag_error("cross-entropy", "unknown value \"" + o.cross_entropy + "\"", "one of: eager, fused"));
+    errs.push_back(
+        flag_error("cross-entropy", "unknown value \"" + o.cross_entropy + "\"", "one of: eager, fused"));
   s.run.fsdp_hybrid = framework_choice("fsdp-sharding", o.fsdp_sharding, "full", "hybrid", Framework::fsdp,
                                        s.run.framework, errs);
   s.run.fsdp_version = framework_choice("fsdp-version", o.fsdp_version, "1", "2", Framework::fsdp,
@@ -402,8 +403,8 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
                                "Megatron-LM's own arguments force fp32 with --bf16, so set it in Megatron-Core's "
                                "DistributedDataParallelConfig or NeMo's trainer plugin");
   if (s.run.fused_cross_entropy)
-    plan.assumptions.push_back("fused cross-entropy: the loss keeps only the 16-bit logits and overwrites them with "
-                               "their gradient");
+    plan.assumptions.push_back("fused cross-entropy: the loss keeps only the 16-bit logits and overwrites "
+                               "them with their gradient");
   if (s.run.logit_metrics > 0)
     plan.assumptions.push_back(std::to_string(s.run.logit_metrics) + " training metric(s) over the logits per micro-batch "
                                "(an fp32 cross-entropy each, after the backward)");

@@ -39,8 +39,8 @@ struct EstimateOptions {
   double cuda_context_gib = 0.5;  // CUDA >= 11.7 lazy module loading; ~1.25 eager (< 11.7)
   double fragmentation = 0.10;    // caching-allocator slack: reserved = allocated x (1 + f)
   std::string overlap_comm = "default";  // DeepSpeed overlap_comm / Megatron-Core overlap flags
-  int logit_metrics = 0;
-  std::string cross_entropy = "eager";     // the loss kernel: eager or fused  // train metrics over the logits per micro-batch (Composer + llm-foundry: 2)
+  int logit_metrics = 0;  // train metrics over the logits per micro-batch (Composer + llm-foundry: 2)
+  std::string cross_entropy = "eager";  // the loss kernel: eager or fused
   // Gradient reduction in fp32: "default" (Megatron: on; FSDP: off), on, off.
   std::string grad_reduce_in_fp32 = "default";
   std::string fsdp_sharding = "full";      // FSDP: full (FULL_SHARD / SHARD_GRAD_OP) or hybrid

@@ -64,9 +64,10 @@ Expected<bool> write_out_dir(const std::string& dir, const EstimatePlan& plan) {
     }
     if (e.cfg.framework == Framework::ddp)
       notes += std::string("framework ddp: the run priced is torch DistributedDataParallel under autocast") +
-               (e.cfg.zero_stage == 1 ? ", its optimizer wrapped in torch.distributed.optim.ZeroRedundancyOptimizer "
-                                        "(optimizer state sharded, parameters broadcast after each step)"
-                                      : "") +
+               (e.cfg.zero_stage == 1
+                    ? ", its optimizer wrapped in torch.distributed.optim.ZeroRedundancyOptimizer "
+                      "(optimizer state sharded, parameters broadcast after each step)"
+                    : "") +
                "; ds_config.json and launch.sh are DeepSpeed's ZeRO-" + std::to_string(e.cfg.zero_stage) +
                " equivalent, megatron_args.txt gives the model shape in Megatron's flags\n";
     for (const auto& n : ds_config_notes(e.cfg)) notes += n + "\n";

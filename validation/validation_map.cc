@@ -339,7 +339,8 @@ void engine_settings(const Json& p, SearchSpace& s, std::vector<std::string>& no
     s.run.fsdp_version = 2;
     notes.push_back("FSDP2 (FSDP2 / fully_shard named): all-gathers copied out, reduce-scatter inputs copied in");
   }
-  static const std::regex fused_ce(R"(fused cross-entropy|xentropy|Liger|inplace_backward)", std::regex::icase);
+  static const std::regex fused_ce(R"(fused cross-entropy|xentropy|Liger|inplace_backward)",
+                                   std::regex::icase);
   if (std::regex_search(other, fused_ce)) {
     s.run.fused_cross_entropy = true;
     notes.push_back("fused cross-entropy named (16-bit logits only, gradient written in place)");

@@ -136,7 +136,8 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
       break;
     case Framework::ddp:
       if (zero > 1)
-        why.push_back("DDP shards only the optimizer state, with torch's ZeroRedundancyOptimizer (ZeRO stage 0 or 1)");
+        why.push_back(
+            "DDP shards only the optimizer state, with torch's ZeroRedundancyOptimizer (ZeRO stage 0 or 1)");
       if (tp > 1 || pp > 1) why.push_back("DDP has no tensor or pipeline parallelism");
       break;
   }

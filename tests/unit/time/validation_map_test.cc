@@ -41,7 +41,8 @@ TEST(ValidationMap, OssIsAWordNotASubstring) {
 TEST(ValidationMap, ZeroRedundancyOptimizerIsDdpStageOne) {
   // A row that names torch's ZeroRedundancyOptimizer without DeepSpeed is DDP at stage 1,
   // whatever its zero_stage field says; with DeepSpeed named it is DeepSpeed's ZeRO.
-  const PlanRequest r = request_of(ds_row(0, "Lightning DDP (no DeepSpeed), ZeroRedundancyOptimizer over AdamW"));
+  const PlanRequest r =
+      request_of(ds_row(0, "Lightning DDP (no DeepSpeed), ZeroRedundancyOptimizer over AdamW"));
   EXPECT_EQ(r.space.run.framework, Framework::ddp);
   EXPECT_EQ(r.space.zero[0], 1);
   EXPECT_EQ(request_of(ds_row(1, "ZeRO stage 1")).space.run.framework, Framework::deepspeed);
