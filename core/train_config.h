@@ -150,6 +150,9 @@ struct TrainConfig {
   // A DDP loop on PyTorch >= 2.0's defaults (fused_optimizer -1): torch.optim's foreach
   // optimizer, and zero_grad(set_to_none=True) freeing the gradients every step.
   bool ddp_pytorch2_defaults() const { return framework == Framework::ddp && fused_optimizer < 0; }
+  // DDP at ZeRO stage 1 is torch's ZeroRedundancyOptimizer: DDP's all-reduce, the optimizer
+  // state and step sharded by whole parameters, each rank's parameters broadcast after it.
+  bool ddp_zero_redundancy() const { return framework == Framework::ddp && zero_stage == 1; }
   // Layers of a stage of `stage_layers` that rerun their forward in backward.
   int recomputed_layers(int stage_layers) const {
     if (checkpointing == Checkpointing::full) return stage_layers;

@@ -95,9 +95,9 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
   // by default): a reduce-scatter's result at an all-reduce's volume. ZeRO-3, Megatron's
   // distributed optimizer and FSDP reduce-scatter.
   const bool ds_allreduce = cfg.framework == Framework::deepspeed && cfg.zero_stage <= 2;
-  const bool zero_redundancy = cfg.framework == Framework::ddp && cfg.zero_stage == 1;
-  const Collective red = cfg.zero_stage == 0 || ds_allreduce || zero_redundancy ? Collective::all_reduce
-                                                                                : Collective::reduce_scatter;
+  const Collective red = cfg.zero_stage == 0 || ds_allreduce || cfg.ddp_zero_redundancy()
+                             ? Collective::all_reduce
+                             : Collective::reduce_scatter;
   // FSDP hybrid sharding gathers and reduce-scatters inside a node's shard group, then
   // all-reduces each rank's reduced shard across the nodes (one rank per node).
   const CommGroup& shard_group = pl.dp_shard;
@@ -122,7 +122,8 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
   }
   o.grad_reduce_tail_replica = replica_reduce(sp.nonlayer() * g);
   o.grad_reduce_tail = bucketed(c, red, sp.nonlayer() * g, bucket, shard_group) + o.grad_reduce_tail_replica;
-  if (zero_redundancy) {
+  if (cfg.overflow_step) return;  // an fp16 overflow step updates nothing: no parameters to gather
+  if (cfg.ddp_zero_redundancy()) {
     // torch's ZeroRedundancyOptimizer on DDP: after its step every rank broadcasts the
     // parameters it owns, one broadcast per parameter (parameters_as_bucket_view False, the
     // default), fp32 (DDP keeps fp32 parameters under autocast). Each parameter is sent

@@ -134,7 +134,7 @@ const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const 
     double shard = sp.max_stage() / (sharded ? std::max(1, cfg.shard_degree(cl.gpus_per_node())) : 1);
     int tensors = stage_tensors(m, sp);
     const double bw = cl.node.gpu.hbm_bw.v * eff.hbm_fraction;
-    if (cfg.framework == Framework::ddp && cfg.zero_stage == 1) {
+    if (cfg.ddp_zero_redundancy()) {
       // ZeroRedundancyOptimizer: the rank owning the largest tensor (whole parameters are
       // assigned) steps at least that, over its share of the tensors.
       shard = std::max(shard, double(count_params(m).largest_module) / std::max(1, cfg.tp));
@@ -143,7 +143,7 @@ const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const 
     e.opt = optimizer_costs(shard, tensors, grad_element_bytes(cfg), cfg, cl, eff);
     // Gradient clipping before it still reads the replicated gradients of the whole stage
     // and scales them in place (read + write): 3 x 4 B per parameter outside the shard.
-    if (cfg.framework == Framework::ddp && cfg.zero_stage == 1)
+    if (cfg.ddp_zero_redundancy())
       e.opt.step += Seconds((sp.max_stage() - shard) * 3.0 * grad_element_bytes(cfg) / bw);
     // BF16_Optimizer's gradient norm reads the whole fp32 buffer, not the shard, and the
     // step zeroes it for the next accumulation: 4 + 4 B per stage parameter.
@@ -216,8 +216,7 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.grad_reduce_every_micro_batch = pc.every_micro_batch;
   c.grad_reduce_tail = pc.grad_reduce_tail;
   c.grad_reduce_tail_replica = pc.grad_reduce_tail_replica;
-  // An overflow step updates nothing, so ZeRO has no new parameters to all-gather.
-  c.param_allgather = cfg.overflow_step ? Seconds(0) : pc.param_allgather;
+  c.param_allgather = pc.param_allgather;
   c.optimizer = ce.opt.step;
   c.offload_d2h = ce.opt.d2h;
   c.offload_h2d = ce.opt.h2d;
