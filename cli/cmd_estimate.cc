@@ -49,7 +49,8 @@ void print_table(const EstimatePlan& p) {
   std::cout << "ranked by " << p.json["search"]["ranked_by"].get<std::string>() << ", metric "
             << p.json["search"]["metric"].get<std::string>() << "; efficiencies: " << r.efficiency.source << "\n";
   std::cout << "largest fitting micro-batch:";
-  for (const auto& [stage, b] : p.result.max_micro_batch) std::cout << "  z" << stage << "=" << b;
+  for (const auto& [stage, b] : p.result.max_micro_batch)
+    std::cout << "  z" << stage << "=" << (b ? std::to_string(*b) : std::string("n/a"));
   std::cout << "\n\n";
   std::cout << std::left << std::setw(4) << "#" << std::setw(58) << "configuration" << std::right
             << std::setw(9) << "device" << std::setw(10) << "host/node" << std::setw(10) << "step" << std::setw(11)

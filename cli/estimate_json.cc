@@ -24,7 +24,8 @@ Json plan_to_json(const EstimatePlan& p) {
   Json infeasible = Json::object();
   for (const auto& [why, n] : p.result.infeasible) infeasible[why] = n;
   Json maxmbs = Json::object();
-  for (const auto& [stage, b] : p.result.max_micro_batch) maxmbs["zero" + std::to_string(stage)] = b;
+  for (const auto& [stage, b] : p.result.max_micro_batch)
+    maxmbs["zero" + std::to_string(stage)] = b ? Json(*b) : Json(nullptr);  // null: stage not offered
   j["search"] = {{"evaluated", p.result.evaluated}, {"feasible", p.result.feasible},
                  {"invalid", p.result.invalid}, {"seconds", p.seconds},
                  {"metric", r.metric == Metric::throughput ? "throughput"

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <set>
 
 #include "estimator/params.h"
 
@@ -164,6 +165,7 @@ PlanResult plan(const PlanRequest& req) {
   // Per stage: the feasible configs at the largest micro-batch seen (capped), from which
   // the largest fitting micro-batch is found by bisection beyond the searched list.
   std::map<int, std::vector<TrainConfig>> deepest;
+  std::set<int> valid_stages;  // stages with at least one structurally valid configuration
   std::vector<std::string> invalid;
   const bool pinned = space.pinned();
 
@@ -183,6 +185,7 @@ PlanResult plan(const PlanRequest& req) {
     }
     Evaluation e = evaluate(*cfg, mem, time, req.cluster);
     ++out.evaluated;
+    valid_stages.insert(e.cfg.zero_stage);
     strategy->report(e);
     if (e.fits) {
       ++out.feasible;
@@ -205,6 +208,10 @@ PlanResult plan(const PlanRequest& req) {
   }
 
   for (int stage : space.zero) {
+    if (!valid_stages.count(stage)) {
+      out.max_micro_batch[stage] = std::nullopt;
+      continue;
+    }
     int most = 0;
     for (const auto& cfg : deepest[stage])
       most = std::max(most, largest_fitting_micro_batch(cfg, mem, req.cluster));

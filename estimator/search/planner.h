@@ -67,7 +67,10 @@ struct PlanResult {
   std::int64_t invalid = 0;         // structurally invalid points skipped
   std::map<std::string, std::int64_t> rejections;  // structural reason -> points skipped
   std::map<std::string, std::int64_t> infeasible;  // why evaluated configs do not fit -> count
-  std::map<int, int> max_micro_batch;  // ZeRO stage -> largest fitting micro-batch (0 = none)
+  // ZeRO stage -> largest fitting micro-batch: 0 when valid configurations exist but none
+  // fits; nullopt when the stage has no structurally valid configuration at all (a stage the
+  // framework does not offer, e.g. ZeRO-2 under Megatron or DDP).
+  std::map<int, std::optional<int>> max_micro_batch;
   // Finalists hidden because a kept one with the same layout and other checkpointing needs
   // no more memory and is no slower (not counted for pinned configurations).
   std::int64_t dominated = 0;

@@ -69,6 +69,14 @@ def contract_check(check, doc):
     if check == "best_first_throughput":
         rates = [c["throughput"]["samples_per_s"] for c in configs if c["fits"]]
         return [] if rates == sorted(rates, reverse=True) else ["samples/s not descending: %s" % rates]
+    if check == "megatron_stages_not_offered":
+        # Megatron has no ZeRO-2/3: those stages are null (not offered), not 0 (nothing fits);
+        # the offered stages still carry a whole number.
+        m = doc.get("search", {}).get("max_micro_batch", {})
+        out = ["max_micro_batch.%s is %r, want null" % (k, m.get(k, "missing")) for k in ("zero2", "zero3")
+               if m.get(k, "missing") is not None]
+        return out + ["max_micro_batch.%s is %r, want an integer > 0" % (k, m.get(k)) for k in ("zero0", "zero1")
+                      if not isinstance(m.get(k), int) or m.get(k) <= 0]
     return ["unknown check %r in the case file" % check]
 
 
