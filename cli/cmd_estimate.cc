@@ -25,6 +25,7 @@ struct EstimateCli {
   bool json = false;
   bool explain = false;
   std::string out_dir;
+  bool out_given = false;  // --out was on the command line (an empty path is an error)
 };
 
 std::string fmt(double v, int prec) {
@@ -100,7 +101,7 @@ int run(const EstimateCli& c) {
   auto p = run_estimate(c.opts);
   if (!p) return report(p.errors());
   if (auto d = no_valid_point(*p)) return report(Diagnostics{*d});
-  if (!c.out_dir.empty()) {
+  if (c.out_given) {
     auto written = write_out_dir(c.out_dir, p.value());
     if (!written) return report(written.errors());
   }
@@ -122,8 +123,13 @@ void add_estimate(CLI::App& app, int& exit_code) {
   add_estimate_options(sub, cli->opts);
   sub->add_flag("--json", cli->json, "Print the plan as one JSON object");
   sub->add_flag("--explain", cli->explain, "Show the best configuration's breakdown and critical path");
-  sub->add_option("--out", cli->out_dir, "Write ds_config.json, launch command and Megatron args for the top K");
-  sub->callback([cli, &exit_code] { exit_code = run(*cli); });
+  auto* out = sub->add_option("--out", cli->out_dir,
+                              "Write ds_config.json, launch command and Megatron args for the top K into this folder "
+                              "(new, empty, or an earlier --out folder, which is replaced)");
+  sub->callback([cli, out, &exit_code] {
+    cli->out_given = out->count() > 0;
+    exit_code = run(*cli);
+  });
 }
 
 }  // namespace dsplan::cli

@@ -1,10 +1,15 @@
 // Writes the --out folder; see out_writer.h.
 #include "cli/out_writer.h"
 
+#include <unistd.h>
+
+#include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "confirm/ds_config.h"
+#include "core/json_reader.h"
 #include "confirm/fsdp_config.h"
 
 namespace dsplan::cli {
@@ -23,15 +28,78 @@ std::string join_words(const std::vector<std::string>& words) {
   return s;
 }
 
+// What an earlier `--out` wrote: plan.json (an estimate --json document) and one folder per
+// configuration named "<rank>_<experiment>" holding only the files below.
+bool is_config_file(const std::string& f) {
+  static const std::set<std::string> names{"ds_config.json", "launch.sh",    "megatron_args.txt", "fsdp_config.json",
+                                           "torchrun.sh",    "NOTES.txt",    "prediction.json"};
+  return names.count(f) > 0;
+}
+
+bool is_plan_json(const fs::path& p) {
+  auto text = read_text_file(p.string());
+  if (!text) return false;
+  auto j = parse_json_text(*text, p.string());
+  return j && j->is_object() && j->contains("configs") && j->contains("search") && j->contains("model");
+}
+
+// The entries of an existing folder that an earlier `--out` did not write (up to 3).
+std::vector<std::string> foreign_entries(const fs::path& target) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(target, ec)) {
+    const std::string name = e.path().filename().string();
+    bool ours = false;
+    if (name == "plan.json") {
+      ours = e.is_regular_file(ec) && is_plan_json(e.path());
+    } else if (e.is_directory(ec) && !e.is_symlink(ec) && !name.empty() && std::isdigit(static_cast<unsigned char>(name[0])) &&
+               name.find('_') != std::string::npos) {
+      ours = true;
+      for (const auto& f : fs::directory_iterator(e.path(), ec))
+        if (!f.is_regular_file(ec) || f.is_symlink(ec) || !is_config_file(f.path().filename().string())) ours = false;
+    }
+    if (!ours) out.push_back(name);
+    if (out.size() >= 3) break;
+  }
+  return out;
+}
+
+// The folder --out will hold: absolute, without a trailing separator. It may be new, empty,
+// or an earlier --out folder (then replaced); it may not hold anything else, nor be the
+// working folder or one that contains it (it could not be swapped in place).
+Expected<fs::path> out_target(const std::string& dir) {
+  std::error_code ec;
+  fs::path target = fs::absolute(fs::path(dir), ec).lexically_normal();
+  if (!target.has_filename()) target = target.parent_path();
+  const fs::path cwd = fs::current_path(ec).lexically_normal();
+  const auto rel = cwd.lexically_relative(target);
+  if (!rel.empty() && *rel.begin() != "..")
+    return Diagnostic{dir, "", "--out is the working folder or contains it, so it cannot be replaced",
+                      "give a new folder, e.g. --out plans"};
+  if (!fs::exists(target, ec)) return target;
+  if (!fs::is_directory(target, ec))
+    return Diagnostic{dir, "", "--out exists and is not a folder", "give a new or empty folder"};
+  const auto foreign = foreign_entries(target);
+  if (!foreign.empty()) {
+    std::string list;
+    for (const auto& f : foreign) list += (list.empty() ? "" : ", ") + f;
+    return Diagnostic{dir, "", "output folder exists and holds files an earlier dsplan --out did not write (" +
+                                   list + "); dsplan replaces only its own --out folders",
+                      "choose a new or empty folder for --out"};
+  }
+  return target;
+}
+
 }  // namespace
 
 Expected<bool> write_out_dir(const std::string& dir, const EstimatePlan& plan) {
   std::error_code ec;
-  const fs::path target(dir);
-  if (fs::exists(target, ec) && !fs::is_empty(target, ec) && !fs::exists(target / "plan.json", ec))
-    return Diagnostic{dir, "", "output folder exists and is not an earlier dsplan --out folder",
-                      "choose a new or empty folder for --out"};
-  const fs::path tmp = target.string() + ".dsplan-tmp";
+  if (dir.empty()) return Diagnostic{"--out", "", "needs a folder path", "give a new or empty folder"};
+  auto resolved = out_target(dir);
+  if (!resolved) return resolved.errors();
+  const fs::path target = *resolved;
+  // A sibling with a short name, so a target name near the file-name limit still works.
+  const fs::path tmp = target.parent_path() / (".dsplan-tmp-" + std::to_string(::getpid()));
   fs::remove_all(tmp, ec);
   if (!fs::create_directories(tmp, ec) || ec)
     return Diagnostic{dir, "", "cannot create output folder: " + ec.message(), "check the path and permissions"};
@@ -78,12 +146,27 @@ Expected<bool> write_out_dir(const std::string& dir, const EstimatePlan& plan) {
     fs::remove_all(tmp, ec);
     return Diagnostic{dir, "", "could not write the output files", "check free space and permissions"};
   }
-  fs::remove_all(target, ec);
+  // Swap in: the earlier folder is moved aside first and only deleted once the new one is
+  // in place, so a failed rename leaves the earlier output as it was.
+  const fs::path old = target.parent_path() / (".dsplan-old-" + std::to_string(::getpid()));
+  const bool had_old = fs::exists(target, ec);
+  if (had_old) {
+    fs::remove_all(old, ec);
+    fs::rename(target, old, ec);
+    if (ec) {
+      fs::remove_all(tmp, ec);
+      return Diagnostic{dir, "", "could not replace the earlier --out folder: " + ec.message(),
+                        "check permissions, or choose a new folder"};
+    }
+  }
   fs::rename(tmp, target, ec);
   if (ec) {
+    const std::string why = ec.message();
+    if (had_old) fs::rename(old, target, ec);
     fs::remove_all(tmp, ec);
-    return Diagnostic{dir, "", "could not move the output into place: " + ec.message(), ""};
+    return Diagnostic{dir, "", "could not move the output into place: " + why, "check permissions"};
   }
+  if (had_old) fs::remove_all(old, ec);
   return true;
 }
 

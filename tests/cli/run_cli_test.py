@@ -149,7 +149,35 @@ def out_folder(dsplan, src):
             problems.append("--out into a foreign folder: exit %d, stderr %r" % (code, err))
         if os.listdir(foreign) != ["keep.txt"]:
             problems.append("--out into a foreign folder changed it: %s" % os.listdir(foreign))
-        leftovers = [e for e in os.listdir(tmp) if "tmp" in e]
+        # A folder that merely holds a file named plan.json is not a dsplan folder either: the
+        # user's other files must survive (an earlier check looked for plan.json alone).
+        lookalike = os.path.join(tmp, "lookalike")
+        os.makedirs(os.path.join(lookalike, "src"))
+        open(os.path.join(lookalike, "plan.json"), "w").close()
+        with open(os.path.join(lookalike, "src", "main.py"), "w") as f:
+            f.write("user code\n")
+        code, _, err = h.run_dsplan(dsplan, args[:-1] + ["{tmp}/lookalike"], src, tmp)
+        if code != 2 or not os.path.isfile(os.path.join(lookalike, "src", "main.py")):
+            problems.append("--out into a folder with an empty plan.json and user files: exit %d, %s left; %r"
+                            % (code, sorted(os.listdir(lookalike)), err))
+        # A file the user added to an earlier --out folder stops the rewrite, and is kept.
+        added = os.path.join(d, "my_notes.txt")
+        with open(added, "w") as f:
+            f.write("mine\n")
+        code, _, err = h.run_dsplan(dsplan, args, src, tmp)
+        if code != 2 or not os.path.isfile(added):
+            problems.append("--out over an earlier folder holding a user file: exit %d; %r" % (code, err))
+        if os.path.exists(added):
+            os.remove(added)
+        # A trailing separator names the same folder; the working folder cannot be the target.
+        code, _, err = h.run_dsplan(dsplan, args[:-1] + ["{tmp}/plan/"], src, tmp)
+        if code != 0 or not os.path.isfile(os.path.join(d, "plan.json")):
+            problems.append("--out DIR/ over an earlier folder: exit %d; %r" % (code, err))
+        for bad in ["", "."]:
+            code, out, err = h.run_dsplan(dsplan, args[:-1] + [bad], src, tmp)
+            if code != 2 or out.strip():
+                problems.append("--out %r: exit %d, stdout %r, stderr %r" % (bad, code, out[:80], err))
+        leftovers = [e for e in os.listdir(tmp) if "tmp" in e or "old" in e]
         if leftovers:
             problems.append("temporary folders left behind: %s" % leftovers)
     return problems
