@@ -155,7 +155,7 @@ void add_hw(CLI::App& app, int& exit_code) {
       ->check(number_check(true, 1, 64, "an integer in [1, 64]"));
   sub->add_option("--inter-node-gbps", opts->inter_node_gbps,
                   "override the network bandwidth per node in Gbit/s (split over its NICs)")
-      ->check(number_check(false, 1e-9, 1e9, "a positive number of Gbit/s per node, e.g. 1600"));
+      ->check(number_check(false, 0.01, 1e6, "Gbit/s per node in [0.01, 1000000], e.g. 1600"));
   sub->callback([opts, &exit_code] {
     if (opts->what.empty() && (opts->gpus_per_node || opts->inter_node_gbps)) {
       exit_code = report({Diagnostic{"", "", "--gpus-per-node and --inter-node-gbps need a hardware name",

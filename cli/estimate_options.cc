@@ -185,7 +185,7 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node (overrides the preset)")
       ->check(number_check(true, 1, 64, "an integer in [1, 64]"));
   sub->add_option("--inter-node-gbps", o.inter_node_gbps, "Network bandwidth per node, Gbit/s")
-      ->check(number_check(false, 1e-9, 1e9, "a positive number of Gbit/s per node, e.g. 1600"));
+      ->check(number_check(false, 0.01, 1e6, "Gbit/s per node in [0.01, 1000000], e.g. 1600"));
   sub->add_option("--framework", o.framework, "deepspeed (default), megatron, fsdp or ddp");
   sub->add_option("--precision", o.precision, "fp32, fp16 or bf16 (default bf16 where supported, else fp16)");
   sub->add_option("--optimizer", o.optimizer, "adam (default), sgd, adafactor or adam-8bit");
@@ -268,8 +268,8 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     errs.push_back(flag_error("gpus", "must be a positive number of GPUs", "an integer in [1, 1000000]"));
   if (o.gpus_per_node && (*o.gpus_per_node < 1 || *o.gpus_per_node > 64))
     errs.push_back(flag_error("gpus-per-node", "out of range", "an integer in [1, 64]"));
-  if (o.inter_node_gbps && !(*o.inter_node_gbps > 0))
-    errs.push_back(flag_error("inter-node-gbps", "must be positive", "Gbit/s per node, e.g. 1600"));
+  if (o.inter_node_gbps && !(*o.inter_node_gbps >= 0.01 && *o.inter_node_gbps <= 1e6))
+    errs.push_back(flag_error("inter-node-gbps", "out of range", "Gbit/s per node in [0.01, 1000000], e.g. 1600"));
   auto system = resolve_hardware(o.hw, o.gpus_per_node, o.inter_node_gbps, read_text_file);
   if (!system) for (const auto& e : system.errors()) errs.push_back(e);
   if (o.top < 1) errs.push_back(flag_error("top", "must be at least 1", "a positive integer"));
@@ -338,6 +338,13 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
 
   req.model = *model;
   req.cluster = Cluster{*system, o.gpus};
+  if (req.cluster.nodes() > 1 && (system->nics_per_node < 1 || !(system->nic_bw.v > 0)))
+    errs.push_back(Diagnostic{o.hw, "/nics_per_node",
+                              std::to_string(o.gpus) + " GPUs span " + std::to_string(req.cluster.nodes()) +
+                                  " nodes of " + std::to_string(system->gpus_per_node) +
+                                  ", but the system has no network (nics_per_node 0)",
+                              "set nics_per_node and nic_Gbps in the cluster JSON, give --inter-node-gbps, or "
+                              "use at most " + std::to_string(system->gpus_per_node) + " GPUs"});
   const GpuSpec& gpu = req.cluster.node.gpu;
   if (o.precision.empty()) {
     s.run.precision = gpu.bf16_tc_flop_per_clk_sm > 0 ? Precision::bf16 : Precision::fp16;

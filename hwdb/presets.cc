@@ -106,6 +106,14 @@ bool get_number(JsonObjectReader& r, std::string_view key, double& out, double h
             "check the unit: " + std::string(what));
     return false;
   }
+  // A millionth of the largest plausible value is below any real device or link of the
+  // kind (0.01 Gbit/s for a NIC, 0.1 GB/s for HBM, 0.005 MHz for a clock): such a figure
+  // is a typo or a unit slip, and would price a step at astronomical times.
+  if (x > 0 && x < hi * 1e-6) {
+    r.error(key, "value " + num(x) + " is implausibly small (at least " + num(hi * 1e-6) + ")",
+            "check the unit: " + std::string(what));
+    return false;
+  }
   out = x;
   return true;
 }

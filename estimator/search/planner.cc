@@ -113,6 +113,12 @@ void check_fit(Evaluation& e, const Cluster& c) {
     e.fits = false;
     e.reasons.push_back("out of host memory");
   }
+  // Degenerate hardware figures (a zero bandwidth on a path the config uses) give an
+  // infinite or undefined time: not a plan anyone can run, so never ranked.
+  if (!std::isfinite(e.time.step.v) || !(e.time.step.v > 0)) {
+    e.fits = false;
+    e.reasons.push_back("no finite step time: a bandwidth or rate this configuration needs is zero");
+  }
 }
 
 }  // namespace

@@ -68,6 +68,27 @@ TEST(Planner, PinnedConfigurationIsNeverHidden) {
   EXPECT_EQ(res.dominated, 0);
 }
 
+// A cluster whose nodes have no network, planned over two nodes: the data-parallel
+// reduction has no bandwidth, so the step time is not finite. The planner returns no such
+// configuration as fitting (the CLI refuses this cluster earlier; the planner is a library
+// and must not rank a NaN or infinite step either way).
+TEST(Planner, NoFiniteStepTimeIsNeverRanked) {
+  PlanRequest r = gpt_2_7b_on_16_a100();
+  r.cluster.node.nics_per_node = 0;
+  r.cluster.node.nic_bw = BytesPerSecond{0};
+  r.space.micro_batch = {4};
+  r.space.checkpointing = {Checkpointing::none};
+  r.include_infeasible = true;
+  const PlanResult res = plan(r);
+  ASSERT_FALSE(res.configs.empty());
+  for (const Evaluation& e : res.configs) {
+    EXPECT_FALSE(e.fits);
+    ASSERT_FALSE(e.reasons.empty());
+    EXPECT_NE(e.reasons.back().find("no finite step time"), std::string::npos) << e.reasons.back();
+  }
+  EXPECT_EQ(res.feasible, 0);
+}
+
 // Megatron-LM splits layers evenly across stages; DeepSpeed's PipelineModule partitions
 // any count. BLOOM-176B ran 70 layers on 12 stages (tp 4 x pp 12 x dp 8 = 384 GPUs):
 // valid under DeepSpeed, where the slowest stage holds ceil(70 / 12) = 6 layers, and
