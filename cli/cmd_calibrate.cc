@@ -41,6 +41,9 @@ std::string fmt(double v, int prec) {
 
 // Writes `text` to `path` through a temporary sibling and a rename.
 Diagnostics write_atomically(const std::string& path, const std::string& text) {
+  std::error_code dir_ec;
+  if (std::filesystem::is_directory(path, dir_ec))
+    return {{path, "", "is a folder, not a file", "give the profile's file path, e.g. " + path + "/profile.json"}};
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream f(tmp, std::ios::binary);
@@ -54,8 +57,9 @@ Diagnostics write_atomically(const std::string& path, const std::string& text) {
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) {
+    const std::string why = ec.message();  // before remove() reuses ec
     std::filesystem::remove(tmp, ec);
-    return {{path, "", "cannot write file: " + ec.message(), ""}};
+    return {{path, "", "cannot write file: " + why, "check that the folder exists and is writable"}};
   }
   return {};
 }

@@ -383,12 +383,18 @@ int run(const ValidateCli& v) {
 
   std::vector<RowResult> rows, comm;
   if (!v.explain.empty()) {  // --explain prints the matching rows' breakdowns only
+    int matched = 0;
     for (const auto& c : set->cases) {
       if (c.id.find(v.explain) == std::string::npos) continue;
+      ++matched;
       PlanRequest req = c.request;
       req.refine = make_refiner(req);
       explain_case(c, plan(req));
     }
+    if (matched == 0)
+      return report({Diagnostic{v.file, "", "--explain: no memory or time row id contains \"" + v.explain + "\"",
+                                "row ids are in the table validate prints; ordering and collective rows have no "
+                                "breakdown to explain"}});
     return 0;
   }
   for (const auto& c : set->cases)

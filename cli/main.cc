@@ -78,6 +78,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    // CLI11 reads an unknown first word as a missing subcommand: name it and the commands.
+    if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {
+      std::string names;
+      for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+      std::cerr << "dsplan: error: unknown command \"" << argv[1] << "\" (one of: " << names << ")\n";
+      return 2;
+    }
     std::cerr << "dsplan: error: " << e.what() << "\n"
               << "Run 'dsplan --help' or 'dsplan <command> --help' for usage.\n";
     return 2;
@@ -85,6 +93,12 @@ int main(int argc, char** argv) {
     std::cerr << "dsplan: internal error: " << e.what() << "\n";
     return 2;
   }
-  std::fflush(stdout);
+  // Output that did not reach its file (a full disk, a closed descriptor) is a failure: a
+  // truncated plan.json must not look like a success.
+  std::cout.flush();
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::cerr << "dsplan: error: could not write the output to standard output (disk full or closed)\n";
+    return exit_code != 0 ? exit_code : 1;
+  }
   return exit_code;
 }

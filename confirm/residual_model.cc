@@ -4,6 +4,8 @@
 // XGBoost owns are copied before the next call.
 #include "confirm/residual_model.h"
 
+#include "core/json_reader.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -169,6 +171,15 @@ Expected<ResidualModel> ResidualModel::load(const std::string& path) {
   ResidualModel model;
   Impl& im = *model.impl_;
   Diagnostics errs;
+  // Read and parse it first, so a missing, endless, malformed or foreign file gets dsplan's
+  // own message rather than XGBoost's internals.
+  auto text = read_text_file(path);
+  if (!text) return text.errors();
+  auto doc = parse_json_text(*text, path);
+  if (!doc) return doc.errors();
+  if (!doc->is_object() || !doc->contains("learner"))
+    return Diagnostic{path, "", "not a residual model (no XGBoost \"learner\" object)",
+                      ""};  // the caller names its flag in the hint
   if (!check(XGBoosterCreate(nullptr, 0, im.booster.out()), "XGBoosterCreate", errs, path) ||
       !check(XGBoosterLoadModel(im.booster.get(), path.c_str()), "XGBoosterLoadModel", errs, path))
     return errs;

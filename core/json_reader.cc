@@ -2,6 +2,7 @@
 #include "core/json_reader.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,14 @@ std::string type_name(const Json& j) {
   return "an object";
 }
 
+// nlohmann's what() starts with "[json.exception.<kind>.<id>] ": the library's tag, not
+// something a user can act on.
+std::string without_library_tag(const std::string& what) {
+  if (what.rfind("[json.exception.", 0) != 0) return what;
+  const size_t end = what.find("] ");
+  return end == std::string::npos ? what : what.substr(end + 2);
+}
+
 std::string num(double x) {
   std::ostringstream s;
   s << x;
@@ -34,10 +43,10 @@ Expected<Json> parse_json_text(std::string_view text, const std::string& file) {
     try {
       (void)Json::parse(text);
     } catch (const Json::parse_error& e) {
-      return Diagnostic{file, "", std::string("malformed JSON: ") + e.what(),
+      return Diagnostic{file, "", "malformed JSON: " + without_library_tag(e.what()),
                         "check for a missing comma, quote or bracket near that byte"};
     } catch (const Json::exception& e) {  // e.g. out_of_range.406: a number like 1e400
-      return Diagnostic{file, "", std::string("invalid JSON: ") + e.what(),
+      return Diagnostic{file, "", "invalid JSON: " + without_library_tag(e.what()),
                         "numbers must fit in a double (about 1.8e308)"};
     }
     return Diagnostic{file, "", "malformed JSON", ""};
@@ -51,9 +60,18 @@ Expected<std::string> read_text_file(const std::string& path) {
     return Diagnostic{path, "", "is a folder, not a file", "give the path of a JSON file"};
   std::ifstream in(path, std::ios::binary);
   if (!in) return Diagnostic{path, "", "cannot open file", "check the path and permissions"};
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  // Read in chunks up to a cap: an endless source (/dev/zero, a pipe that never closes
+  // with data) must end in an error, not in memory exhaustion.
+  std::string text;
+  std::array<char, 1 << 16> buf;
+  while (in.read(buf.data(), buf.size()) || in.gcount() > 0) {
+    text.append(buf.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxInputFileBytes)
+      return Diagnostic{path, "", "larger than " + std::to_string(kMaxInputFileBytes >> 20) + " MiB: not a dsplan input",
+                        "give a JSON file (model, hardware, profile, plan or measurements)"};
+  }
+  if (in.bad()) return Diagnostic{path, "", "read error", "check the file"};
+  return text;
 }
 
 JsonObjectReader::JsonObjectReader(const Json& obj, std::string file, std::string path,

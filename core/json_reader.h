@@ -4,6 +4,7 @@
 // and the allowed range. Nothing here throws: all problems land in the Diagnostics.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -23,8 +24,11 @@ using Json = nlohmann::json;
 // Parses text; on failure returns a diagnostic naming the file and the parser's message.
 Expected<Json> parse_json_text(std::string_view text, const std::string& file);
 
-// Reads a whole file; a missing or unreadable file is a diagnostic. (CLI-side helper:
-// models never call it.)
+// Inputs are small JSON documents; anything beyond this is refused (and an endless
+// source stops there).
+inline constexpr std::size_t kMaxInputFileBytes = std::size_t{256} << 20;
+// Reads a whole file; a missing or unreadable file, or one over kMaxInputFileBytes, is a
+// diagnostic. (CLI-side helper: models never call it.)
 Expected<std::string> read_text_file(const std::string& path);
 
 class JsonObjectReader {

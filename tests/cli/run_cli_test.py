@@ -95,6 +95,9 @@ def error(dsplan, src, case_path):
         for s in case["stderr"]:
             if s not in err:
                 problems.append("stderr lacks %r" % s)
+        for s in case.get("stderr_absent", []):  # e.g. a third-party library's internals
+            if s in err:
+                problems.append("stderr contains %r" % s)
         n_errors = len(re.findall(r"^dsplan: error:", err, re.M))
         if n_errors != case.get("errors", 1):
             problems.append("%d 'dsplan: error:' lines, expected %d" % (n_errors, case.get("errors", 1)))
