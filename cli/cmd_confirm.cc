@@ -3,7 +3,10 @@
 // learn a residual model (docs/confirm.md). Exit: 0 when a configuration ran, 1 when none
 // did, 2 on bad input, 130 when interrupted (rerun to resume), or the training's status
 // with --run.
+#include <unistd.h>
+
 #include <atomic>
+#include <cctype>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -14,6 +17,7 @@
 #include "confirm/command.h"
 #include "confirm/confirm.h"
 #include "confirm/plan.h"
+#include "confirm/process.h"
 #include "confirm/report.h"
 
 namespace dsplan::cli {
@@ -116,6 +120,33 @@ int launch_best(const ConfirmReport& rep, const ConfirmFlags& f) {
   return pr.exited ? pr.exit_code : 128 + pr.signal;
 }
 
+// The reference workload is PyTorch + DeepSpeed on CUDA GPUs: check that python3 imports
+// torch and sees a GPU before any folder is made or experiment launched, and say which is
+// missing (a user's own command after '--' is not checked: it may need something else).
+Diagnostics preflight_reference_workload(const std::string& python) {
+  const auto log = std::filesystem::temp_directory_path() / ("dsplan-preflight-" + std::to_string(::getpid()) + ".log");
+  ProcessLimits lim{120, 3, &g_cancel};
+  const ProcessResult pr = run_process(
+      {python, "-c", "import sys\ntry:\n import torch\nexcept Exception as e:\n print(e); sys.exit(4)\n"
+                     "sys.exit(0 if torch.cuda.is_available() else 3)"},
+      log.string(), log.string(), lim);
+  auto text = read_text_file(log.string());
+  std::error_code ec;
+  std::filesystem::remove(log, ec);
+  std::string why = text ? *text : "";
+  while (!why.empty() && std::isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
+  if (const auto nl = why.rfind('\n'); nl != std::string::npos) why = why.substr(nl + 1);
+  const std::string hint = "run confirm on a machine with CUDA GPUs and PyTorch + DeepSpeed installed, or give "
+                           "your own training command after '--'";
+  if (!pr.started) return {{"", "", "cannot run " + python + " for the reference workload: " + pr.error, hint}};
+  if (pr.exited && pr.exit_code == 0) return {};
+  if (pr.exited && pr.exit_code == 3) return {{"", "", "no usable GPU: PyTorch sees no CUDA device", hint}};
+  if (pr.exited && pr.exit_code == 4)
+    return {{"", "", "the reference workload needs PyTorch, which " + python + " cannot import (" + why + ")", hint}};
+  return {{"", "", "checking PyTorch and the GPU failed (" + (pr.timed_out ? std::string("timed out") : why) + ")",
+           hint}};
+}
+
 int run(ConfirmFlags& f) {
   std::map<std::string, std::string> arg_map;
   Diagnostics errs = check_flags(f, arg_map);
@@ -128,6 +159,8 @@ int run(ConfirmFlags& f) {
   }
   auto launch = make_launch_spec(f.command, arg_map, find_reference_workload());
   if (!launch) return report(launch.errors());
+  if (f.command.empty())
+    if (auto pre = preflight_reference_workload(launch.value().python); !pre.empty()) return report(pre);
   launch.value().start_profile_step = f.start_step;
   launch.value().end_profile_step = f.end_step;
   place_learning_files(f);

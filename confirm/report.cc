@@ -107,6 +107,13 @@ std::string failure_summary(const ConfirmReport& rep) {
          (r.result.cls.reason.empty() ? "" : " - " + r.result.cls.reason) + "\n";
     if (!r.result.cls.tail.empty()) {
       std::string tail = r.result.cls.tail;
+      // A Python traceback is the workload's, not dsplan's: its last line (the exception)
+      // says what went wrong; the whole trace stays in the log named below.
+      if (const size_t tb = tail.find("Traceback (most recent call last):"); tb != std::string::npos) {
+        while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+        const size_t nl = tail.rfind('\n');
+        tail = "the workload raised " + (nl == std::string::npos ? tail : tail.substr(nl + 1));
+      }
       for (size_t p = 0; (p = tail.find('\n', p)) != std::string::npos; p += 5) tail.replace(p, 1, "\n    ");
       s += "    " + tail + "\n";
     }

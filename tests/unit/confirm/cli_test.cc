@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstdlib>
+#include <fstream>
 #include <chrono>
 #include <thread>
 
@@ -117,6 +119,36 @@ TEST(ConfirmCli, BadInputExitsTwoWithoutOutputFiles) {
   EXPECT_EQ(run_dsplan(d, {"confirm", "--results-dir", d / "r"}), 2);  // neither --plan nor --model
   EXPECT_FALSE(fs::exists(d / "r"));
   EXPECT_FALSE(fs::exists(d / "autotuning_results"));
+}
+
+// With the reference workload (no command after '--'), confirm first asks python3 whether
+// torch imports and sees a GPU. A python3 on PATH that answers like a machine without torch
+// (exit 4 with the import error), then like one without a GPU (exit 3), gets exit 2 and one
+// line saying which, before any folder is made or experiment launched.
+TEST(ConfirmCli, ReferenceWorkloadNeedsTorchAndAGpuFirst) {
+  ScratchDir d;
+  fs::create_directories(d / "bin");
+  const char* old_path = std::getenv("PATH");
+  const std::string saved = old_path ? old_path : "";
+  ::setenv("PATH", (d / "bin").append(":").append(saved).c_str(), 1);
+  const std::vector<std::string> args = {"confirm", "--plan", std::string(DSPLAN_TEST_DATA) + "/confirm/plan_tiny.json",
+                                         "--top", "1", "--results-dir", d / "r", "--exps-dir", d / "e"};
+  for (const auto& [code, want] : std::vector<std::pair<int, std::string>>{
+           {4, "cannot import (No module named 'torch')"}, {3, "no usable GPU"}}) {
+    {
+      std::ofstream py(d / "bin/python3");
+      py << "#!/bin/sh\necho \"No module named 'torch'\"\nexit " << code << "\n";
+    }
+    fs::permissions(d / "bin/python3", fs::perms::owner_all);
+    EXPECT_EQ(run_dsplan(d, args), 2) << code;
+    const std::string err = slurp(d / "err.txt");
+    EXPECT_NE(err.find(want), std::string::npos) << err;
+    EXPECT_EQ(err.find("Traceback"), std::string::npos) << err;
+    EXPECT_TRUE(slurp(d / "out.txt").empty());
+    EXPECT_FALSE(fs::exists(d / "r"));
+    EXPECT_FALSE(fs::exists(d / "e"));
+  }
+  ::setenv("PATH", saved.c_str(), 1);
 }
 
 }  // namespace

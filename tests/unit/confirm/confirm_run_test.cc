@@ -227,6 +227,10 @@ TEST(Confirm, NothingSucceedsMeansNoOptimalConfig) {
   std::string msg = failure_summary(*rep);
   EXPECT_NE(msg.find("z1_tp1_pp1_gas1_tmbspg4: failed - exit status 1"), std::string::npos) << msg;
   EXPECT_NE(msg.find("RuntimeError: the data loader found no shards"), std::string::npos) << msg;
+  // The workload's Python traceback is cut to its exception line; the log keeps the rest.
+  EXPECT_EQ(msg.find("Traceback"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("File \""), std::string::npos) << msg;
+  EXPECT_NE(msg.find("stderr.log"), std::string::npos) << msg;
   EXPECT_NE(msg.find("z2_tp1_pp1_gas1_tmbspg4: oom"), std::string::npos) << msg;
 }
 
