@@ -37,6 +37,9 @@ struct ConfirmFlags {
 };
 
 Expected<Plan> load_plan(ConfirmFlags& f) {
+  if (!f.plan.empty() && (!f.est.model.empty() || f.est.gpus != 0))
+    return Diagnostic{"", "--plan", "cannot be combined with --model or --gpus",
+                      "give a plan from 'dsplan estimate --json', or the estimate options, not both"};
   if (!f.plan.empty()) {
     auto text = read_text_file(f.plan);
     if (!text) return text.errors();
@@ -164,6 +167,12 @@ int run(ConfirmFlags& f) {
   launch.value().start_profile_step = f.start_step;
   launch.value().end_profile_step = f.end_step;
   place_learning_files(f);
+  for (const auto& [flag, dir] : {std::pair<std::string, std::string>{"--results-dir", f.run.results_dir},
+                                  {"--exps-dir", f.run.exps_dir}}) {
+    std::error_code ec;
+    if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
+      return report({Diagnostic{dir, flag, "exists and is not a folder", "give a folder path"}});
+  }
 
   g_cancel.store(false);
   struct sigaction sa{}, old_int{}, old_term{};

@@ -351,6 +351,8 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     plan.assumptions.push_back(std::string("precision ") + name(s.run.precision) + " (mixed) for " + gpu.name);
   } else {
     s.run.precision = parse_one<Precision>("precision", o.precision, precision_names(), Precision::bf16, errs);
+    if (s.run.precision == Precision::bf16 && !(gpu.bf16_tc_flop_per_clk_sm > 0))
+      errs.push_back(flag_error("precision", gpu.name + " has no bf16 tensor cores", "fp16 or fp32 on this GPU"));
   }
   s.run.seq_len = o.seq > 0 ? o.seq : req.model.max_positions;
   if (o.seq <= 0) plan.assumptions.push_back("sequence length " + std::to_string(s.run.seq_len) + " (model maximum)");

@@ -117,6 +117,15 @@ TEST(ConfirmCli, BadInputExitsTwoWithoutOutputFiles) {
             2);
   EXPECT_NE(slurp(d / "err.txt").find("is not KEY=FLAG"), std::string::npos);
   EXPECT_EQ(run_dsplan(d, {"confirm", "--results-dir", d / "r"}), 2);  // neither --plan nor --model
+  const std::string plan = std::string(DSPLAN_TEST_DATA) + "/confirm/plan_tiny.json";
+  EXPECT_EQ(run_dsplan(d, {"confirm", "--plan", plan, "--model", "gpt2", "--results-dir", d / "r"}), 2);
+  EXPECT_NE(slurp(d / "err.txt").find("cannot be combined with --model"), std::string::npos);
+  std::ofstream(d / "a_file") << "x";
+  EXPECT_EQ(run_dsplan(d, {"confirm", "--plan", plan, "--results-dir", d / "a_file", "--", "python3", "x.py",
+                           "--deepspeed", "c.json"}),
+            2);
+  EXPECT_NE(slurp(d / "err.txt").find("--results-dir: exists and is not a folder"), std::string::npos);
+  EXPECT_TRUE(slurp(d / "out.txt").empty());  // nothing printed before the error
   EXPECT_FALSE(fs::exists(d / "r"));
   EXPECT_FALSE(fs::exists(d / "autotuning_results"));
 }
