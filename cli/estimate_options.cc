@@ -32,6 +32,10 @@ std::vector<int> parse_ints(const std::string& flag, const std::string& text, bo
   std::string item;
   const std::string allowed = "integers in [" + std::to_string(lo) + ", " + std::to_string(hi) +
                               "], comma-separated" + (ranges ? " or a range like 1-64" : "");
+  if (!text.empty() && text.back() == ',') {  // getline drops a trailing empty item
+    errs.push_back(flag_error(flag, "empty item after the last comma in \"" + text + "\"", allowed));
+    return {};
+  }
   while (std::getline(ss, item, ',')) {
     size_t dash = ranges ? item.find('-', 1) : std::string::npos;
     try {
@@ -65,6 +69,11 @@ std::vector<E> parse_names(const std::string& flag, const std::string& text,
   std::vector<E> out;
   std::stringstream ss(text);
   std::string item;
+  if (!text.empty() && text.back() == ',') {  // getline drops a trailing empty item
+    errs.push_back(flag_error(flag, "empty item after the last comma in \"" + text + "\"",
+                              "allowed: " + join(names) + (list ? " (comma-separated)" : "")));
+    return {};
+  }
   while (std::getline(ss, item, ',')) {
     auto it = std::find(names.begin(), names.end(), item);
     if (it == names.end()) {
