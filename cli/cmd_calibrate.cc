@@ -43,7 +43,8 @@ std::string fmt(double v, int prec) {
 Diagnostics write_atomically(const std::string& path, const std::string& text) {
   std::error_code dir_ec;
   if (std::filesystem::is_directory(path, dir_ec))
-    return {{path, "", "is a folder, not a file", "give the profile's file path, e.g. " + path + "/profile.json"}};
+    return {{path, "", "is a folder, not a file",
+             "give the profile's file path, e.g. " + path + "/profile.json"}};
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream f(tmp, std::ios::binary);

@@ -127,26 +127,32 @@ int launch_best(const ConfirmReport& rep, const ConfirmFlags& f) {
 // torch and sees a GPU before any folder is made or experiment launched, and say which is
 // missing (a user's own command after '--' is not checked: it may need something else).
 Diagnostics preflight_reference_workload(const std::string& python) {
-  const auto log = std::filesystem::temp_directory_path() / ("dsplan-preflight-" + std::to_string(::getpid()) + ".log");
+  const auto log =
+      std::filesystem::temp_directory_path() / ("dsplan-preflight-" + std::to_string(::getpid()) + ".log");
   ProcessLimits lim{120, 3, &g_cancel};
-  const ProcessResult pr = run_process(
-      {python, "-c", "import sys\ntry:\n import torch\nexcept Exception as e:\n print(e); sys.exit(4)\n"
-                     "sys.exit(0 if torch.cuda.is_available() else 3)"},
-      log.string(), log.string(), lim);
+  const ProcessResult pr =
+      run_process({python, "-c",
+                   "import sys\ntry:\n import torch\nexcept Exception as e:\n print(e); sys.exit(4)\n"
+                   "sys.exit(0 if torch.cuda.is_available() else 3)"},
+                  log.string(), log.string(), lim);
   auto text = read_text_file(log.string());
   std::error_code ec;
   std::filesystem::remove(log, ec);
   std::string why = text ? *text : "";
   while (!why.empty() && std::isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
   if (const auto nl = why.rfind('\n'); nl != std::string::npos) why = why.substr(nl + 1);
-  const std::string hint = "run confirm on a machine with CUDA GPUs and PyTorch + DeepSpeed installed, or give "
-                           "your own training command after '--'";
-  if (!pr.started) return {{"", "", "cannot run " + python + " for the reference workload: " + pr.error, hint}};
+  const std::string hint =
+      "run confirm on a machine with CUDA GPUs and PyTorch + DeepSpeed installed, or give "
+      "your own training command after '--'";
+  if (!pr.started)
+    return {{"", "", "cannot run " + python + " for the reference workload: " + pr.error, hint}};
   if (pr.exited && pr.exit_code == 0) return {};
   if (pr.exited && pr.exit_code == 3) return {{"", "", "no usable GPU: PyTorch sees no CUDA device", hint}};
   if (pr.exited && pr.exit_code == 4)
-    return {{"", "", "the reference workload needs PyTorch, which " + python + " cannot import (" + why + ")", hint}};
-  return {{"", "", "checking PyTorch and the GPU failed (" + (pr.timed_out ? std::string("timed out") : why) + ")",
+    return {{"", "", "the reference workload needs PyTorch, which " + python + " cannot import (" + why + ")",
+             hint}};
+  return {{"", "",
+           "checking PyTorch and the GPU failed (" + (pr.timed_out ? std::string("timed out") : why) + ")",
            hint}};
 }
 

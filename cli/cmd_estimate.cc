@@ -123,9 +123,10 @@ void add_estimate(CLI::App& app, int& exit_code) {
   add_estimate_options(sub, cli->opts);
   sub->add_flag("--json", cli->json, "Print the plan as one JSON object");
   sub->add_flag("--explain", cli->explain, "Show the best configuration's breakdown and critical path");
-  auto* out = sub->add_option("--out", cli->out_dir,
-                              "Write ds_config.json, launch command and Megatron args for the top K into this folder "
-                              "(new, empty, or an earlier --out folder, which is replaced)");
+  auto* out =
+      sub->add_option("--out", cli->out_dir,
+                      "Write ds_config.json, launch command and Megatron args for the top K into this folder "
+                      "(new, empty, or an earlier --out folder, which is replaced)");
   sub->callback([cli, out, &exit_code] {
     cli->out_given = out->count() > 0;
     exit_code = run(*cli);

@@ -392,9 +392,10 @@ int run(const ValidateCli& v) {
       explain_case(c, plan(req));
     }
     if (matched == 0)
-      return report({Diagnostic{v.file, "", "--explain: no memory or time row id contains \"" + v.explain + "\"",
-                                "row ids are in the table validate prints; ordering and collective rows have no "
-                                "breakdown to explain"}});
+      return report(
+          {Diagnostic{v.file, "", "--explain: no memory or time row id contains \"" + v.explain + "\"",
+                      "row ids are in the table validate prints; ordering and collective rows have no "
+                      "breakdown to explain"}});
     return 0;
   }
   for (const auto& c : set->cases)

@@ -278,7 +278,8 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (o.gpus_per_node && (*o.gpus_per_node < 1 || *o.gpus_per_node > 64))
     errs.push_back(flag_error("gpus-per-node", "out of range", "an integer in [1, 64]"));
   if (o.inter_node_gbps && !(*o.inter_node_gbps >= 0.01 && *o.inter_node_gbps <= 1e6))
-    errs.push_back(flag_error("inter-node-gbps", "out of range", "Gbit/s per node in [0.01, 1000000], e.g. 1600"));
+    errs.push_back(
+        flag_error("inter-node-gbps", "out of range", "Gbit/s per node in [0.01, 1000000], e.g. 1600"));
   auto system = resolve_hardware(o.hw, o.gpus_per_node, o.inter_node_gbps, read_text_file);
   if (!system) for (const auto& e : system.errors()) errs.push_back(e);
   if (o.top < 1) errs.push_back(flag_error("top", "must be at least 1", "a positive integer"));
@@ -348,12 +349,13 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   req.model = *model;
   req.cluster = Cluster{*system, o.gpus};
   if (req.cluster.nodes() > 1 && (system->nics_per_node < 1 || !(system->nic_bw.v > 0)))
-    errs.push_back(Diagnostic{o.hw, "/nics_per_node",
-                              std::to_string(o.gpus) + " GPUs span " + std::to_string(req.cluster.nodes()) +
-                                  " nodes of " + std::to_string(system->gpus_per_node) +
-                                  ", but the system has no network (nics_per_node 0)",
-                              "set nics_per_node and nic_Gbps in the cluster JSON, give --inter-node-gbps, or "
-                              "use at most " + std::to_string(system->gpus_per_node) + " GPUs"});
+    errs.push_back(Diagnostic{
+        o.hw, "/nics_per_node",
+        std::to_string(o.gpus) + " GPUs span " + std::to_string(req.cluster.nodes()) + " nodes of " +
+            std::to_string(system->gpus_per_node) + ", but the system has no network (nics_per_node 0)",
+        "set nics_per_node and nic_Gbps in the cluster JSON, give --inter-node-gbps, or "
+        "use at most " +
+            std::to_string(system->gpus_per_node) + " GPUs"});
   const GpuSpec& gpu = req.cluster.node.gpu;
   if (o.precision.empty()) {
     s.run.precision = gpu.bf16_tc_flop_per_clk_sm > 0 ? Precision::bf16 : Precision::fp16;
@@ -361,7 +363,8 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   } else {
     s.run.precision = parse_one<Precision>("precision", o.precision, precision_names(), Precision::bf16, errs);
     if (s.run.precision == Precision::bf16 && !(gpu.bf16_tc_flop_per_clk_sm > 0))
-      errs.push_back(flag_error("precision", gpu.name + " has no bf16 tensor cores", "fp16 or fp32 on this GPU"));
+      errs.push_back(
+          flag_error("precision", gpu.name + " has no bf16 tensor cores", "fp16 or fp32 on this GPU"));
   }
   s.run.seq_len = o.seq > 0 ? o.seq : req.model.max_positions;
   if (o.seq <= 0) plan.assumptions.push_back("sequence length " + std::to_string(s.run.seq_len) + " (model maximum)");

@@ -9,8 +9,8 @@
 #include <set>
 
 #include "confirm/ds_config.h"
-#include "core/json_reader.h"
 #include "confirm/fsdp_config.h"
+#include "core/json_reader.h"
 
 namespace dsplan::cli {
 namespace fs = std::filesystem;
@@ -31,8 +31,9 @@ std::string join_words(const std::vector<std::string>& words) {
 // What an earlier `--out` wrote: plan.json (an estimate --json document) and one folder per
 // configuration named "<rank>_<experiment>" holding only the files below.
 bool is_config_file(const std::string& f) {
-  static const std::set<std::string> names{"ds_config.json", "launch.sh",    "megatron_args.txt", "fsdp_config.json",
-                                           "torchrun.sh",    "NOTES.txt",    "prediction.json"};
+  static const std::set<std::string> names{"ds_config.json",   "launch.sh",   "megatron_args.txt",
+                                           "fsdp_config.json", "torchrun.sh", "NOTES.txt",
+                                           "prediction.json"};
   return names.count(f) > 0;
 }
 
@@ -52,11 +53,12 @@ std::vector<std::string> foreign_entries(const fs::path& target) {
     bool ours = false;
     if (name == "plan.json") {
       ours = e.is_regular_file(ec) && is_plan_json(e.path());
-    } else if (e.is_directory(ec) && !e.is_symlink(ec) && !name.empty() && std::isdigit(static_cast<unsigned char>(name[0])) &&
-               name.find('_') != std::string::npos) {
+    } else if (e.is_directory(ec) && !e.is_symlink(ec) && !name.empty() &&
+               std::isdigit(static_cast<unsigned char>(name[0])) && name.find('_') != std::string::npos) {
       ours = true;
       for (const auto& f : fs::directory_iterator(e.path(), ec))
-        if (!f.is_regular_file(ec) || f.is_symlink(ec) || !is_config_file(f.path().filename().string())) ours = false;
+        if (!f.is_regular_file(ec) || f.is_symlink(ec) || !is_config_file(f.path().filename().string()))
+          ours = false;
     }
     if (!ours) out.push_back(name);
     if (out.size() >= 3) break;
@@ -83,8 +85,9 @@ Expected<fs::path> out_target(const std::string& dir) {
   if (!foreign.empty()) {
     std::string list;
     for (const auto& f : foreign) list += (list.empty() ? "" : ", ") + f;
-    return Diagnostic{dir, "", "output folder exists and holds files an earlier dsplan --out did not write (" +
-                                   list + "); dsplan replaces only its own --out folders",
+    return Diagnostic{dir, "",
+                      "output folder exists and holds files an earlier dsplan --out did not write (" + list +
+                          "); dsplan replaces only its own --out folders",
                       "choose a new or empty folder for --out"};
   }
   return target;

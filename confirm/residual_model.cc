@@ -4,13 +4,13 @@
 // XGBoost owns are copied before the next call.
 #include "confirm/residual_model.h"
 
-#include "core/json_reader.h"
+#include <xgboost/c_api.h>
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-#include <xgboost/c_api.h>
+#include "core/json_reader.h"
 
 namespace dsplan {
 namespace {

@@ -67,8 +67,9 @@ Expected<std::string> read_text_file(const std::string& path) {
   while (in.read(buf.data(), buf.size()) || in.gcount() > 0) {
     text.append(buf.data(), static_cast<std::size_t>(in.gcount()));
     if (text.size() > kMaxInputFileBytes)
-      return Diagnostic{path, "", "larger than " + std::to_string(kMaxInputFileBytes >> 20) + " MiB: not a dsplan input",
-                        "give a JSON file (model, hardware, profile, plan or measurements)"};
+      return Diagnostic{
+          path, "", "larger than " + std::to_string(kMaxInputFileBytes >> 20) + " MiB: not a dsplan input",
+          "give a JSON file (model, hardware, profile, plan or measurements)"};
   }
   if (in.bad()) return Diagnostic{path, "", "read error", "check the file"};
   return text;

@@ -140,11 +140,13 @@ Expected<ModelSpec> parse_model_json(const Json& j, const std::string& file) {
   }
   // A Hugging Face config.json without its model_type would otherwise be read as dsplan's
   // format and yield a line per unknown key: say the one thing that is missing.
-  const bool hf_keys = j.is_object() && (j.contains("architectures") || j.contains("num_hidden_layers") ||
-                                         j.contains("hidden_size") || j.contains("n_layer") || j.contains("n_embd"));
+  const bool hf_keys =
+      j.is_object() && (j.contains("architectures") || j.contains("num_hidden_layers") ||
+                        j.contains("hidden_size") || j.contains("n_layer") || j.contains("n_embd"));
   if (hf_keys && !j.contains("layers") && !j.contains("hidden"))
-    return Diagnostic{file, "/model_type", "looks like a Hugging Face config.json (architectures, hidden_size or "
-                                           "n_embd, num_hidden_layers or n_layer) but has no model_type",
+    return Diagnostic{file, "/model_type",
+                      "looks like a Hugging Face config.json (architectures, hidden_size or "
+                      "n_embd, num_hidden_layers or n_layer) but has no model_type",
                       "add \"model_type\", one of: " + join(hf_model_types())};
   return parse_dsplan(j, file);
 }

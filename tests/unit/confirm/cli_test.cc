@@ -1,16 +1,15 @@
 // `dsplan confirm` end to end through the binary: exit statuses, Ctrl-C in the middle of
 // a run (the run's whole process group ends, exit 130) and resuming with the same command.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
-#include <chrono>
 #include <thread>
-
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "test_util.h"
 
@@ -140,8 +139,10 @@ TEST(ConfirmCli, ReferenceWorkloadNeedsTorchAndAGpuFirst) {
   const char* old_path = std::getenv("PATH");
   const std::string saved = old_path ? old_path : "";
   ::setenv("PATH", (d / "bin").append(":").append(saved).c_str(), 1);
-  const std::vector<std::string> args = {"confirm", "--plan", std::string(DSPLAN_TEST_DATA) + "/confirm/plan_tiny.json",
-                                         "--top", "1", "--results-dir", d / "r", "--exps-dir", d / "e"};
+  const std::vector<std::string> args = {
+      "confirm", "--plan",     std::string(DSPLAN_TEST_DATA) + "/confirm/plan_tiny.json",
+      "--top",   "1",          "--results-dir",
+      d / "r",   "--exps-dir", d / "e"};
   for (const auto& [code, want] : std::vector<std::pair<int, std::string>>{
            {4, "cannot import (No module named 'torch')"}, {3, "no usable GPU"}}) {
     {
