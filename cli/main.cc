@@ -29,7 +29,9 @@ CLI::Validator number_check(bool integer, double lo, double hi, const std::strin
     char* end = nullptr;
     errno = 0;
     const double v = integer ? static_cast<double>(std::strtoll(begin, &end, 10)) : std::strtod(begin, &end);
-    const bool whole = !text.empty() && end == begin + text.size() && errno == 0;
+    // strtod/strtoll skip leading blanks: " 16" is not what a flag value looks like.
+    const bool whole = !text.empty() && !std::isspace(static_cast<unsigned char>(text[0])) &&
+                       end == begin + text.size() && errno == 0;
     if (whole && std::isfinite(v) && v >= lo && v <= hi) return "";
     return "invalid value \"" + text + "\" (" + allowed + ")";
   };
