@@ -148,8 +148,9 @@ void add_hw(CLI::App& app, int& exit_code) {
   auto* sub = app.add_subcommand(
       "hw", "List the GPU and system presets, or show one (preset name or cluster JSON file)");
   auto opts = std::make_shared<Opts>();
-  auto* hw = sub->add_option("hardware", opts->what,
-                             "a system preset, a GPU preset (a generic node of it) or a system/cluster JSON path");
+  auto* hw =
+      sub->add_option("hardware", opts->what,
+                      "a system preset, a GPU preset (a generic node of it) or a system/cluster JSON path");
   sub->add_flag("--json", opts->json, "print JSON instead of tables (one item: a loadable system file)");
   sub->add_option("--gpus-per-node", opts->gpus_per_node, "override the GPUs per node (1..64)")
       ->check(number_check(true, 1, 64, "an integer in [1, 64]"));
@@ -158,7 +159,8 @@ void add_hw(CLI::App& app, int& exit_code) {
       ->check(number_check(false, 0.01, 1e6, "Gbit/s per node in [0.01, 1000000], e.g. 1600"));
   sub->callback([opts, hw, &exit_code] {
     if (hw->count() > 0 && opts->what.empty()) {  // `hw ""`: a name was meant, none given
-      exit_code = report({Diagnostic{"", "", "empty hardware name", "a preset name (dsplan hw lists them) or a path"}});
+      exit_code = report(
+          {Diagnostic{"", "", "empty hardware name", "a preset name (dsplan hw lists them) or a path"}});
       return;
     }
     if (opts->what.empty() && (opts->gpus_per_node || opts->inter_node_gbps)) {

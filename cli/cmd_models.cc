@@ -129,11 +129,13 @@ void add_models(CLI::App& app, int& exit_code) {
     bool json = false;
   };
   auto opts = std::make_shared<Opts>();
-  auto* model = sub->add_option("model", opts->what, "a preset name or the path of a model JSON / config.json");
+  auto* model =
+      sub->add_option("model", opts->what, "a preset name or the path of a model JSON / config.json");
   sub->add_flag("--json", opts->json, "print JSON instead of a table");
   sub->callback([opts, model, &exit_code] {
     if (model->count() > 0 && opts->what.empty()) {  // `models ""`: a name was meant, none given
-      exit_code = report({Diagnostic{"", "", "empty model name", "a preset name (dsplan models lists them) or a path"}});
+      exit_code = report(
+          {Diagnostic{"", "", "empty model name", "a preset name (dsplan models lists them) or a path"}});
       return;
     }
     exit_code = opts->what.empty() ? run_list(opts->json) : run_one(opts->what, opts->json);
