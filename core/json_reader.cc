@@ -6,6 +6,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
+#include <set>
 #include <sstream>
 
 namespace dsplan {
@@ -36,8 +39,59 @@ std::string num(double x) {
 
 }  // namespace
 
+// The first key that appears twice in one object, as a JSON pointer (nlohmann keeps the
+// last silently; for a hand-written input the earlier value is then lost unseen).
+struct DuplicateKeyFinder {
+  struct Frame {
+    bool array = false;
+    std::set<std::string> keys;
+    std::string path, last_key;
+    int index = -1;
+  };
+  std::vector<Frame> stack;
+  std::optional<std::string> duplicate;
+
+  std::string child_path() {
+    if (stack.empty()) return "";
+    Frame& top = stack.back();
+    return top.path + "/" + (top.array ? std::to_string(++top.index) : top.last_key);
+  }
+  bool operator()(int, Json::parse_event_t event, Json& parsed) {
+    using E = Json::parse_event_t;
+    switch (event) {
+      case E::object_start:
+      case E::array_start: {
+        Frame f;
+        f.array = event == E::array_start;
+        f.path = child_path();
+        stack.push_back(std::move(f));
+        break;
+      }
+      case E::object_end:
+      case E::array_end:
+        if (!stack.empty()) stack.pop_back();
+        break;
+      case E::key:
+        if (!stack.empty() && parsed.is_string()) {
+          Frame& top = stack.back();
+          top.last_key = parsed.get<std::string>();
+          if (!top.keys.insert(top.last_key).second && !duplicate) duplicate = top.path + "/" + top.last_key;
+        }
+        break;
+      case E::value:
+        if (!stack.empty() && stack.back().array) ++stack.back().index;
+        break;
+    }
+    return true;
+  }
+};
+
 Expected<Json> parse_json_text(std::string_view text, const std::string& file) {
-  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/false);
+  DuplicateKeyFinder dup;
+  Json j = Json::parse(text, std::ref(dup), /*allow_exceptions=*/false, /*ignore_comments=*/false);
+  if (!j.is_discarded() && dup.duplicate)
+    return Diagnostic{file, *dup.duplicate, "key appears twice in the same object",
+                      "keep one: JSON readers disagree on which copy wins"};
   if (j.is_discarded()) {
     // Re-parse with exceptions off is silent; find the byte offset with the SAX-less API.
     try {

@@ -42,4 +42,22 @@ TEST(JsonReader, ChoiceSuggestsNearestAllowedValue) {
   EXPECT_NE(errs[0].hint.find("did you mean \"rmsnorm\""), std::string::npos);
 }
 
+// A key given twice in one object is an error at its JSON pointer: the pointer walks
+// objects by key and arrays by index, scalars included ("/a/2" is the third element).
+// The same key in two different objects is fine.
+TEST(JsonReader, DuplicateKeyIsReportedWithItsPointer) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"layers": 24, "hidden": 8, "layers": 32})", "/layers"},
+      {R"({"a": [{"x": 1}, {"x": 2, "y": 3, "y": 4}]})", "/a/1/y"},
+      {R"({"a": [1, 2, {"b": {"c": 1, "c": 2}}]})", "/a/2/b/c"},
+  };
+  for (const auto& [text, pointer] : cases) {
+    auto j = parse_json_text(text, "f.json");
+    ASSERT_FALSE(j.ok()) << text;
+    EXPECT_EQ(j.errors().at(0).json_path, pointer) << text;
+    EXPECT_NE(j.errors().at(0).message.find("twice"), std::string::npos);
+  }
+  EXPECT_TRUE(parse_json_text(R"({"a": {"x": 1}, "b": {"x": 2}, "c": [{"x": 3}, {"x": 4}]})", "f.json").ok());
+}
+
 }  // namespace dsplan
