@@ -75,8 +75,8 @@ def contract_check(check, doc):
         m = doc.get("search", {}).get("max_micro_batch", {})
         out = ["max_micro_batch.%s is %r, want null" % (k, m.get(k, "missing")) for k in ("zero2", "zero3")
                if m.get(k, "missing") is not None]
-        return out + ["max_micro_batch.%s is %r, want an integer > 0" % (k, m.get(k)) for k in ("zero0", "zero1")
-                      if not isinstance(m.get(k), int) or m.get(k) <= 0]
+        return out + ["max_micro_batch.%s is %r, want an integer > 0" % (k, m.get(k))
+                      for k in ("zero0", "zero1") if not isinstance(m.get(k), int) or m.get(k) <= 0]
     return ["unknown check %r in the case file" % check]
 
 
