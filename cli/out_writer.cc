@@ -48,15 +48,18 @@ bool is_plan_json(const fs::path& p) {
 std::vector<std::string> foreign_entries(const fs::path& target) {
   std::vector<std::string> out;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(target, ec)) {
+  fs::directory_iterator entries(target, ec);
+  if (ec) return {"(the folder cannot be read: " + ec.message() + ")"};  // unknown content: not ours
+  for (const auto& e : entries) {
     const std::string name = e.path().filename().string();
     bool ours = false;
     if (name == "plan.json") {
       ours = e.is_regular_file(ec) && is_plan_json(e.path());
     } else if (e.is_directory(ec) && !e.is_symlink(ec) && !name.empty() &&
                std::isdigit(static_cast<unsigned char>(name[0])) && name.find('_') != std::string::npos) {
-      ours = true;
-      for (const auto& f : fs::directory_iterator(e.path(), ec))
+      fs::directory_iterator files(e.path(), ec);
+      ours = !ec;
+      for (const auto& f : files)
         if (!f.is_regular_file(ec) || f.is_symlink(ec) || !is_config_file(f.path().filename().string()))
           ours = false;
     }
@@ -157,8 +160,9 @@ Expected<bool> write_out_dir(const std::string& dir, const EstimatePlan& plan) {
     fs::remove_all(old, ec);
     fs::rename(target, old, ec);
     if (ec) {
+      const std::string why = ec.message();  // before remove_all() reuses ec
       fs::remove_all(tmp, ec);
-      return Diagnostic{dir, "", "could not replace the earlier --out folder: " + ec.message(),
+      return Diagnostic{dir, "", "could not replace the earlier --out folder: " + why,
                         "check permissions, or choose a new folder"};
     }
   }
