@@ -218,7 +218,7 @@ void opt(Hf& hf, ModelSpec& m) {
   hf.require_flag("layer_norm_elementwise_affine", true, "LayerNorms without weights");
   read_dropout(hf, m, {"dropout", "attention_dropout", "activation_dropout"}, true);
   int proj = m.hidden;
-  if (hf.r.get("word_embed_proj_dim", proj, false, 1, kMaxDim) && proj != m.hidden)
+  if (hf.r.get("word_embed_proj_dim", proj, false, 1, kMaxDim) && m.hidden > 0 && proj != m.hidden)
     hf.r.error("word_embed_proj_dim", "embedding width " + std::to_string(proj) +
                                           " differs from hidden_size " + std::to_string(m.hidden),
                "the project_in/project_out layers (e.g. opt-350m) are not modelled");
