@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Mutation test of dsplan's input files: every key of a valid model JSON, cluster JSON,
+Hugging Face config.json and validation file is deleted, nulled, given the wrong type or
+an extreme number, and each file is also truncated, padded with garbage and given a
+duplicated key. dsplan must answer every mutant with exit 0 (a mutant that is still
+valid; then no NaN or inf in what it prints) or exit 2 with one or more "dsplan: error:"
+lines, an empty stdout and no crash text, within the time limit. Deterministic (no
+randomness); standard library only.
+
+  tests/cli/mutate_inputs.py --dsplan BIN [--source DIR]
+
+Session 13's fuzzing pass ran ~14,000 such cases once; this keeps about a thousand of them
+as a regression test (label cli, ctest cli.mutate_inputs).
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+CRASH_TEXT = ["terminate called", "Segmentation fault", "Aborted", "what():", "Traceback",
+              "Stack trace", "core dumped", "json.exception", "std::"]
+VALUES = [None, "x", -1, 0, 1e-300, 1e300, -1e300, 1.5, True, [], {}, [1, 2], 2 ** 31, "1e400"]
+
+
+def mutants(doc):
+    """(label, text) pairs: per top-level key, deletion and each replacement value."""
+    if isinstance(doc, dict):
+        for key in list(doc):
+            d = dict(doc)
+            del d[key]
+            yield "del %s" % key, json.dumps(d)
+            for v in VALUES:
+                d = dict(doc)
+                d[key] = v
+                yield "%s=%r" % (key, v), json.dumps(d)
+    text = json.dumps(doc, indent=1)
+    for frac in (0.1, 0.5, 0.9):
+        yield "truncated at %d%%" % (frac * 100), text[: int(len(text) * frac)]
+    yield "trailing garbage", text + " }]x"
+    yield "empty file", ""
+    yield "not an object", "[1, 2, 3]"
+    if isinstance(doc, dict) and doc:
+        first = next(iter(doc))
+        yield "duplicate key", text.rstrip()[:-1] + ', %s: %s}' % (json.dumps(first), json.dumps(doc[first]))
+
+
+def check(dsplan, args, cwd, label):
+    try:
+        p = subprocess.run([dsplan] + args, cwd=cwd, capture_output=True, text=True, timeout=30,
+                           errors="replace")
+    except subprocess.TimeoutExpired:
+        return ["%s: %s: no answer within 30 s" % (label, " ".join(args))]
+    problems = []
+    text = p.stdout + p.stderr
+    bad = [c for c in CRASH_TEXT if c in text]
+    if p.returncode not in (0, 2) or bad:
+        problems.append("%s: exit %d%s" % (label, p.returncode, (", crash text %r" % bad) if bad else ""))
+    if p.returncode == 0 and re.search(r"(?<![A-Za-z])-?(nan|inf)s?(?![A-Za-z])", p.stdout, re.I):
+        problems.append("%s: exit 0 with a non-finite number in the output" % label)
+    if p.returncode == 2:
+        if p.stdout.strip():
+            problems.append("%s: exit 2 with stdout %r" % (label, p.stdout[:120]))
+        if not p.stderr.startswith("dsplan: error:"):
+            problems.append("%s: exit 2 without a 'dsplan: error:' line: %r" % (label, p.stderr[:200]))
+    if problems:
+        problems[-1] += "\n    stderr: " + p.stderr[:300].replace("\n", "\n    ")
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dsplan", required=True)
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--source", default=os.path.dirname(os.path.dirname(here)), help="the source tree")
+    a = ap.parse_args()
+    a.dsplan = os.path.abspath(a.dsplan)  # the mutants run in a temporary working folder
+    data = os.path.join(a.source, "tests", "data")
+    with open(os.path.join(data, "validation", "published.json")) as f:
+        validation = json.load(f)
+    rows = validation["rows"] if isinstance(validation, dict) else validation
+    sources = [
+        # (name, document, how to feed a mutant: argument lists with {f} for its path)
+        ("model", json.load(open(os.path.join(data, "models", "minimal.json"))),
+         [["models", "{f}"], ["estimate", "--model", "{f}", "--gpus", "8", "--top", "1"]]),
+        ("cluster", json.loads(subprocess.run([a.dsplan, "hw", "dgx-a100", "--json"], capture_output=True,
+                                              text=True, check=True).stdout),
+         [["hw", "{f}"], ["estimate", "--model", "gpt2", "--gpus", "16", "--hw", "{f}", "--top", "1"]]),
+        ("hf", json.load(open(os.path.join(data, "models", "hf", "gpt2", "config.json"))),
+         [["models", "{f}"]]),
+        # One validation row, mutated inside a one-row file (validate reports a broken row
+        # and goes on: exit 0 is allowed, a crash is not).
+        ("row", rows[0], [["validate", "{f}"]]),
+    ]
+    problems, cases = [], 0
+    with tempfile.TemporaryDirectory(prefix="dsplan-mutate-") as tmp:
+        for name, doc, commands in sources:
+            for label, text in mutants(doc):
+                if name == "row":
+                    try:
+                        text = json.dumps({"rows": [json.loads(text)]})
+                    except ValueError:
+                        text = '{"rows": [' + text
+                path = os.path.join(tmp, name + ".json")
+                with open(path, "w") as f:
+                    f.write(text)
+                for cmd in commands:
+                    cases += 1
+                    problems += check(a.dsplan, [c.replace("{f}", path) for c in cmd], tmp,
+                                      "%s (%s)" % (name, label))
+        leftovers = os.listdir(tmp)
+        if sorted(leftovers) != sorted({n + ".json" for n, _, _ in sources}):
+            problems.append("files left in the working folder: %s" % leftovers)
+    print("%d mutant runs, %d problems" % (cases, len(problems)))
+    for p in problems[:40]:
+        print(p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
