@@ -10,6 +10,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "confirm/residual_check.h"
 #include "core/json_reader.h"
 
 namespace dsplan {
@@ -180,6 +181,8 @@ Expected<ResidualModel> ResidualModel::load(const std::string& path) {
   if (!doc->is_object() || !doc->contains("learner"))
     return Diagnostic{path, "", "not a residual model (no XGBoost \"learner\" object)",
                       ""};  // the caller names its flag in the hint
+  if (auto bad = check_residual_structure(*doc, path, residual_feature_names().size()); !bad.empty())
+    return bad;
   if (!check(XGBoosterCreate(nullptr, 0, im.booster.out()), "XGBoosterCreate", errs, path) ||
       !check(XGBoosterLoadModel(im.booster.get(), path.c_str()), "XGBoosterLoadModel", errs, path))
     return errs;

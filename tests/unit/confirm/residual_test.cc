@@ -2,14 +2,14 @@
 // micro-batches slower than predicted, full recompute faster) the corrected ranking of
 // held-out configurations agrees better with the measured one; save/load round trips;
 // apply_residual_model annotates and re-sorts an estimate's configs.
-#include "confirm/residual_model.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <numeric>
 
+#include "confirm/residual_model.h"
 #include "fixtures.h"
 #include "test_util.h"
 
@@ -151,6 +151,41 @@ TEST(ResidualModel, BadInputsAreDiagnostics) {
   EXPECT_FALSE(ResidualModel::train({}, {}, "x").ok());
   auto wrong = ResidualModel::train({{1.0f, 2.0f}}, {0.1f}, "x");
   EXPECT_FALSE(wrong.ok());
+}
+
+// XGBoost's loader trusts a tree's indices: a damaged file used to crash dsplan (SIGSEGV,
+// "double free"; found by fuzzing). Each damage below is refused with a diagnostic at its
+// JSON pointer before XGBoost reads the file, and the undamaged file still loads.
+TEST(ResidualModel, DamagedFileIsRefusedBeforeXgboostReadsIt) {
+  test::ScratchDir d;
+  std::vector<FeatureRow> x;
+  std::vector<float> y;
+  for (const auto& r : synthetic_runs()) {
+    x.push_back(residual_features(r.cfg, model(), r.pred));
+    y.push_back(static_cast<float>(std::log(r.measured / r.pred.samples_per_s)));
+  }
+  auto m = ResidualModel::train(x, y, "test/a100");
+  ASSERT_TRUE(m.ok());
+  ASSERT_TRUE(m->save(d / "good.json").ok());
+  ASSERT_TRUE(ResidualModel::load(d / "good.json").ok());
+  const Json good = Json::parse(test::slurp(d / "good.json"));
+  const std::string gbm = "/learner/gradient_booster/model";
+  const std::vector<std::pair<std::string, Json>> damage = {
+      {gbm + "/tree_info", Json::array()},           {gbm + "/tree_info/0", -1},
+      {gbm + "/trees/0/split_indices/0", -1},        {gbm + "/trees/0/split_indices/0", 99999999},
+      {gbm + "/trees/0/split_type", Json::array()},  {gbm + "/trees/0/left_children/0", 0},
+      {gbm + "/gbtree_model_param", Json::object()}, {"/learner/learner_model_param/num_feature", "3"},
+  };
+  for (const auto& [pointer, value] : damage) {
+    Json bad = good;
+    bad[Json::json_pointer(pointer)] = value;
+    std::ofstream(d / "bad.json") << bad.dump();
+    auto r = ResidualModel::load(d / "bad.json");
+    ASSERT_FALSE(r.ok()) << pointer;
+    // The diagnostic points at the damaged part, the object holding it, or a key inside it.
+    const std::string& at = r.errors().front().json_path;
+    EXPECT_TRUE(pointer.rfind(at, 0) == 0 || at.rfind(pointer, 0) == 0) << pointer << " vs " << at;
+  }
 }
 
 // A plan's block-recompute configuration carries its depth; without it the plan is refused.
