@@ -3,9 +3,9 @@
 
 #include <unistd.h>
 
-#include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 
 #include "confirm/ds_config.h"
@@ -37,11 +37,23 @@ bool is_config_file(const std::string& f) {
   return names.count(f) > 0;
 }
 
+// Exactly the document `estimate --json` writes: these keys and no others, with their types.
 bool is_plan_json(const fs::path& p) {
   auto text = read_text_file(p.string());
   if (!text) return false;
   auto j = parse_json_text(*text, p.string());
-  return j && j->is_object() && j->contains("configs") && j->contains("search") && j->contains("model");
+  if (!j || !j->is_object() || j->size() != 6) return false;
+  const Json& d = *j;
+  return d.contains("assumptions") && d["assumptions"].is_array() && d.contains("configs") &&
+         d["configs"].is_array() && d.contains("efficiency_source") && d["efficiency_source"].is_string() &&
+         d.contains("hardware") && d["hardware"].is_object() && d.contains("model") &&
+         d["model"].is_object() && d.contains("search") && d["search"].is_object();
+}
+
+// "<rank>_<experiment name>" as write_out_dir names a configuration's folder.
+bool is_config_folder_name(const std::string& name) {
+  static const std::regex re(R"([1-9][0-9]*_[A-Za-z0-9_.=+-]+)");
+  return std::regex_match(name, re);
 }
 
 // The entries of an existing folder that an earlier `--out` did not write (up to 3).
@@ -54,9 +66,8 @@ std::vector<std::string> foreign_entries(const fs::path& target) {
     const std::string name = e.path().filename().string();
     bool ours = false;
     if (name == "plan.json") {
-      ours = e.is_regular_file(ec) && is_plan_json(e.path());
-    } else if (e.is_directory(ec) && !e.is_symlink(ec) && !name.empty() &&
-               std::isdigit(static_cast<unsigned char>(name[0])) && name.find('_') != std::string::npos) {
+      ours = !e.is_symlink(ec) && e.is_regular_file(ec) && is_plan_json(e.path());
+    } else if (!e.is_symlink(ec) && e.is_directory(ec) && is_config_folder_name(name)) {
       fs::directory_iterator files(e.path(), ec);
       ours = !ec;
       for (const auto& f : files)
@@ -81,6 +92,9 @@ Expected<fs::path> out_target(const std::string& dir) {
   if (!rel.empty() && *rel.begin() != "..")
     return Diagnostic{dir, "", "--out is the working folder or contains it, so it cannot be replaced",
                       "give a new folder, e.g. --out plans"};
+  if (fs::is_symlink(fs::symlink_status(target, ec)))
+    return Diagnostic{dir, "", "--out is a symbolic link, which would be replaced by a folder",
+                      "give the folder it points to, or a new folder"};
   if (!fs::exists(target, ec)) return target;
   if (!fs::is_directory(target, ec))
     return Diagnostic{dir, "", "--out exists and is not a folder", "give a new or empty folder"};

@@ -163,6 +163,21 @@ def out_folder(dsplan, src):
         if code != 2 or not os.path.isfile(os.path.join(lookalike, "src", "main.py")):
             problems.append("--out into a folder with an empty plan.json and user files: exit %d, %s left; %r"
                             % (code, sorted(os.listdir(lookalike)), err))
+        # Nor is one whose plan.json merely has an estimate document's top-level keys, nor a
+        # symbolic link (it would be replaced by a real folder).
+        keys_only = os.path.join(tmp, "keys_only")
+        os.makedirs(keys_only)
+        with open(os.path.join(keys_only, "plan.json"), "w") as f:
+            f.write('{"model": 1, "configs": 1, "search": 1, "mine": "precious"}')
+        code, _, err = h.run_dsplan(dsplan, args[:-1] + ["{tmp}/keys_only"], src, tmp)
+        with open(os.path.join(keys_only, "plan.json")) as f:
+            kept = "precious" in f.read()
+        if code != 2 or not kept:
+            problems.append("--out over a look-alike plan.json: exit %d, kept %s; %r" % (code, kept, err))
+        os.symlink("plan", os.path.join(tmp, "link"))
+        code, _, err = h.run_dsplan(dsplan, args[:-1] + ["{tmp}/link"], src, tmp)
+        if code != 2 or not os.path.islink(os.path.join(tmp, "link")):
+            problems.append("--out naming a symbolic link: exit %d; %r" % (code, err))
         # A file the user added to an earlier --out folder stops the rewrite, and is kept.
         added = os.path.join(d, "my_notes.txt")
         with open(added, "w") as f:
