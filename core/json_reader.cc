@@ -37,8 +37,6 @@ std::string num(double x) {
   return s.str();
 }
 
-}  // namespace
-
 // The first key that appears twice in one object, as a JSON pointer (nlohmann keeps the
 // last silently; for a hand-written input the earlier value is then lost unseen).
 struct DuplicateKeyFinder {
@@ -86,7 +84,40 @@ struct DuplicateKeyFinder {
   }
 };
 
+// Deepest [ / { nesting of the text, strings skipped. nlohmann's parser needs memory
+// quadratic in the depth (100,000 nested arrays: ~10 GB, found by fuzzing), and no dsplan
+// input nests beyond a handful of levels, so the text is measured before it is parsed.
+int nesting_depth(std::string_view text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+constexpr int kMaxNesting = 256;
+
+}  // namespace
+
 Expected<Json> parse_json_text(std::string_view text, const std::string& file) {
+  if (nesting_depth(text) > kMaxNesting)
+    return Diagnostic{file, "",
+                      "nested deeper than " + std::to_string(kMaxNesting) + " levels: not a dsplan input",
+                      "give a JSON file (model, hardware, profile, plan or measurements)"};
   DuplicateKeyFinder dup;
   Json j = Json::parse(text, std::ref(dup), /*allow_exceptions=*/false, /*ignore_comments=*/false);
   if (!j.is_discarded() && dup.duplicate)

@@ -60,4 +60,14 @@ TEST(JsonReader, DuplicateKeyIsReportedWithItsPointer) {
   EXPECT_TRUE(parse_json_text(R"({"a": {"x": 1}, "b": {"x": 2}, "c": [{"x": 3}, {"x": 4}]})", "f.json").ok());
 }
 
+// Nesting beyond 256 levels is refused before parsing (nlohmann's parser took ~10 GB for
+// 100,000 nested arrays); brackets inside strings do not count.
+TEST(JsonReader, DeepNestingIsRefusedBeforeParsing) {
+  auto deep = parse_json_text(std::string(100000, '[') + std::string(100000, ']'), "deep.json");
+  ASSERT_FALSE(deep.ok());
+  EXPECT_NE(deep.errors().front().message.find("nested deeper than 256"), std::string::npos);
+  EXPECT_TRUE(parse_json_text(std::string(256, '[') + std::string(256, ']'), "ok.json").ok());
+  EXPECT_TRUE(parse_json_text(R"({"name": "[[[[ \" {{{{"})", "s.json").ok());
+}
+
 }  // namespace dsplan
