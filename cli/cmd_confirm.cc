@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/estimate_options.h"
@@ -176,8 +177,14 @@ int run(ConfirmFlags& f) {
   for (const auto& [flag, dir] : {std::pair<std::string, std::string>{"--results-dir", f.run.results_dir},
                                   {"--exps-dir", f.run.exps_dir}}) {
     std::error_code ec;
+    if (dir.empty()) return report({Diagnostic{"", flag, "needs a folder path", "e.g. autotuning_results"}});
     if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
       return report({Diagnostic{dir, flag, "exists and is not a folder", "give a folder path"}});
+    // Made here, before the header line, so that an unusable path is an error on an empty
+    // stdout (run_confirm would make it first thing anyway).
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+      return report({Diagnostic{dir, flag, "cannot create the folder: " + ec.message(), "check the path"}});
   }
 
   g_cancel.store(false);
@@ -187,12 +194,32 @@ int run(ConfirmFlags& f) {
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
   f.run.cancel = &g_cancel;
-  f.run.progress = [](const std::string& line) { std::cout << line << "\n" << std::flush; };
-  std::cout << "confirm: " << std::min<size_t>(f.run.top, plan->candidates.size()) << " of "
-            << plan->candidates.size() << " candidate(s) for " << plan->model.name << " on "
-            << plan->cluster_key() << (f.command.empty() ? " with " + launch->reference_script : "")
-            << "\n" << std::flush;
-  auto rep = run_confirm(*plan, *launch, f.run);
+  // The header goes out with the first progress line, so that a run that fails before
+  // any experiment (a damaged runs database, say) leaves stdout empty.
+  std::ostringstream head;
+  head << "confirm: " << std::min<size_t>(f.run.top, plan->candidates.size()) << " of "
+       << plan->candidates.size() << " candidate(s) for " << plan->model.name << " on " << plan->cluster_key()
+       << (f.command.empty() ? " with " + launch->reference_script : "") << "\n";
+  auto header = std::make_shared<std::string>(head.str());
+  auto flush_header = [header] {
+    std::cout << *header << std::flush;
+    header->clear();
+  };
+  f.run.progress = [flush_header](const std::string& line) {
+    flush_header();
+    std::cout << line << "\n" << std::flush;
+  };
+  Expected<ConfirmReport> rep = Diagnostics{};
+  try {
+    rep = run_confirm(*plan, *launch, f.run);
+  } catch (const std::exception& e) {  // a hand-edited or truncated exp.json, metrics.json or runs file
+    std::string what = e.what();
+    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos)
+      what = what.substr(what.find("] ") + 2);  // the JSON library's tag
+    rep = Diagnostics{{f.run.results_dir, "", "cannot resume from the results folder: " + what,
+                       "rerun with --overwrite, or give a new --results-dir"}};
+  }
+  if (rep) flush_header();
   int code = rep ? report_results(*rep, f) : report(rep.errors());
   if (code == 0 && f.launch_best && !g_cancel.load()) code = launch_best(*rep, f);
   sigaction(SIGINT, &old_int, nullptr);
@@ -208,6 +235,12 @@ void add_confirm(CLI::App& app, int& exit_code) {
                  "compare with the prediction and learn from the results");
   auto f = std::make_shared<ConfirmFlags>();
   add_estimate_options(sub, f->est);
+  // The estimate options build the plan when there is no --plan; with one they would be
+  // silently ignored, so they are refused (--top and --profile keep their confirm meaning).
+  std::vector<CLI::Option*> plan_building;
+  for (CLI::Option* o : sub->get_options())
+    if (o->get_name() != "--top" && o->get_name() != "--profile" && o->get_name() != "--help")
+      plan_building.push_back(o);
   sub->get_option("--model")->required(false);
   sub->get_option("--gpus")->required(false);
   sub->get_option("--top")->description("How many configurations to run (default 5)");
@@ -224,8 +257,17 @@ void add_confirm(CLI::App& app, int& exit_code) {
   sub->add_option("--start-profile-step", f->start_step, "First profiled step (default 3)");
   sub->add_option("--end-profile-step", f->end_step, "Last profiled step (default 5)");
   sub->add_option("command", f->command, "Launch command, after '--' (default: examples/train_gpt.py)");
-  sub->callback([f, &exit_code] {
+  sub->callback([f, plan_building, &exit_code] {
     f->run.top = f->est.top;
+    if (!f->plan.empty())
+      for (const CLI::Option* o : plan_building)
+        if (o->count() > 0) {
+          exit_code = report({Diagnostic{
+              "", "--plan", "cannot be combined with " + o->get_name() + ", an option that builds a plan",
+              "give a plan from 'dsplan estimate --json', or the estimate "
+              "options, not both"}});
+          return;
+        }
     exit_code = run(*f);
   });
   f->est.top = 5;

@@ -129,6 +129,28 @@ TEST(ConfirmCli, BadInputExitsTwoWithoutOutputFiles) {
   EXPECT_FALSE(fs::exists(d / "autotuning_results"));
 }
 
+// Resuming from a results folder whose exp.json was hand-edited into nonsense is exit 2 with
+// one line on an empty stdout (it was "internal error: [json.exception...]" after the
+// header line, found by fuzzing).
+TEST(ConfirmCli, DamagedResultsFolderIsACleanError) {
+  ScratchDir d;
+  auto args = confirm_args(d, {});
+  args[4] = "1";  // --top 1
+  ASSERT_EQ(run_dsplan(d, args), 0) << slurp(d / "err.txt");
+  std::string exp;
+  for (const auto& e : fs::directory_iterator(d / "r"))
+    if (fs::exists(e.path() / "exp.json")) exp = (e.path() / "exp.json").string();
+  ASSERT_FALSE(exp.empty());
+  Json doc = Json::parse(slurp(exp));
+  doc["dsplan"] = "x";  // an object in what confirm writes
+  std::ofstream(exp) << doc.dump();
+  EXPECT_EQ(run_dsplan(d, args), 2);
+  EXPECT_NE(slurp(d / "err.txt").find("cannot resume from the results folder"), std::string::npos)
+      << slurp(d / "err.txt");
+  EXPECT_EQ(slurp(d / "err.txt").find("json.exception"), std::string::npos);
+  EXPECT_TRUE(slurp(d / "out.txt").empty()) << slurp(d / "out.txt");
+}
+
 // With the reference workload (no command after '--'), confirm first asks python3 whether
 // torch imports and sees a GPU. A python3 on PATH that answers like a machine without torch
 // (exit 4 with the import error), then like one without a GPU (exit 3), gets exit 2 and one
