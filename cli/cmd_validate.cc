@@ -380,6 +380,14 @@ int run(const ValidateCli& v) {
   if (!json) return report(json.errors());
   auto set = load_validation(*json, v.file);
   if (!set) return report(set.errors());
+  if (set->cases.empty() && set->collectives.empty() && set->orderings.empty())
+    return report({Diagnostic{v.file, set->skipped.empty() ? "" : set->skipped.front().json_path,
+                              "no row dsplan can compare" +
+                                  (set->skipped.empty() ? std::string(" (the file holds no rows)")
+                                                        : " (" + std::to_string(set->skipped.size()) +
+                                                              " skipped; the first: " +
+                                                              set->skipped.front().message + ")"),
+                              "rows in the format of shared/validation/published.json (docs/manual.md)"}});
 
   std::vector<RowResult> rows, comm;
   if (!v.explain.empty()) {  // --explain prints the matching rows' breakdowns only

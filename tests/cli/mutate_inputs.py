@@ -36,6 +36,19 @@ def mutants(doc):
                 d = dict(doc)
                 d[key] = v
                 yield "%s=%r" % (key, v), json.dumps(d)
+        # One level down (a row's model/parallel/hardware/measured, a cluster's gpu), with
+        # the values most likely to slip through.
+        for key, sub in doc.items():
+            if not isinstance(sub, dict):
+                continue
+            for subkey in list(sub):
+                for v in ["__delete__", None, "x", -1, 0, 1e300, []]:
+                    d = json.loads(json.dumps(doc))
+                    if v == "__delete__":
+                        del d[key][subkey]
+                    else:
+                        d[key][subkey] = v
+                    yield "%s.%s=%r" % (key, subkey, v), json.dumps(d)
     text = json.dumps(doc, indent=1)
     for frac in (0.1, 0.5, 0.9):
         yield "truncated at %d%%" % (frac * 100), text[: int(len(text) * frac)]
@@ -80,7 +93,7 @@ def main():
     data = os.path.join(a.source, "tests", "data")
     with open(os.path.join(data, "validation", "published.json")) as f:
         validation = json.load(f)
-    rows = validation["rows"] if isinstance(validation, dict) else validation
+    rows = validation
     sources = [
         # (name, document, how to feed a mutant: argument lists with {f} for its path)
         ("model", json.load(open(os.path.join(data, "models", "minimal.json"))),
@@ -98,11 +111,11 @@ def main():
     with tempfile.TemporaryDirectory(prefix="dsplan-mutate-") as tmp:
         for name, doc, commands in sources:
             for label, text in mutants(doc):
-                if name == "row":
+                if name == "row":  # a validation file is a JSON list of rows
                     try:
-                        text = json.dumps({"rows": [json.loads(text)]})
+                        text = json.dumps([json.loads(text)])
                     except ValueError:
-                        text = '{"rows": [' + text
+                        text = "[" + text
                 path = os.path.join(tmp, name + ".json")
                 with open(path, "w") as f:
                     f.write(text)
