@@ -35,7 +35,10 @@ std::optional<Measured> parse_metrics(const std::string& text) {
   m.latency = number("latency", 0);
   m.flops_per_gpu = number("FLOPS_per_gpu", 0);
   m.peak_memory_gib = number("peak_memory_GiB", -1);
-  if (!(m.throughput > 0)) return std::nullopt;
+  // A throughput no training run reaches (over a billion samples/s, or infinite) is a broken
+  // metrics file, not a measurement: it would poison the residual model (a fuzzed 1e308
+  // made its corrected throughput overflow to infinity).
+  if (!(m.throughput > 0 && m.throughput < 1e9)) return std::nullopt;
   return m;
 }
 
@@ -106,7 +109,8 @@ Classification classify(const ProcessResult& pr, const std::optional<std::string
   else if (pr.exit_code == 139) c.reason = "exit status 139 (segmentation fault)";
   else if (pr.exit_code != 0) c.reason = "exit status " + std::to_string(pr.exit_code);
   else if (!metrics_text) c.reason = "no metrics written";
-  else c.reason = "metrics.json has no positive \"throughput\"";
+  else
+    c.reason = "metrics.json has no \"throughput\" in (0, 1e9) samples/s";
   return c;
 }
 

@@ -223,6 +223,7 @@ Expected<ResidualApplied> apply_residual_model(const std::string& model_path, co
   for (size_t k = 0; k < at.size(); ++k) {
     Json& j = configs[at[k]];
     const double factor = std::exp((*logs)[k]);
+    if (!std::isfinite(factor) || !(factor > 0)) continue;  // no correction rather than inf/NaN
     j["residual"] = {{"factor", factor},
                      {"samples_per_s", j["throughput"]["samples_per_s"].get<double>() * factor},
                      {"step_s", j["time"]["step_s"].get<double>() / factor}};

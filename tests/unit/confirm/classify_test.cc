@@ -28,6 +28,13 @@ TEST(Classify, OkNeedsExitZeroAndThroughput) {
   EXPECT_EQ(none.reason, "no metrics written");
   EXPECT_EQ(classify(exited(0), R"({"latency": 3})", "", "").outcome, Outcome::failed);
   EXPECT_EQ(classify(exited(0), "not json", "", "").outcome, Outcome::failed);
+  // A throughput no run reaches is a broken file, not a measurement (1e308 from a fuzzed
+  // workload overflowed the residual model's corrected throughput to infinity).
+  for (const char* absurd : {R"({"throughput": 1e308})", R"({"throughput": 2e9})", R"({"throughput": -5})"}) {
+    auto c = classify(exited(0), std::string(absurd), "", "");
+    EXPECT_EQ(c.outcome, Outcome::failed) << absurd;
+    EXPECT_NE(c.reason.find("(0, 1e9)"), std::string::npos) << c.reason;
+  }
   // Metrics from a run that then failed do not make it ok.
   EXPECT_EQ(classify(exited(1), kMetrics, "", "").outcome, Outcome::failed);
 }
