@@ -34,7 +34,10 @@ struct ModelSpec {
   std::int64_t vocab = 0;
   bool tied_embeddings = true;  // LM head shares the input embedding matrix
   PositionKind position = PositionKind::learned;
-  int max_positions = 0;        // rows of the learned position table / max context
+  int max_positions = 0;  // max context (and rows of the learned position table)
+  // Learned-table rows before position 0 that no token uses as context: RoBERTa's padding
+  // offset (max_position_embeddings 514 for 512 tokens) and OPT's 2. Parameters only.
+  int position_offset_rows = 0;
   NormKind norm = NormKind::layernorm;
   bool norm_bias = true;        // LayerNorms carry a bias (false: MPT's weight-only LayerNorm)
   bool linear_bias = true;      // biases on QKV/proj/FFN linears

@@ -20,7 +20,8 @@ ParamCounts count_params(const ModelSpec& m) {
 
   ParamCounts c;
   c.word_embedding = m.vocab * h;
-  if (m.position == PositionKind::learned) c.other_embedding += static_cast<std::int64_t>(m.max_positions) * h;
+  if (m.position == PositionKind::learned)
+    c.other_embedding += static_cast<std::int64_t>(m.max_positions + m.position_offset_rows) * h;
   c.other_embedding += static_cast<std::int64_t>(m.type_vocab) * h;
   if (m.embedding_norm) c.other_embedding += norm;
 

@@ -130,6 +130,10 @@ void bert(Hf& hf, ModelSpec& m, bool roberta) {
   hf.get("ffn_hidden", {"intermediate_size"}, m.ffn_hidden, true);
   m.max_positions = roberta ? 514 : 512;
   hf.get("max_positions", {"max_position_embeddings"}, m.max_positions, false);
+  if (roberta && m.max_positions > 2) {  // RoBERTa's positions start after padding_idx 1
+    m.max_positions -= 2;
+    m.position_offset_rows = 2;
+  }
   m.type_vocab = 2;
   hf.r.get("type_vocab_size", m.type_vocab, false, 0, kMaxDim);
   read_activation(hf, "hidden_act", m);
@@ -201,7 +205,7 @@ void gpt_neox(Hf& hf, ModelSpec& m) {
   read_dropout(hf, m, {"hidden_dropout", "attention_dropout"}, false);
 }
 
-// opt: learned positions with 2 extra rows (OPTLearnedPositionalEmbedding's offset), ReLU.
+// opt: learned positions with 2 offset rows before position 0 (OPTLearnedPositionalEmbedding), ReLU.
 void opt(Hf& hf, ModelSpec& m) {
   hf.get("layers", {"num_hidden_layers"}, m.layers, true);
   hf.get("hidden", {"hidden_size"}, m.hidden, true);
@@ -209,7 +213,8 @@ void opt(Hf& hf, ModelSpec& m) {
   hf.get("ffn_hidden", {"ffn_dim"}, m.ffn_hidden, true);
   int positions = 2048;
   hf.get("max_positions", {"max_position_embeddings"}, positions, false);
-  m.max_positions = positions + 2;
+  m.max_positions = positions;
+  m.position_offset_rows = 2;
   m.activation = Activation::relu;
   read_activation(hf, "activation_function", m);
   m.tied_embeddings = hf.flag("tie_word_embeddings", true);

@@ -35,6 +35,7 @@ Given read_sizes(JsonObjectReader& r, ModelSpec& m) {
   g.ffn = r.get("ffn_hidden", m.ffn_hidden, false, 1, kMaxDim);
   r.get("vocab", m.vocab, true, 1, kMaxVocab);
   g.max_positions = r.get("max_positions", m.max_positions, false, 1, 1 << 26);
+  r.get("position_offset_rows", m.position_offset_rows, false, 0, 64);
   r.get("type_vocab", m.type_vocab, false, 0, kMaxDim);
   r.get("vocab_pad_multiple", m.vocab_pad_multiple, false, 1, 1 << 16);
   return g;
@@ -173,6 +174,7 @@ Json model_to_json(const ModelSpec& m) {
   j["tied_embeddings"] = m.tied_embeddings;
   j["position"] = std::string(name(m.position));
   j["max_positions"] = m.max_positions;
+  if (m.position_offset_rows > 0) j["position_offset_rows"] = m.position_offset_rows;
   j["norm"] = std::string(name(m.norm));
   j["norm_bias"] = m.norm_bias;
   j["linear_bias"] = m.linear_bias;

@@ -107,7 +107,15 @@ TEST(HfConfig, FamilyDefaults) {
   EXPECT_FALSE(neox->tied_embeddings);
   auto opt = load("hf/opt-1.3b/config.json");
   ASSERT_TRUE(opt.ok());
-  EXPECT_EQ(opt->max_positions, 2050);  // 2048 + OPT's 2 offset rows
+  // OPT's table has 2048 + 2 rows (OPTLearnedPositionalEmbedding's offset); the context is
+  // 2048, the default --seq.
+  EXPECT_EQ(opt->max_positions, 2048);
+  EXPECT_EQ(opt->position_offset_rows, 2);
+  // RoBERTa's max_position_embeddings 514 holds 512 positions after its padding offset.
+  auto roberta = load("hf/roberta-base/config.json");
+  ASSERT_TRUE(roberta.ok());
+  EXPECT_EQ(roberta->max_positions, 512);
+  EXPECT_EQ(roberta->position_offset_rows, 2);
   EXPECT_EQ(opt->activation, Activation::relu);
   auto bert = load("hf/bert-base-uncased/config.json");
   ASSERT_TRUE(bert.ok());
