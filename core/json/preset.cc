@@ -100,8 +100,14 @@ Expected<ModelSpec> resolve_model(
   if (!text) {
     if (!looks_like_path(name_or_path)) return unknown_preset(name_or_path);
     Diagnostic d = text.errors().front();
-    d.message = "cannot read model file";
-    d.hint = "check the path; presets are named without a folder or .json, e.g. \"gpt2\"";
+    // Keep the reader's reason (too large, a folder); only a plain open failure becomes the
+    // preset hint.
+    if (d.message == "cannot open file") {
+      d.message = "cannot read model file";
+      d.hint = "check the path; presets are named without a folder or .json, e.g. \"gpt2\"";
+    } else {
+      d.message = "cannot read model file: " + d.message;
+    }
     return d;
   }
   auto j = parse_json_text(*text, path);
