@@ -37,6 +37,11 @@ std::vector<int> parse_ints(const std::string& flag, const std::string& text, bo
     return {};
   }
   while (std::getline(ss, item, ',')) {
+    // Digits (and a range's dash) only: stoi would also take " 4" and "+2".
+    if (item.empty() || item.find_first_not_of(ranges ? "0123456789-" : "0123456789") != std::string::npos) {
+      errs.push_back(flag_error(flag, "invalid value \"" + item + "\"", allowed));
+      return {};
+    }
     size_t dash = ranges ? item.find('-', 1) : std::string::npos;
     try {
       size_t used = 0;
