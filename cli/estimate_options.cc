@@ -232,7 +232,9 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--profile", o.profile, "Calibration profile from 'dsplan calibrate'");
   sub->add_option("--residual", o.residual, "Residual model learned by 'dsplan confirm'");
   sub->add_option("--cuda-context-gib", o.cuda_context_gib,
-                  "CUDA context per GPU, GiB (default 0.5: CUDA >= 11.7 lazy loading; ~1.25 eager, CUDA < 11.7)");
+                  "CUDA context per GPU, GiB (default 0.5: CUDA >= 11.7 lazy loading; ~1.25 eager, CUDA < 11.7)")
+      ->check(number_check(false, 1e-3, 16, "a number of GiB > 0 and < 16 (0.5 with CUDA >= 11.7 lazy loading, "
+                                            "~1.25 eager)"));
   sub->add_option("--overlap-comm", o.overlap_comm,
                   "Overlap gradient reduction with backward: default (DeepSpeed: stage 3 only; Megatron: "
                   "after backward), on (DeepSpeed overlap_comm; Megatron-Core --overlap-grad-reduce and "
@@ -259,7 +261,8 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "torchtitan's and Composer's default) or the compute dtype (default off, PyTorch's)");
   sub->add_option("--fragmentation", o.fragmentation,
                   "Caching-allocator slack as a fraction of allocated memory (default 0.10; lower with "
-                  "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)");
+                  "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)")
+      ->check(number_check(false, 0, 1, "a fraction in [0, 1], e.g. 0.10"));
   // An empty value ("--mbs ''", often an unset shell variable) would silently mean "search
   // everything" or "the default": refuse it, repeating what the flag takes.
   for (CLI::Option* opt : sub->get_options()) {
