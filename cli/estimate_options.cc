@@ -232,9 +232,10 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--profile", o.profile, "Calibration profile from 'dsplan calibrate'");
   sub->add_option("--residual", o.residual, "Residual model learned by 'dsplan confirm'");
   sub->add_option("--cuda-context-gib", o.cuda_context_gib,
-                  "CUDA context per GPU, GiB (default 0.5: CUDA >= 11.7 lazy loading; ~1.25 eager, CUDA < 11.7)")
-      ->check(number_check(false, 1e-3, 16, "a number of GiB > 0 and < 16 (0.5 with CUDA >= 11.7 lazy loading, "
-                                            "~1.25 eager)"));
+                  "CUDA context per GPU, GiB (default 0.5: CUDA >= 11.7 lazy loading; "
+                  "~1.25 eager, CUDA < 11.7)")
+      ->check(number_check(false, 1e-3, 16,
+                           "a number of GiB > 0 and < 16 (0.5 with CUDA >= 11.7 lazy loading, ~1.25 eager)"));
   sub->add_option("--overlap-comm", o.overlap_comm,
                   "Overlap gradient reduction with backward: default (DeepSpeed: stage 3 only; Megatron: "
                   "after backward), on (DeepSpeed overlap_comm; Megatron-Core --overlap-grad-reduce and "
