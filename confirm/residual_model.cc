@@ -173,7 +173,7 @@ Expected<ResidualModel> ResidualModel::load(const std::string& path) {
   Impl& im = *model.impl_;
   Diagnostics errs;
   // Read and parse it first, so a missing, endless, malformed or foreign file gets dsplan's
-  // own message rather than XGBoost's internals.
+  // own message rather than XGBoost's internals; XGBoost then loads the same checked bytes.
   auto text = read_text_file(path);
   if (!text) return text.errors();
   auto doc = parse_json_text(*text, path);
@@ -184,7 +184,8 @@ Expected<ResidualModel> ResidualModel::load(const std::string& path) {
   if (auto bad = check_residual_structure(*doc, path, residual_feature_names().size()); !bad.empty())
     return bad;
   if (!check(XGBoosterCreate(nullptr, 0, im.booster.out()), "XGBoosterCreate", errs, path) ||
-      !check(XGBoosterLoadModel(im.booster.get(), path.c_str()), "XGBoosterLoadModel", errs, path))
+      !check(XGBoosterLoadModelFromBuffer(im.booster.get(), text->data(), text->size()),
+             "XGBoosterLoadModelFromBuffer", errs, path))
     return errs;
   auto attr = [&](const char* key, std::string& out) {
     const char* v = nullptr;
