@@ -38,9 +38,6 @@ struct ConfirmFlags {
 };
 
 Expected<Plan> load_plan(ConfirmFlags& f) {
-  if (!f.plan.empty() && (!f.est.model.empty() || f.est.gpus != 0))
-    return Diagnostic{"", "--plan", "cannot be combined with --model or --gpus",
-                      "give a plan from 'dsplan estimate --json', or the estimate options, not both"};
   if (!f.plan.empty()) {
     auto text = read_text_file(f.plan);
     if (!text) return text.errors();
@@ -213,10 +210,8 @@ int run(ConfirmFlags& f) {
   try {
     rep = run_confirm(*plan, *launch, f.run);
   } catch (const std::exception& e) {  // a hand-edited or truncated exp.json, metrics.json or runs file
-    std::string what = e.what();
-    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos)
-      what = what.substr(what.find("] ") + 2);  // the JSON library's tag
-    rep = Diagnostics{{f.run.results_dir, "", "cannot resume from the results folder: " + what,
+    rep = Diagnostics{{f.run.results_dir, "",
+                       "cannot resume from the results folder: " + without_json_library_tag(e.what()),
                        "rerun with --overwrite, or give a new --results-dir"}};
   }
   if (rep) flush_header();

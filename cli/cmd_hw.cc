@@ -156,7 +156,8 @@ void add_hw(CLI::App& app, int& exit_code) {
       ->check(number_check(true, 1, 64, "an integer in [1, 64]"));
   sub->add_option("--inter-node-gbps", opts->inter_node_gbps,
                   "override the network bandwidth per node in Gbit/s (split over its NICs)")
-      ->check(number_check(false, 0.01, 1e6, "Gbit/s per node in [0.01, 1000000], e.g. 1600"));
+      ->check(number_check(false, kMinInterNodeGbps, kMaxInterNodeGbps,
+                           "Gbit/s per node in [0.01, 1000000], e.g. 1600"));
   sub->callback([opts, hw, &exit_code] {
     if (hw->count() > 0 && opts->what.empty()) {  // `hw ""`: a name was meant, none given
       exit_code = report(

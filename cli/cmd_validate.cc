@@ -392,12 +392,14 @@ int run(const ValidateCli& v) {
   std::vector<RowResult> rows, comm;
   if (!v.explain.empty()) {  // --explain prints the matching rows' breakdowns only
     int matched = 0;
+    auto explain_request = [](const ValidationCase& c, PlanRequest req) {
+      req.refine = make_refiner(req);
+      explain_case(c, plan(req));
+    };
     for (const auto& c : set->cases) {
       if (c.id.find(v.explain) == std::string::npos) continue;
       ++matched;
-      PlanRequest req = c.request;
-      req.refine = make_refiner(req);
-      explain_case(c, plan(req));
+      explain_request(c, c.request);
     }
     // An ordering: each entry's best configuration and its breakdown, in the published order.
     for (const auto& o : set->orderings) {
@@ -405,11 +407,9 @@ int run(const ValidateCli& v) {
       ++matched;
       std::cout << o.id << " (" << o.note << ")\n";
       for (std::size_t i = 0; i < o.groups.size(); ++i) {
-        PlanRequest req = o.groups[i];
-        req.refine = make_refiner(req);
         ValidationCase entry;
         entry.id = "  " + std::to_string(i + 1) + ". " + (i < o.labels.size() ? o.labels[i] : std::string());
-        explain_case(entry, plan(req));
+        explain_request(entry, o.groups[i]);
       }
     }
     if (matched == 0)

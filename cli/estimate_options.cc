@@ -25,6 +25,14 @@ Diagnostic flag_error(const std::string& flag, const std::string& msg, const std
 }
 
 // "1,2,4" or (when ranges are allowed) "1-64" or a mix "1-4,8".
+// getline drops a trailing empty item, so "1,2," would read as "1,2": refuse it.
+bool trailing_comma(const std::string& flag, const std::string& text, const std::string& allowed,
+                    Diagnostics& errs) {
+  if (text.empty() || text.back() != ',') return false;
+  errs.push_back(flag_error(flag, "empty item after the last comma in \"" + text + "\"", allowed));
+  return true;
+}
+
 std::vector<int> parse_ints(const std::string& flag, const std::string& text, bool ranges,
                             int lo, int hi, Diagnostics& errs) {
   std::vector<int> out;
@@ -32,10 +40,7 @@ std::vector<int> parse_ints(const std::string& flag, const std::string& text, bo
   std::string item;
   const std::string allowed = "integers in [" + std::to_string(lo) + ", " + std::to_string(hi) +
                               "], comma-separated" + (ranges ? " or a range like 1-64" : "");
-  if (!text.empty() && text.back() == ',') {  // getline drops a trailing empty item
-    errs.push_back(flag_error(flag, "empty item after the last comma in \"" + text + "\"", allowed));
-    return {};
-  }
+  if (trailing_comma(flag, text, allowed, errs)) return {};
   while (std::getline(ss, item, ',')) {
     // Digits (and a range's dash) only: stoi would also take " 4" and "+2".
     if (item.empty() || item.find_first_not_of(ranges ? "0123456789-" : "0123456789") != std::string::npos) {
@@ -74,11 +79,8 @@ std::vector<E> parse_names(const std::string& flag, const std::string& text,
   std::vector<E> out;
   std::stringstream ss(text);
   std::string item;
-  if (!text.empty() && text.back() == ',') {  // getline drops a trailing empty item
-    errs.push_back(flag_error(flag, "empty item after the last comma in \"" + text + "\"",
-                              "allowed: " + join(names) + (list ? " (comma-separated)" : "")));
+  if (trailing_comma(flag, text, "allowed: " + join(names) + (list ? " (comma-separated)" : ""), errs))
     return {};
-  }
   while (std::getline(ss, item, ',')) {
     auto it = std::find(names.begin(), names.end(), item);
     if (it == names.end()) {
@@ -199,7 +201,8 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node (overrides the preset)")
       ->check(number_check(true, 1, 64, "an integer in [1, 64]"));
   sub->add_option("--inter-node-gbps", o.inter_node_gbps, "Network bandwidth per node, Gbit/s")
-      ->check(number_check(false, 0.01, 1e6, "Gbit/s per node in [0.01, 1000000], e.g. 1600"));
+      ->check(number_check(false, kMinInterNodeGbps, kMaxInterNodeGbps,
+                           "Gbit/s per node in [0.01, 1000000], e.g. 1600"));
   sub->add_option("--framework", o.framework, "deepspeed (default), megatron, fsdp or ddp");
   sub->add_option("--precision", o.precision, "fp32, fp16 or bf16 (default bf16 where supported, else fp16)");
   sub->add_option("--optimizer", o.optimizer, "adam (default), sgd, adafactor or adam-8bit");
@@ -286,9 +289,6 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     errs.push_back(flag_error("gpus", "must be a positive number of GPUs", "an integer in [1, 1000000]"));
   if (o.gpus_per_node && (*o.gpus_per_node < 1 || *o.gpus_per_node > 64))
     errs.push_back(flag_error("gpus-per-node", "out of range", "an integer in [1, 64]"));
-  if (o.inter_node_gbps && !(*o.inter_node_gbps >= 0.01 && *o.inter_node_gbps <= 1e6))
-    errs.push_back(
-        flag_error("inter-node-gbps", "out of range", "Gbit/s per node in [0.01, 1000000], e.g. 1600"));
   auto system = resolve_hardware(o.hw, o.gpus_per_node, o.inter_node_gbps, read_text_file);
   if (!system) for (const auto& e : system.errors()) errs.push_back(e);
   if (o.top < 1) errs.push_back(flag_error("top", "must be at least 1", "a positive integer"));

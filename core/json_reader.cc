@@ -23,14 +23,6 @@ std::string type_name(const Json& j) {
   return "an object";
 }
 
-// nlohmann's what() starts with "[json.exception.<kind>.<id>] ": the library's tag, not
-// something a user can act on.
-std::string without_library_tag(const std::string& what) {
-  if (what.rfind("[json.exception.", 0) != 0) return what;
-  const size_t end = what.find("] ");
-  return end == std::string::npos ? what : what.substr(end + 2);
-}
-
 std::string num(double x) {
   std::ostringstream s;
   s << x;
@@ -113,6 +105,12 @@ constexpr int kMaxNesting = 256;
 
 }  // namespace
 
+std::string without_json_library_tag(const std::string& what) {
+  if (what.rfind("[json.exception.", 0) != 0) return what;
+  const size_t end = what.find("] ");
+  return end == std::string::npos ? what : what.substr(end + 2);
+}
+
 Expected<Json> parse_json_text(std::string_view text, const std::string& file) {
   if (nesting_depth(text) > kMaxNesting)
     return Diagnostic{file, "",
@@ -128,10 +126,10 @@ Expected<Json> parse_json_text(std::string_view text, const std::string& file) {
     try {
       (void)Json::parse(text);
     } catch (const Json::parse_error& e) {
-      return Diagnostic{file, "", "malformed JSON: " + without_library_tag(e.what()),
+      return Diagnostic{file, "", "malformed JSON: " + without_json_library_tag(e.what()),
                         "check for a missing comma, quote or bracket near that byte"};
     } catch (const Json::exception& e) {  // e.g. out_of_range.406: a number like 1e400
-      return Diagnostic{file, "", "invalid JSON: " + without_library_tag(e.what()),
+      return Diagnostic{file, "", "invalid JSON: " + without_json_library_tag(e.what()),
                         "numbers must fit in a double (about 1.8e308)"};
     }
     return Diagnostic{file, "", "malformed JSON", ""};

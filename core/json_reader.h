@@ -20,6 +20,10 @@ namespace dsplan {
 
 using Json = nlohmann::json;
 
+// An exception's message without nlohmann's "[json.exception.<kind>.<id>] " prefix: the
+// library's tag, not something a user can act on.
+std::string without_json_library_tag(const std::string& what);
+
 // Parses text; on failure returns a diagnostic naming the file and the parser's message.
 Expected<Json> parse_json_text(std::string_view text, const std::string& file);
 

@@ -17,6 +17,10 @@
 
 namespace dsplan {
 
+// The accepted range of --inter-node-gbps (Gbit/s per node); the low end is the smallest
+// per-NIC rate a cluster JSON accepts (nic_Gbps).
+inline constexpr double kMinInterNodeGbps = 0.01, kMaxInterNodeGbps = 1e6;
+
 // Parses one GPU object. `file` and `path` (the JSON pointer of the object) are used in
 // diagnostics. An object may start from a preset with {"base": "<gpu preset>", ...} and
 // override some keys. Every problem is reported, not just the first.

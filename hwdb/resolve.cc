@@ -64,11 +64,11 @@ Diagnostics check_overrides(std::optional<int> gpus_per_node, std::optional<doub
   Diagnostics errs;
   if (gpus_per_node && (*gpus_per_node < 1 || *gpus_per_node > 64))
     errs.push_back({"", "", "--gpus-per-node must be between 1 and 64, got " + std::to_string(*gpus_per_node), ""});
-  // 0.01 Gbit/s: the smallest per-NIC figure a cluster JSON accepts (nic_Gbps).
-  if (inter_node_Gbps &&
-      !(std::isfinite(*inter_node_Gbps) && *inter_node_Gbps >= 0.01 && *inter_node_Gbps <= 1e6))
+  if (inter_node_Gbps && !(std::isfinite(*inter_node_Gbps) && *inter_node_Gbps >= kMinInterNodeGbps &&
+                           *inter_node_Gbps <= kMaxInterNodeGbps))
     errs.push_back({"", "",
-                    "--inter-node-gbps must be between 0.01 and 1000000, got " + fmt("%g", *inter_node_Gbps),
+                    "--inter-node-gbps must be between " + fmt("%.10g", kMinInterNodeGbps) + " and " +
+                        fmt("%.10g", kMaxInterNodeGbps) + ", got " + fmt("%g", *inter_node_Gbps),
                     "network bandwidth per node in Gbit/s, e.g. 1600 for 8x HDR 200G"});
   return errs;
 }
