@@ -5,6 +5,7 @@
 // with --run.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <csignal>
@@ -124,14 +125,21 @@ int launch_best(const ConfirmReport& rep, const ConfirmFlags& f) {
 // The reference workload is PyTorch + DeepSpeed on CUDA GPUs: check that python3 imports
 // torch and sees a GPU before any folder is made or experiment launched, and say which is
 // missing (a user's own command after '--' is not checked: it may need something else).
-Diagnostics preflight_reference_workload(const std::string& python) {
+// Plans priced as DeepSpeed also need DeepSpeed itself: without it the workload trains
+// the configuration with PyTorch's own equivalents (autocast instead of DeepSpeed's 16-bit
+// model, DDP or ZeroRedundancyOptimizer instead of the engine), which is not what was
+// predicted, so the comparison and the residuals learned from it would be wrong.
+Diagnostics preflight_reference_workload(const std::string& python, bool needs_deepspeed) {
   const auto log =
       std::filesystem::temp_directory_path() / ("dsplan-preflight-" + std::to_string(::getpid()) + ".log");
   ProcessLimits lim{120, 3, &g_cancel};
   const ProcessResult pr =
       run_process({python, "-c",
                    "import sys\ntry:\n import torch\nexcept Exception as e:\n print(e); sys.exit(4)\n"
-                   "sys.exit(0 if torch.cuda.is_available() else 3)"},
+                   "if not torch.cuda.is_available(): sys.exit(3)\n" +
+                       std::string(needs_deepspeed ? "try:\n import deepspeed\n"
+                                                     "except Exception as e:\n print(e); sys.exit(5)\n"
+                                                   : "")},
                   log.string(), log.string(), lim);
   auto text = read_text_file(log.string());
   std::error_code ec;
@@ -149,6 +157,12 @@ Diagnostics preflight_reference_workload(const std::string& python) {
   if (pr.exited && pr.exit_code == 4)
     return {{"", "", "the reference workload needs PyTorch, which " + python + " cannot import (" + why + ")",
              hint}};
+  if (pr.exited && pr.exit_code == 5)
+    return {{"", "",
+             "the plan's configurations are DeepSpeed's, but " + python + " cannot import deepspeed (" + why +
+                 "); the reference workload would train them with PyTorch's own equivalents instead, which "
+                 "is not what was predicted",
+             "install DeepSpeed, or plan for the framework that will run: --framework ddp (or fsdp)"}};
   return {{"", "",
            "checking PyTorch and the GPU failed (" + (pr.timed_out ? std::string("timed out") : why) + ")",
            hint}};
@@ -166,8 +180,14 @@ int run(ConfirmFlags& f) {
   }
   auto launch = make_launch_spec(f.command, arg_map, find_reference_workload());
   if (!launch) return report(launch.errors());
-  if (f.command.empty())
-    if (auto pre = preflight_reference_workload(launch.value().python); !pre.empty()) return report(pre);
+  if (f.command.empty()) {
+    const size_t to_run = std::min<size_t>(f.run.top, plan->candidates.size());
+    const bool needs_deepspeed =
+        std::any_of(plan->candidates.begin(), plan->candidates.begin() + static_cast<std::ptrdiff_t>(to_run),
+                    [](const auto& c) { return c.cfg.framework == Framework::deepspeed; });
+    if (auto pre = preflight_reference_workload(launch.value().python, needs_deepspeed); !pre.empty())
+      return report(pre);
+  }
   launch.value().start_profile_step = f.start_step;
   launch.value().end_profile_step = f.end_step;
   place_learning_files(f);

@@ -475,7 +475,11 @@ def main():
     if not args.no_deepspeed:
         try:
             import deepspeed
-        except ImportError:
+        except ImportError as e:
+            # Said out loud: PyTorch's equivalents run a different step (autocast instead of
+            # DeepSpeed's 16-bit model), so a DeepSpeed prediction does not describe this run.
+            print(f"train_gpt.py: DeepSpeed is not importable ({e}); training with PyTorch's "
+                  "equivalents instead (pass --no-deepspeed to choose them)", file=sys.stderr)
             deepspeed = None
     if deepspeed is not None:
         train_deepspeed(deepspeed, torch, args, ds, model, metric_path)

@@ -183,5 +183,46 @@ TEST(ConfirmCli, ReferenceWorkloadNeedsTorchAndAGpuFirst) {
   ::setenv("PATH", saved.c_str(), 1);
 }
 
+// A plan priced as DeepSpeed needs DeepSpeed: without it the workload would train PyTorch's
+// equivalents and confirm would compare them against the DeepSpeed prediction. The fake
+// python3 imports torch with a GPU but has no deepspeed (exit 5 when asked for it); a
+// plan of DDP configurations never asks for it, so the same fake passes that plan's check
+// and stops at the next step instead.
+TEST(ConfirmCli, DeepSpeedPlanNeedsDeepSpeed) {
+  ScratchDir d;
+  fs::create_directories(d / "bin");
+  const char* old_path = std::getenv("PATH");
+  const std::string saved = old_path ? old_path : "";
+  ::setenv("PATH", (d / "bin").append(":").append(saved).c_str(), 1);
+  {
+    std::ofstream py(d / "bin/python3");
+    py << "#!/bin/sh\ncase \"$2\" in *'import deepspeed'*) echo \"No module named 'deepspeed'\"; exit 5;; "
+          "*) echo 'checked'; exit 3;; esac\n";
+  }
+  fs::permissions(d / "bin/python3", fs::perms::owner_all);
+  const std::string plan = std::string(DSPLAN_TEST_DATA) + "/confirm/plan_tiny.json";
+  auto args = [&](const std::string& p) {
+    return std::vector<std::string>{"confirm", "--plan", p, "--top", "1", "--results-dir", d / "r", "--exps-dir",
+                                    d / "e"};
+  };
+  EXPECT_EQ(run_dsplan(d, args(plan)), 2);
+  std::string err = slurp(d / "err.txt");
+  EXPECT_NE(err.find("cannot import deepspeed (No module named 'deepspeed')"), std::string::npos) << err;
+  EXPECT_NE(err.find("--framework ddp"), std::string::npos) << err;
+  EXPECT_TRUE(slurp(d / "out.txt").empty());
+  EXPECT_FALSE(fs::exists(d / "r"));
+
+  // The same plan with every configuration priced as DDP at ZeRO 0.
+  std::string text = slurp(plan);
+  for (size_t at; (at = text.find("\"deepspeed\"")) != std::string::npos;) text.replace(at, 11, "\"ddp\"");
+  ASSERT_EQ(text.find("deepspeed"), std::string::npos);
+  std::ofstream(d / "plan_ddp.json") << text;
+  EXPECT_EQ(run_dsplan(d, args(d / "plan_ddp.json")), 2);
+  err = slurp(d / "err.txt");
+  EXPECT_NE(err.find("no usable GPU"), std::string::npos) << err;
+  EXPECT_EQ(err.find("deepspeed"), std::string::npos) << err;
+  ::setenv("PATH", saved.c_str(), 1);
+}
+
 }  // namespace
 }  // namespace dsplan
