@@ -1,7 +1,8 @@
 // From a calibration profile to the Efficiency struct of the step-time model: fitted GEMM
 // fractions (bf16, fp16 and fp32; tf32 has no training precision of its own and stays in
-// the profile only), k_half and kernel overhead, HBM and PCIe fractions and the measured
-// collective fits. Anything the profile did not measure keeps the base value.
+// the profile only), k_half and kernel overhead, HBM and PCIe fractions, the measured
+// collective fits and the host time per kernel. Anything the profile did not measure keeps
+// the base value.
 #include "calibrate/profile.h"
 
 namespace dsplan {
@@ -34,6 +35,7 @@ Efficiency to_efficiency(const CalibrationProfile& p, const Efficiency& base) {
   if (f.hbm_fraction) e.hbm_fraction = *f.hbm_fraction;
   if (f.pcie_fraction) e.pcie_fraction = *f.pcie_fraction;
   if (f.overlap_compute_loss) e.overlap_compute_loss = *f.overlap_compute_loss;
+  if (f.host_op_overhead) e.host_op_overhead = *f.host_op_overhead;
   for (const auto& c : f.collectives)
     e.collectives[static_cast<int>(c.collective)][static_cast<int>(c.scope)] = c.fit;
   return e;

@@ -52,6 +52,7 @@ struct FittedParams {
   double pcie_h2d_GBps = 0, pcie_d2h_GBps = 0;
   std::vector<CollectiveFitEntry> collectives;
   std::optional<double> overlap_compute_loss;  // fit_overlap(); Efficiency's field
+  std::optional<Seconds> host_op_overhead;     // the host dispatch probe, when host-bound
 };
 
 struct CalibrationProfile {

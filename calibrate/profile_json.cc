@@ -37,6 +37,7 @@ Json fitted_json(const FittedParams& f) {
   if (f.hbm_fraction) j["hbm_fraction"] = *f.hbm_fraction;
   if (f.pcie_fraction) j["pcie_fraction"] = *f.pcie_fraction;
   if (f.overlap_compute_loss) j["overlap_compute_loss"] = *f.overlap_compute_loss;
+  if (f.host_op_overhead) j["host_op_overhead_us"] = in_us(*f.host_op_overhead);
   return j;
 }
 
@@ -119,6 +120,7 @@ FittedParams read_fitted(JsonObjectReader& parent, const std::string& file, Diag
   if (r.get("hbm_fraction", x, false, 1e-3, 2.0)) f.hbm_fraction = x;
   if (r.get("pcie_fraction", x, false, 1e-3, 2.0)) f.pcie_fraction = x;
   if (r.get("overlap_compute_loss", x, false, 0.0, 0.9)) f.overlap_compute_loss = x;
+  if (r.get("host_op_overhead_us", x, false, 1e-3, 1e6)) f.host_op_overhead = us(x);
   r.get("hbm_GBps", f.hbm_GBps, true, 0, 1e6);
   r.get("pcie_h2d_GBps", f.pcie_h2d_GBps, true, 0, 1e6);
   r.get("pcie_d2h_GBps", f.pcie_d2h_GBps, true, 0, 1e6);

@@ -108,16 +108,33 @@ struct OverlapRecord {
   double loss = 0;
 };
 
+// Host time eager PyTorch spends to issue one kernel of a training step, measured by
+// calibrate/probes/host_dispatch.py: a transformer small enough that the GPU idles between
+// kernels, timed over many steps, divided by the kernels one step launches (profiler).
+// It is the step-time model's host_op_overhead (docs/model.md §4, "Host dispatch floor").
+struct HostDispatchRecord {
+  std::string framework;             // e.g. "pytorch 2.11.0+cu130"
+  std::string precision;             // "bf16 autocast" or "fp32"
+  double step_us = 0;                // wall time of one step, mean over the timed steps
+  double kernels_per_step = 0;
+  double gpu_busy_us_per_step = 0;   // the kernels' own time: small beside step_us
+  double us_per_kernel = 0;          // step_us / kernels_per_step
+};
+
 struct RawRecords {
   Provenance provenance;
   std::vector<GemmRecord> gemm;
   std::vector<BandwidthRecord> bandwidth;
   std::vector<CollectiveRecord> collectives;
   std::vector<OverlapRecord> overlap;
+  std::optional<HostDispatchRecord> host_dispatch;  // absent where PyTorch could not run
   // Measurements that failed without stopping the pass (the overlap benchmark), one line
   // each; `dsplan calibrate` prints them.
   std::vector<std::string> warnings;
 };
+
+// The probe's stdout (one JSON object) as a record; `source` names it in diagnostics.
+Expected<HostDispatchRecord> parse_host_dispatch(std::string_view text, const std::string& source);
 
 Json records_to_json(const RawRecords& r);
 // Strict read of records_to_json()'s output; `path` is the JSON pointer of the object.

@@ -116,7 +116,36 @@ OverlapRecord read_overlap(const Json& j, const std::string& file, const std::st
   return o;
 }
 
+HostDispatchRecord read_host_dispatch(const Json& j, const std::string& file, const std::string& path,
+                                      Diagnostics& errs) {
+  HostDispatchRecord h;
+  JsonObjectReader r(j, file, path, errs);
+  r.get("framework", h.framework, true);
+  r.get("precision", h.precision, true);
+  r.get("step_us", h.step_us, true, 1e-3, kMaxTime_us);
+  r.get("kernels_per_step", h.kernels_per_step, true, 1.0, 1e9);
+  r.get("gpu_busy_us_per_step", h.gpu_busy_us_per_step, true, 0.0, kMaxTime_us);
+  r.get("us_per_kernel", h.us_per_kernel, true, 1e-3, 1e6);
+  r.finish();
+  return h;
+}
+
+Json host_dispatch_json(const HostDispatchRecord& h) {
+  return {{"framework", h.framework}, {"precision", h.precision}, {"step_us", h.step_us},
+          {"kernels_per_step", h.kernels_per_step}, {"gpu_busy_us_per_step", h.gpu_busy_us_per_step},
+          {"us_per_kernel", h.us_per_kernel}};
+}
+
 }  // namespace
+
+Expected<HostDispatchRecord> parse_host_dispatch(std::string_view text, const std::string& source) {
+  auto j = parse_json_text(text, source);
+  if (!j) return j.errors();
+  Diagnostics errs;
+  HostDispatchRecord h = read_host_dispatch(*j, source, "", errs);
+  if (!errs.empty()) return errs;
+  return h;
+}
 
 Json records_to_json(const RawRecords& r) {
   const Provenance& p = r.provenance;
@@ -154,6 +183,7 @@ Json records_to_json(const RawRecords& r) {
                     {"loss", o.loss}});
     out["overlap"] = ov;
   }
+  if (r.host_dispatch) out["host_dispatch"] = host_dispatch_json(*r.host_dispatch);
   if (!r.warnings.empty()) out["warnings"] = r.warnings;
   return out;
 }
@@ -177,6 +207,8 @@ Expected<RawRecords> parse_records(const Json& j, const std::string& file,
   for_each_element(r, "overlap", file, errs, [&](const Json& e, const std::string& at) {
     out.overlap.push_back(read_overlap(e, file, at, errs));
   });
+  if (const Json* h = r.child("host_dispatch", false))
+    out.host_dispatch = read_host_dispatch(*h, file, r.path_of("host_dispatch"), errs);
   for_each_element(r, "warnings", file, errs, [&](const Json& e, const std::string& at) {
     if (e.is_string()) out.warnings.push_back(e.get<std::string>());
     else errs.push_back({file, at, "expected a string", ""});

@@ -6,6 +6,7 @@
 // written to a temporary name and renamed, so an error never leaves a partial file.
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +20,8 @@
 #include "calibrate/gpu_names.h"
 #include "calibrate/profile.h"
 #include "cli/commands.h"
+#include "confirm/confirm.h"
+#include "confirm/process.h"
 #include "core/json/model_json.h"
 #include "hwdb/hwdb.h"
 
@@ -27,6 +30,7 @@ namespace {
 
 struct CalibrateCli {
   bool quick = false;
+  std::string host_probe = "on";
   std::string model, out = "calibration-profile.json", gpu, records;
   std::string show_file;
   std::vector<int> tp{1, 2, 4, 8};
@@ -108,6 +112,34 @@ std::string pass_command(const CalibrateCli& c) {
   return s;
 }
 
+// Runs calibrate/probes/host_dispatch.py with python3: the host time eager PyTorch spends
+// per kernel on this machine. A machine without PyTorch (or the script) keeps the model's
+// default, with the reason as a warning in the records.
+void probe_host_dispatch(RawRecords& recs) {
+  const std::string script = find_shipped_file("calibrate/probes/host_dispatch.py");
+  if (script.empty()) {
+    recs.warnings.push_back("host dispatch probe skipped: calibrate/probes/host_dispatch.py not found");
+    return;
+  }
+  namespace fs = std::filesystem;
+  const std::string stem = (fs::temp_directory_path() / ("dsplan-host-probe-" + std::to_string(::getpid()))).string();
+  const ProcessResult pr = run_process({"python3", script}, stem + ".out", stem + ".err", ProcessLimits{300, 3});
+  auto out = read_text_file(stem + ".out"), err = read_text_file(stem + ".err");
+  std::error_code ec;
+  fs::remove(stem + ".out", ec);
+  fs::remove(stem + ".err", ec);
+  std::string why = err ? *err : "";
+  while (!why.empty() && std::isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
+  if (const auto nl = why.rfind('\n'); nl != std::string::npos) why = why.substr(nl + 1);
+  const std::string skipped = "host dispatch probe skipped (the model keeps its default host time per kernel): ";
+  if (!pr.started) return recs.warnings.push_back(skipped + "cannot run python3: " + pr.error);
+  if (!pr.exited || pr.exit_code != 0)
+    return recs.warnings.push_back(skipped + (pr.timed_out ? std::string("timed out") : why));
+  auto h = parse_host_dispatch(out ? *out : "", "host dispatch probe output");
+  if (!h) return recs.warnings.push_back(skipped + h.errors().front().message);
+  recs.host_dispatch = *h;
+}
+
 int run_pass(const CalibrateCli& c) {
   BenchOptions opt;
   opt.quick = c.quick;
@@ -134,13 +166,15 @@ int run_pass(const CalibrateCli& c) {
     return 1;
   }
   if (!dev->is_root) return 0;
-  auto gpu = datasheet_for(c.gpu, recs->provenance);
-  auto profile = gpu ? fit_records(*recs, *gpu) : Expected<CalibrationProfile>(gpu.errors());
+  RawRecords records = *recs;
+  if (c.host_probe == "on") probe_host_dispatch(records);
+  auto gpu = datasheet_for(c.gpu, records.provenance);
+  auto profile = gpu ? fit_records(records, *gpu) : Expected<CalibrationProfile>(gpu.errors());
   if (!profile) {
     // Keep the measurement: the records can be refitted later.
     const std::string raw = c.out + ".records.json";
     Diagnostics errs = profile.errors();
-    if (write_atomically(raw, records_to_json(*recs).dump(1) + "\n").empty())
+    if (write_atomically(raw, records_to_json(records).dump(1) + "\n").empty())
       errs.push_back({raw, "", "raw records saved", "refit with 'dsplan calibrate fit --records " +
                                                         raw + " --gpu NAME --out FILE'"});
     return report(errs);
@@ -148,10 +182,13 @@ int run_pass(const CalibrateCli& c) {
   profile.value().source = c.out;
   if (auto errs = write_atomically(c.out, profile_to_json(*profile).dump(1) + "\n"); !errs.empty())
     return report(errs);
-  std::cout << "wrote " << c.out << " (" << recs->gemm.size() << " GEMMs, " << recs->bandwidth.size()
-            << " bandwidths, " << recs->collectives.size() << " collectives, "
-            << recs->overlap.size() << " overlap runs)\n";
-  for (const auto& w : recs->warnings) std::cout << "warning: " << w << "\n";
+  std::cout << "wrote " << c.out << " (" << records.gemm.size() << " GEMMs, " << records.bandwidth.size()
+            << " bandwidths, " << records.collectives.size() << " collectives, "
+            << records.overlap.size() << " overlap runs"
+            << (profile->fitted.host_op_overhead
+                    ? ", host " + fmt(in_us(*profile->fitted.host_op_overhead), 1) + " us per kernel"
+                    : std::string()) << ")\n";
+  for (const auto& w : records.warnings) std::cout << "warning: " << w << "\n";
   return 0;
 }
 
@@ -236,6 +273,12 @@ void print_bandwidth(const CalibrationProfile& p) {
   if (f.overlap_compute_loss)
     std::cout << "overlap compute loss " << fmt(*f.overlap_compute_loss, 3)
               << " (default 0.19; docs/model.md §4.6)\n";
+  if (const auto& h = p.records.host_dispatch)
+    std::cout << "host dispatch (" << h->framework << ", " << h->precision << "): "
+              << fmt(h->us_per_kernel, 1) << " us per kernel, " << fmt(h->kernels_per_step, 0)
+              << " kernels in " << fmt(h->step_us / 1000, 2) << " ms, GPU busy "
+              << fmt(h->gpu_busy_us_per_step / 1000, 2) << " ms"
+              << (p.fitted.host_op_overhead ? "" : " (GPU-bound probe: not fitted)") << "\n";
   for (const auto& w : p.records.warnings) std::cout << "warning: " << w << "\n";
 }
 
@@ -273,6 +316,9 @@ void add_calibrate(CLI::App& app, int& exit_code) {
       "calibrate", "Measure GEMM, HBM, PCIe and NCCL performance on this machine's GPUs and "
                    "write a calibration profile for 'estimate --profile'");
   sub->add_flag("--quick", c->quick, "A shorter pass (under a minute)");
+  sub->add_option("--host-probe", c->host_probe,
+                  "Measure eager PyTorch's host time per kernel with python3 (on, default; off)")
+      ->check(CLI::IsMember({"on", "off"}));
   sub->add_option("--model", c->model, "Also measure this model's GEMM shapes (preset or JSON file)");
   sub->add_option("--tp", c->tp, "TP degrees for the model's GEMM shapes")->delimiter(',')
       ->check(CLI::Range(1, 1024));

@@ -177,23 +177,26 @@ Expected<ConfirmReport> run_confirm(const Plan& plan, const LaunchSpec& launch, 
   return rep;
 }
 
-std::string find_reference_workload() {
-  const char* env = std::getenv("DSPLAN_TRAIN_SCRIPT");
-  if (env && *env) return fs::exists(env) ? std::string(env) : std::string();
+std::string find_shipped_file(const std::string& relative) {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   std::vector<fs::path> places;
   if (!ec) {
     const fs::path dir = exe.parent_path();
-    places = {dir / "../examples/train_gpt.py", dir / "examples/train_gpt.py",
-              dir / "../share/dsplan/examples/train_gpt.py"};
+    places = {dir / ".." / relative, dir / relative, dir / "../share/dsplan" / relative};
   }
 #ifdef DSPLAN_SOURCE_DIR
-  places.push_back(fs::path(DSPLAN_SOURCE_DIR) / "examples/train_gpt.py");
+  places.push_back(fs::path(DSPLAN_SOURCE_DIR) / relative);
 #endif
   for (const auto& p : places)
     if (fs::exists(p, ec)) return fs::weakly_canonical(p, ec).string();
   return "";
+}
+
+std::string find_reference_workload() {
+  const char* env = std::getenv("DSPLAN_TRAIN_SCRIPT");
+  if (env && *env) return fs::exists(env) ? std::string(env) : std::string();
+  return find_shipped_file("examples/train_gpt.py");
 }
 
 }  // namespace dsplan

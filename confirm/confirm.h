@@ -61,4 +61,9 @@ Expected<ConfirmReport> run_confirm(const Plan& plan, const LaunchSpec& launch, 
 // from. "" when none exists.
 std::string find_reference_workload();
 
+// A file dsplan ships beside its binary, by its path in the source tree (e.g.
+// "calibrate/probes/host_dispatch.py"): BIN/../PATH, BIN/PATH, BIN/../share/dsplan/PATH,
+// else the source tree dsplan was built from. "" when none exists.
+std::string find_shipped_file(const std::string& relative);
+
 }  // namespace dsplan

@@ -45,6 +45,15 @@ std::vector<GemmRecord> aligned_gemms(const std::vector<GemmRecord>& records) {
   return out;
 }
 
+// The probe's host time per kernel, where its step was host-bound: the GPU's own kernel
+// time under half the step (otherwise the step time holds GPU work and the figure is
+// only an upper bound, so it is left out and the default stays).
+constexpr double kMaxProbeGpuBusy = 0.5;
+std::optional<Seconds> fit_host_dispatch(const std::optional<HostDispatchRecord>& h) {
+  if (!h || h->step_us <= 0 || h->gpu_busy_us_per_step > kMaxProbeGpuBusy * h->step_us) return std::nullopt;
+  return us(h->us_per_kernel);
+}
+
 }  // namespace
 
 std::optional<double> fit_overlap(const std::vector<OverlapRecord>& records) {
@@ -113,6 +122,7 @@ Expected<CalibrationProfile> fit_records(const RawRecords& records, const GpuSpe
     }
   }
   p.fitted.overlap_compute_loss = fit_overlap(records.overlap);
+  p.fitted.host_op_overhead = fit_host_dispatch(records.host_dispatch);
   auto c = fit_collectives(records.collectives);
   if (!c) errs.insert(errs.end(), c.errors().begin(), c.errors().end());
   else p.fitted.collectives = *c;
