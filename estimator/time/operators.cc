@@ -311,12 +311,22 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
   Acc fwd{gpu, eff, k.precision, {}, {}};
   layer_gemms(fwd, d, false);
   fwd.mem(w.bytes, w.kernels);
-  if (k.framework == Framework::ddp && k.precision != Precision::fp32)
-    fwd.mem(layer_weight_params(m) / d.t * 6.0);  // autocast weight casts
+  // Autocast casts each weight and bias tensor to 16 bits once per forward (one kernel
+  // each), and its backward casts each 16-bit gradient back to the fp32 parameter's
+  // (r 2, w 4 bytes per parameter). Linears: QKV, projection, FC1 (and the gate), FC2.
+  const int linears = m.gated_mlp ? 5 : 4;
+  const int cast_tensors = linears * (m.linear_bias ? 2 : 1);
+  if (d.autocast) fwd.mem(layer_weight_params(m) / d.t * 6.0, cast_tensors);
   Acc bwd{gpu, eff, k.precision, {}, {}};
   std::array<Seconds, 4> wgrad{};
   layer_gemms(bwd, d, true, &wgrad);
   bwd.mem(w.bwd_bytes, w.bwd_kernels);
+  if (d.autocast) bwd.mem(layer_weight_params(m) / d.t * 6.0, cast_tensors);
+  if (m.linear_bias) {  // each bias gradient: a reduction over the tokens of the output gradient
+    double out_cols = 0;
+    for (const auto& g : layer_gemm_shapes(d)) out_cols += g[1];
+    bwd.mem(d.T * out_cols * d.e, 4);
+  }
   attention_core_bwd(bwd, d);
   o.attn_core_fwd = floored(core.t, core.launches, eff);
   o.fwd = floored(fwd.t + core.t, fwd.launches + core.launches, eff);
