@@ -122,10 +122,11 @@ def main():
         if t <= 0 or ev.key.startswith("ProfilerStep"):
             continue
         kernels[ev.key] = (kernels.get(ev.key, (0, 0))[0] + t / 2 / 1e6, ev.count / 2)
-    by_cat = {}
-    for name, (t, _) in kernels.items():
+    by_cat, calls_by_cat = {}, {}
+    for name, (t, n) in kernels.items():
         c = category(name)
         by_cat[c] = by_cat.get(c, 0.0) + t
+        calls_by_cat[c] = calls_by_cat.get(c, 0.0) + n
     top = sorted(kernels.items(), key=lambda kv: -kv[1][0])[:40]
     result = {
         "args": rest, "mbs": mbs, "dtype": dtype_name, "params": n_params,
@@ -134,13 +135,16 @@ def main():
         "phase_wall_s": {k: min(v[-2:]) for k, v in phases.items() if v},
         "deepspeed": bool(ds_config),
         "by_category_s": dict(sorted(by_cat.items(), key=lambda kv: -kv[1])),
+        "kernel_calls_per_step": sum(n for _, n in kernels.values()),
+        "calls_by_category": dict(sorted(calls_by_cat.items(), key=lambda kv: -kv[1])),
         "peak_memory_GiB": torch.cuda.max_memory_allocated() / 2**30,
         "top_kernels": [{"name": k[:160], "s": v[0], "calls": v[1], "category": category(k)}
                         for k, v in top],
     }
     with open(out_path, "w") as f:
         json.dump(result, f, indent=1)
-    print(json.dumps({k: result[k] for k in ("wall_step_s", "kernel_s", "by_category_s")}))
+    print(json.dumps({k: result[k] for k in ("wall_step_s", "kernel_s", "by_category_s",
+                                             "kernel_calls_per_step", "calls_by_category")}))
 
 
 if __name__ == "__main__":
