@@ -77,6 +77,18 @@ def contract_check(check, doc):
                if m.get(k, "missing") is not None]
         return out + ["max_micro_batch.%s is %r, want an integer > 0" % (k, m.get(k))
                       for k in ("zero0", "zero1") if not isinstance(m.get(k), int) or m.get(k) <= 0]
+    if check == "host_bound_note":
+        # The best config's step is set by the host (the profile's 33.6 us per kernel), and
+        # the assumptions say so with that rate; its step is well above the GPU work it names.
+        notes = [a for a in doc.get("assumptions", []) if a.startswith("host-bound:")]
+        if len(notes) != 1:
+            return ["want one host-bound note, got %d: %s" % (len(notes), doc.get("assumptions"))]
+        m = re.search(r"step is ([0-9.]+) ms .* at ([0-9.]+) us each .* against ([0-9.]+) ms of GPU work", notes[0])
+        if not m or float(m.group(2)) < 30 or float(m.group(1)) < 1.1 * float(m.group(3)):
+            return ["host-bound note does not give the step, the profile's rate and the GPU work: %s" % notes[0]]
+        step = configs[0]["time"]["step_s"] * 1e3 if configs else 0
+        return [] if abs(step - float(m.group(1))) < 0.1 else \
+            ["host-bound note says %s ms, the best config's step_s is %.1f ms" % (m.group(1), step)]
     return ["unknown check %r in the case file" % check]
 
 
