@@ -113,12 +113,12 @@ struct OverlapRecord {
 // kernels, timed over many steps, divided by the kernels one step launches (profiler).
 // It is the step-time model's host_op_overhead (docs/model.md §4, "Host dispatch floor").
 struct HostDispatchRecord {
-  std::string framework;             // e.g. "pytorch 2.11.0+cu130"
-  std::string precision;             // "bf16 autocast" or "fp32"
-  double step_us = 0;                // wall time of one step, mean over the timed steps
+  std::string framework;  // e.g. "pytorch 2.11.0+cu130"
+  std::string precision;  // "bf16 autocast" or "fp32"
+  double step_us = 0;     // wall time of one step, mean over the timed steps
   double kernels_per_step = 0;
-  double gpu_busy_us_per_step = 0;   // the kernels' own time: small beside step_us
-  double us_per_kernel = 0;          // step_us / kernels_per_step
+  double gpu_busy_us_per_step = 0;  // the kernels' own time: small beside step_us
+  double us_per_kernel = 0;         // step_us / kernels_per_step
 };
 
 struct RawRecords {

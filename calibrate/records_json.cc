@@ -131,8 +131,11 @@ HostDispatchRecord read_host_dispatch(const Json& j, const std::string& file, co
 }
 
 Json host_dispatch_json(const HostDispatchRecord& h) {
-  return {{"framework", h.framework}, {"precision", h.precision}, {"step_us", h.step_us},
-          {"kernels_per_step", h.kernels_per_step}, {"gpu_busy_us_per_step", h.gpu_busy_us_per_step},
+  return {{"framework", h.framework},
+          {"precision", h.precision},
+          {"step_us", h.step_us},
+          {"kernels_per_step", h.kernels_per_step},
+          {"gpu_busy_us_per_step", h.gpu_busy_us_per_step},
           {"us_per_kernel", h.us_per_kernel}};
 }
 

@@ -122,8 +122,10 @@ void probe_host_dispatch(RawRecords& recs) {
     return;
   }
   namespace fs = std::filesystem;
-  const std::string stem = (fs::temp_directory_path() / ("dsplan-host-probe-" + std::to_string(::getpid()))).string();
-  const ProcessResult pr = run_process({"python3", script}, stem + ".out", stem + ".err", ProcessLimits{300, 3});
+  const std::string stem =
+      (fs::temp_directory_path() / ("dsplan-host-probe-" + std::to_string(::getpid()))).string();
+  const ProcessResult pr =
+      run_process({"python3", script}, stem + ".out", stem + ".err", ProcessLimits{300, 3});
   auto out = read_text_file(stem + ".out"), err = read_text_file(stem + ".err");
   std::error_code ec;
   fs::remove(stem + ".out", ec);
@@ -131,7 +133,8 @@ void probe_host_dispatch(RawRecords& recs) {
   std::string why = err ? *err : "";
   while (!why.empty() && std::isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
   if (const auto nl = why.rfind('\n'); nl != std::string::npos) why = why.substr(nl + 1);
-  const std::string skipped = "host dispatch probe skipped (the model keeps its default host time per kernel): ";
+  const std::string skipped =
+      "host dispatch probe skipped (the model keeps its default host time per kernel): ";
   if (!pr.started) return recs.warnings.push_back(skipped + "cannot run python3: " + pr.error);
   if (!pr.exited || pr.exit_code != 0)
     return recs.warnings.push_back(skipped + (pr.timed_out ? std::string("timed out") : why));
@@ -183,11 +186,12 @@ int run_pass(const CalibrateCli& c) {
   if (auto errs = write_atomically(c.out, profile_to_json(*profile).dump(1) + "\n"); !errs.empty())
     return report(errs);
   std::cout << "wrote " << c.out << " (" << records.gemm.size() << " GEMMs, " << records.bandwidth.size()
-            << " bandwidths, " << records.collectives.size() << " collectives, "
-            << records.overlap.size() << " overlap runs"
+            << " bandwidths, " << records.collectives.size() << " collectives, " << records.overlap.size()
+            << " overlap runs"
             << (profile->fitted.host_op_overhead
                     ? ", host " + fmt(in_us(*profile->fitted.host_op_overhead), 1) + " us per kernel"
-                    : std::string()) << ")\n";
+                    : std::string())
+            << ")\n";
   for (const auto& w : records.warnings) std::cout << "warning: " << w << "\n";
   return 0;
 }
@@ -274,8 +278,8 @@ void print_bandwidth(const CalibrationProfile& p) {
     std::cout << "overlap compute loss " << fmt(*f.overlap_compute_loss, 3)
               << " (default 0.19; docs/model.md §4.6)\n";
   if (const auto& h = p.records.host_dispatch)
-    std::cout << "host dispatch (" << h->framework << ", " << h->precision << "): "
-              << fmt(h->us_per_kernel, 1) << " us per kernel, " << fmt(h->kernels_per_step, 0)
+    std::cout << "host dispatch (" << h->framework << ", " << h->precision
+              << "): " << fmt(h->us_per_kernel, 1) << " us per kernel, " << fmt(h->kernels_per_step, 0)
               << " kernels in " << fmt(h->step_us / 1000, 2) << " ms, GPU busy "
               << fmt(h->gpu_busy_us_per_step / 1000, 2) << " ms"
               << (p.fitted.host_op_overhead ? "" : " (GPU-bound probe: not fitted)") << "\n";

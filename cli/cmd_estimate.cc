@@ -110,12 +110,14 @@ void note_host_bound(EstimatePlan& p) {
   const double gpu_only = in_ms(make_refiner(free_host)(best).step);
   if (!(with_host > 1.1 * gpu_only)) return;
   const bool measured = p.request.efficiency.source != Efficiency{}.source;
-  const std::string note =
-      "host-bound: the best configuration's step is " + fmt(with_host, 1) + " ms with the host issuing kernels at " +
-      fmt(in_us(p.request.efficiency.host_op_overhead), 1) + " us each (" +
-      (measured ? "from " + p.request.efficiency.source : std::string("the default; 25-36 us measured on H100 VMs")) +
-      "), against " + fmt(gpu_only, 1) + " ms of GPU work; a larger micro-batch amortises it" +
-      (measured ? "" : ", and 'dsplan calibrate' measures this host");
+  const std::string note = "host-bound: the best configuration's step is " + fmt(with_host, 1) +
+                           " ms with the host issuing kernels at " +
+                           fmt(in_us(p.request.efficiency.host_op_overhead), 1) + " us each (" +
+                           (measured ? "from " + p.request.efficiency.source
+                                     : std::string("the default; 25-36 us measured on H100 VMs")) +
+                           "), against " + fmt(gpu_only, 1) +
+                           " ms of GPU work; a larger micro-batch amortises it" +
+                           (measured ? "" : ", and 'dsplan calibrate' measures this host");
   p.assumptions.push_back(note);
   p.json["assumptions"].push_back(note);
 }

@@ -70,8 +70,8 @@ def main():
             ms, oom = None, True
             opt.zero_grad(set_to_none=True)
         after = torch.cuda.memory_stats()
-        print(json.dumps({"cap": f, "step_ms": ms, "oom": oom,
-                          "alloc_retries": after.get("num_alloc_retries", 0) - before.get("num_alloc_retries", 0),
+        retries = after.get("num_alloc_retries", 0) - before.get("num_alloc_retries", 0)
+        print(json.dumps({"cap": f, "step_ms": ms, "oom": oom, "alloc_retries": retries,
                           "peak_reserved_GiB": torch.cuda.max_memory_reserved() / 2**30}), flush=True)
         if oom:
             break

@@ -83,9 +83,10 @@ def contract_check(check, doc):
         notes = [a for a in doc.get("assumptions", []) if a.startswith("host-bound:")]
         if len(notes) != 1:
             return ["want one host-bound note, got %d: %s" % (len(notes), doc.get("assumptions"))]
-        m = re.search(r"step is ([0-9.]+) ms .* at ([0-9.]+) us each .* against ([0-9.]+) ms of GPU work", notes[0])
+        m = re.search(r"step is ([0-9.]+) ms .* at ([0-9.]+) us each .* against ([0-9.]+) ms of GPU work",
+                      notes[0])
         if not m or float(m.group(2)) < 30 or float(m.group(1)) < 1.1 * float(m.group(3)):
-            return ["host-bound note does not give the step, the profile's rate and the GPU work: %s" % notes[0]]
+            return ["host-bound note lacks the step, the profile's rate or the GPU work: %s" % notes[0]]
         step = configs[0]["time"]["step_s"] * 1e3 if configs else 0
         return [] if abs(step - float(m.group(1))) < 0.1 else \
             ["host-bound note says %s ms, the best config's step_s is %.1f ms" % (m.group(1), step)]

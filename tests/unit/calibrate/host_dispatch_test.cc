@@ -32,7 +32,8 @@ TEST(HostDispatch, H100ProbeIsFittedAndUsed) {
   EXPECT_NEAR(in_us(*p.fitted.host_op_overhead), 33.6, 0.05);
   const Efficiency e = to_efficiency(p);
   EXPECT_NEAR(in_us(e.host_op_overhead), 33.6, 0.05);
-  EXPECT_GT(e.host_op_overhead.v, Efficiency{}.host_op_overhead.v);  // this VM's host is slower than the default
+  // This VM's host is slower than the default assumes.
+  EXPECT_GT(e.host_op_overhead.v, Efficiency{}.host_op_overhead.v);
 }
 
 TEST(HostDispatch, RefitKeepsTheProbeAndAGpuBoundProbeIsNotFitted) {
@@ -66,7 +67,8 @@ TEST(HostDispatch, ProbeOutputIsParsedStrictly) {
   ASSERT_TRUE(ok.ok()) << ok.errors()[0].to_string();
   EXPECT_EQ(ok->us_per_kernel, 20);
   EXPECT_EQ(ok->framework, "pytorch 2.11.0");
-  auto missing = parse_host_dispatch(R"({"framework": "pytorch", "precision": "fp32", "step_us": 5000})", "probe");
+  auto missing =
+      parse_host_dispatch(R"({"framework": "pytorch", "precision": "fp32", "step_us": 5000})", "probe");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.errors()[0].to_string().find("kernels_per_step"), std::string::npos);
   auto negative = parse_host_dispatch(

@@ -202,8 +202,8 @@ TEST(ConfirmCli, DeepSpeedPlanNeedsDeepSpeed) {
   fs::permissions(d / "bin/python3", fs::perms::owner_all);
   const std::string plan = std::string(DSPLAN_TEST_DATA) + "/confirm/plan_tiny.json";
   auto args = [&](const std::string& p) {
-    return std::vector<std::string>{"confirm", "--plan", p, "--top", "1", "--results-dir", d / "r", "--exps-dir",
-                                    d / "e"};
+    return std::vector<std::string>{"confirm", "--plan",     p,      "--top", "1", "--results-dir",
+                                    d / "r",   "--exps-dir", d / "e"};
   };
   EXPECT_EQ(run_dsplan(d, args(plan)), 2);
   std::string err = slurp(d / "err.txt");
