@@ -114,7 +114,7 @@ void note_host_bound(EstimatePlan& p) {
                            " ms with the host issuing kernels at " +
                            fmt(in_us(p.request.efficiency.host_op_overhead), 1) + " us each (" +
                            (measured ? "from " + p.request.efficiency.source
-                                     : std::string("the default; 25-36 us measured on H100 VMs")) +
+                                     : std::string("the default; 25-40 us measured on H100 VMs")) +
                            "), against " + fmt(gpu_only, 1) +
                            " ms of GPU work; a larger micro-batch amortises it" +
                            (measured ? "" : ", and 'dsplan calibrate' measures this host");
