@@ -155,12 +155,25 @@ TEST(ConfirmCli, DamagedResultsFolderIsACleanError) {
 // torch imports and sees a GPU. A python3 on PATH that answers like a machine without torch
 // (exit 4 with the import error), then like one without a GPU (exit 3), gets exit 2 and one
 // line saying which, before any folder is made or experiment launched.
+// Puts BIN (made here; a test writes a fake python3 in it) first on PATH until it goes out
+// of scope.
+class PathPrefix {
+ public:
+  explicit PathPrefix(const fs::path& bin) {
+    fs::create_directories(bin);
+    const char* old_path = std::getenv("PATH");
+    saved_ = old_path ? old_path : "";
+    ::setenv("PATH", bin.string().append(":").append(saved_).c_str(), 1);
+  }
+  ~PathPrefix() { ::setenv("PATH", saved_.c_str(), 1); }
+
+ private:
+  std::string saved_;
+};
+
 TEST(ConfirmCli, ReferenceWorkloadNeedsTorchAndAGpuFirst) {
   ScratchDir d;
-  fs::create_directories(d / "bin");
-  const char* old_path = std::getenv("PATH");
-  const std::string saved = old_path ? old_path : "";
-  ::setenv("PATH", (d / "bin").append(":").append(saved).c_str(), 1);
+  const PathPrefix path(d / "bin");
   const std::vector<std::string> args = {
       "confirm", "--plan",     std::string(DSPLAN_TEST_DATA) + "/confirm/plan_tiny.json",
       "--top",   "1",          "--results-dir",
@@ -180,20 +193,16 @@ TEST(ConfirmCli, ReferenceWorkloadNeedsTorchAndAGpuFirst) {
     EXPECT_FALSE(fs::exists(d / "r"));
     EXPECT_FALSE(fs::exists(d / "e"));
   }
-  ::setenv("PATH", saved.c_str(), 1);
 }
 
 // A plan priced as DeepSpeed needs DeepSpeed: without it the workload would train PyTorch's
 // equivalents and confirm would compare them against the DeepSpeed prediction. The fake
-// python3 imports torch with a GPU but has no deepspeed (exit 5 when asked for it); a
-// plan of DDP configurations never asks for it, so the same fake passes that plan's check
-// and stops at the next step instead.
+// python3 has no deepspeed (exit 5 when the check imports it) and reports no GPU otherwise
+// (exit 3): a plan of DDP configurations never asks for deepspeed, so the same fake stops
+// it at the GPU check instead, with no word of DeepSpeed.
 TEST(ConfirmCli, DeepSpeedPlanNeedsDeepSpeed) {
   ScratchDir d;
-  fs::create_directories(d / "bin");
-  const char* old_path = std::getenv("PATH");
-  const std::string saved = old_path ? old_path : "";
-  ::setenv("PATH", (d / "bin").append(":").append(saved).c_str(), 1);
+  const PathPrefix path(d / "bin");
   {
     std::ofstream py(d / "bin/python3");
     py << "#!/bin/sh\ncase \"$2\" in *'import deepspeed'*) echo \"No module named 'deepspeed'\"; exit 5;; "
@@ -221,7 +230,6 @@ TEST(ConfirmCli, DeepSpeedPlanNeedsDeepSpeed) {
   err = slurp(d / "err.txt");
   EXPECT_NE(err.find("no usable GPU"), std::string::npos) << err;
   EXPECT_EQ(err.find("deepspeed"), std::string::npos) << err;
-  ::setenv("PATH", saved.c_str(), 1);
 }
 
 }  // namespace
