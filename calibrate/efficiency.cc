@@ -2,13 +2,15 @@
 // fractions (bf16, fp16 and fp32; tf32 has no training precision of its own and stays in
 // the profile only), k_half and kernel overhead, HBM and PCIe fractions, the measured
 // collective fits and the host time per kernel. Anything the profile did not measure keeps
-// the base value.
+// the base value. A GEMM fit that does not describe its own measurements (gemm_fit_usable)
+// is kept in the profile but not applied: the datasheet GEMM fractions stay.
 #include "calibrate/profile.h"
 
 namespace dsplan {
 namespace {
 
 void apply_gemm(const FittedParams& f, Efficiency& e) {
+  if (!gemm_fit_usable(f)) return;
   bool any = false;
   const std::pair<GemmDtype, Precision> map[] = {{GemmDtype::bf16, Precision::bf16},
                                                  {GemmDtype::fp16, Precision::fp16},
@@ -26,6 +28,13 @@ void apply_gemm(const FittedParams& f, Efficiency& e) {
 }
 
 }  // namespace
+
+bool gemm_fit_usable(const FittedParams& f) {
+  if (f.gemm_rms_rel_error > kMaxUsableGemmRms) return false;
+  for (const auto& g : f.gemm)
+    if (g && g->peak_fraction > 1.0) return false;
+  return true;
+}
 
 Efficiency to_efficiency(const CalibrationProfile& p, const Efficiency& base) {
   Efficiency e = base;

@@ -258,6 +258,9 @@ void print_gemm(const CalibrationProfile& p) {
   std::cout << "GEMM model: k_half " << fmt(f.gemm_k_half, 1) << ", kernel overhead "
             << fmt(in_us(f.kernel_overhead), 2) << " us, RMS relative error "
             << fmt(100 * f.gemm_rms_rel_error, 1) << "%\n";
+  if (!gemm_fit_usable(f))
+    std::cout << "GEMM fit not used by estimate: RMS above " << fmt(100 * kMaxUsableGemmRms, 0)
+              << "% or a fraction above the datasheet peak; the datasheet GEMM fractions stay\n";
 }
 
 void print_bandwidth(const CalibrationProfile& p) {

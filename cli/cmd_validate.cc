@@ -5,10 +5,12 @@
 // docs/accuracy.md. Rows that cannot be mapped are listed as skipped with the reason.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
 
+#include "calibrate/profile.h"
 #include "cli/commands.h"
 #include "cli/estimate_options.h"
 #include "cli/explain.h"
@@ -26,7 +28,12 @@ struct ValidateCli {
   bool json = false;
   bool markdown = false;
   std::string explain;  // rows whose id contains this: mapping and breakdown
+  std::string profile;  // calibration profile applied to the rows on its GPU
 };
+
+// Replaces a request's efficiencies with a calibration profile's where the request's GPU is
+// the one the profile measured; false (request unchanged) elsewhere.
+using ProfileFn = std::function<bool(PlanRequest&)>;
 
 struct RowResult {
   std::string id, kind, label, note;
@@ -142,9 +149,10 @@ void explain_case(const ValidationCase& c, const PlanResult& res) {
   std::cout << "\n";
 }
 
-std::vector<RowResult> run_case(const ValidationCase& c) {
+std::vector<RowResult> run_case(const ValidationCase& c, const ProfileFn& profile) {
   std::vector<RowResult> out;
   PlanRequest req = c.request;
+  if (profile) profile(req);
   req.refine = make_refiner(req);
   const PlanResult res = plan(req);
   for (const auto& m : c.measured) {
@@ -178,10 +186,11 @@ struct OrderResult {
   bool matches() const { return concordant == pairs; }
 };
 
-OrderResult run_ordering(const OrderingCase& o) {
+OrderResult run_ordering(const OrderingCase& o, const ProfileFn& profile) {
   OrderResult r{o.id, o.note, o.labels, o.measured, {}, 0, 0};
   for (const auto& g : o.groups) {
     PlanRequest req = g;
+    if (profile) profile(req);
     req.refine = make_refiner(req);
     const PlanResult res = plan(req);
     // A pinned group is a configuration that ran: its predicted throughput counts even if
@@ -389,10 +398,28 @@ int run(const ValidateCli& v) {
                                                               set->skipped.front().message + ")"),
                               "rows in the format of shared/validation/published.json (docs/manual.md)"}});
 
+  // --profile: loaded and checked once, then applied to every request on its GPU.
+  std::string profile_text;
+  ProfileFn profile;
+  int profiled = 0;
+  if (!v.profile.empty()) {
+    auto ptext = read_text_file(v.profile);
+    if (!ptext) return report(ptext.errors());
+    if (auto loaded = load_profile(*ptext, v.profile); !loaded) return report(loaded.errors());
+    profile_text = *ptext;
+    profile = [&](PlanRequest& req) {
+      auto eff = efficiency_from_profile_file_text(profile_text, v.profile, req.cluster.node.gpu, req.efficiency);
+      if (!eff) return false;
+      req.efficiency = *eff;
+      ++profiled;
+      return true;
+    };
+  }
   std::vector<RowResult> rows, comm;
   if (!v.explain.empty()) {  // --explain prints the matching rows' breakdowns only
     int matched = 0;
-    auto explain_request = [](const ValidationCase& c, PlanRequest req) {
+    auto explain_request = [&profile](const ValidationCase& c, PlanRequest req) {
+      if (profile && profile(req)) std::cout << "  (efficiencies from the calibration profile)\n";
       req.refine = make_refiner(req);
       explain_case(c, plan(req));
     };
@@ -419,13 +446,25 @@ int run(const ValidateCli& v) {
     return 0;
   }
   for (const auto& c : set->cases)
-    for (auto& r : run_case(c)) rows.push_back(std::move(r));
+    for (auto& r : run_case(c, profile)) rows.push_back(std::move(r));
   for (const auto& c : set->collectives) comm.push_back(run_collective(c));
   std::vector<OrderResult> orders;
-  for (const auto& o : set->orderings) orders.push_back(run_ordering(o));
+  for (const auto& o : set->orderings) orders.push_back(run_ordering(o, profile));
+  if (profile && profiled == 0)
+    return report({Diagnostic{v.profile, "/datasheet",
+                              "--profile: the profile's GPU is not the GPU of any row in " + v.file,
+                              "give a profile measured on the rows' GPU (dsplan calibrate show names it)"}});
+  if (profile && !v.json)
+    std::cout << "efficiencies of the " << profiled << " case(s) on the profile's GPU from " << v.profile
+              << "; the others keep the datasheet defaults; collectives keep the datasheet model\n\n";
   const Summary s = summarise(rows, comm, orders);
-  if (v.json) std::cout << to_json(rows, comm, orders, s, *set).dump(2) << "\n";
-  else print_text(rows, comm, orders, s, *set, v.markdown);
+  if (v.json) {
+    Json doc = to_json(rows, comm, orders, s, *set);
+    if (profile) doc["profile"] = {{"file", v.profile}, {"cases", profiled}};
+    std::cout << doc.dump(2) << "\n";
+  }
+  else
+    print_text(rows, comm, orders, s, *set, v.markdown);
   return 0;
 }
 
@@ -437,6 +476,8 @@ void add_validate(CLI::App& app, int& exit_code) {
   sub->add_option("file", cli->file, "Measurements JSON (format of shared/validation/published.json)")->required();
   sub->add_flag("--json", cli->json, "Print results as JSON");
   sub->add_flag("--markdown", cli->markdown, "Print the tables as Markdown (docs/accuracy.md)");
+  sub->add_option("--profile", cli->profile,
+                  "Calibration profile: its efficiencies replace the datasheet defaults for the rows on its GPU");
   sub->add_option("--explain", cli->explain,
                   "Show the mapping, predicted configuration and step breakdown of the rows whose id contains this text");
   sub->callback([cli, &exit_code] { exit_code = run(*cli); });

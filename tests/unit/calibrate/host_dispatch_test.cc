@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "calibrate/profile.h"
+#include "estimator/time/efficiency_defaults.h"
 #include "hwdb/hwdb.h"
 
 namespace dsplan {
@@ -30,8 +31,11 @@ TEST(HostDispatch, H100ProbeIsFittedAndUsed) {
   EXPECT_LT(h.gpu_busy_us_per_step, 0.1 * h.step_us);
   ASSERT_TRUE(p.fitted.host_op_overhead);
   EXPECT_NEAR(in_us(*p.fitted.host_op_overhead), 33.6, 0.05);
-  const Efficiency e = to_efficiency(p);
+  const Efficiency e = to_efficiency(p, default_efficiency(*gpu_preset("h100-80gb")));
   EXPECT_NEAR(in_us(e.host_op_overhead), 33.6, 0.05);
+  // Its GEMM fit (bf16 at 1.17 of peak, 28.8% RMS) is not used; the datasheet's stays.
+  EXPECT_FALSE(gemm_fit_usable(p.fitted));
+  EXPECT_EQ(e.gemm_peak_fraction, default_efficiency(*gpu_preset("h100-80gb")).gemm_peak_fraction);
   // This VM's host is slower than the default assumes.
   EXPECT_GT(e.host_op_overhead.v, Efficiency{}.host_op_overhead.v);
 }

@@ -80,6 +80,31 @@ TEST(Profile, UnmeasuredFieldsKeepTheBase) {
   EXPECT_EQ(to_efficiency(p, base).overlap_compute_loss, 0.3);
 }
 
+// A GEMM fit that misses its own measurements by more than 20% RMS, or puts a dtype above
+// the datasheet peak, stays in the profile but leaves the base's GEMM fields; the other
+// fitted fields still apply.
+TEST(Profile, UnusableGemmFitKeepsTheBaseGemm) {
+  CalibrationProfile p = fitted();
+  ASSERT_TRUE(gemm_fit_usable(p.fitted));
+  Efficiency base;
+  base.gemm_peak_fraction = {0.5, 0.5, 0.5};
+  base.gemm_k_half = 7;
+  const auto bf16 = static_cast<int>(Precision::bf16);
+  EXPECT_NE(to_efficiency(p, base).gemm_peak_fraction[bf16], 0.5);  // usable: applied
+  CalibrationProfile rough = p;
+  rough.fitted.gemm_rms_rel_error = 0.21;
+  EXPECT_FALSE(gemm_fit_usable(rough.fitted));
+  CalibrationProfile above = p;
+  above.fitted.gemm[static_cast<int>(GemmDtype::bf16)]->peak_fraction = 1.01;
+  EXPECT_FALSE(gemm_fit_usable(above.fitted));
+  for (const CalibrationProfile& q : {rough, above}) {
+    const Efficiency e = to_efficiency(q, base);
+    EXPECT_EQ(e.gemm_peak_fraction[bf16], 0.5);
+    EXPECT_EQ(e.gemm_k_half, 7);
+    EXPECT_EQ(e.hbm_fraction, *q.fitted.hbm_fraction);  // the rest of the profile applies
+  }
+}
+
 TEST(Profile, EfficiencyFromFileChecksTheTargetGpu) {
   const std::string text = text_of(fitted());
   auto ok = efficiency_from_profile_file_text(text, "p.json", testing::a100_80gb());
