@@ -68,6 +68,12 @@ struct StepCosts {
   // reduction, ZeRO-3 gather) runs beside it on the same rank (Efficiency::
   // overlap_compute_loss). 0 = the streams do not slow each other.
   double overlap_compute_loss = 0.0;
+  // Host (CPU) time to issue each pass's kernels, per micro-batch like the GPU times above
+  // (launches x Efficiency::host_op_overhead). The host runs ahead of the GPU; where it
+  // issues slower than the GPU runs, the GPU waits (estimator/host_stall.h).
+  struct HostIssue {
+    Seconds layer_fwd, layer_bwd, layer_recompute, embed_fwd, embed_bwd, head_fwd, head_bwd, optimizer;
+  } host;
 };
 
 }  // namespace dsplan

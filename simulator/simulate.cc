@@ -5,6 +5,7 @@
 
 #include <boost/graph/topological_sort.hpp>  // boost::not_a_dag
 
+#include "estimator/host_stall.h"
 #include "simulator/breakdown.h"
 #include "simulator/contention.h"
 #include "simulator/scheduler.h"
@@ -145,6 +146,11 @@ Expected<SimulationResult> simulate_step(const StepCosts& costs) {
   r.critical_rank = sim::critical_rank(sg, schedule);
   r.breakdown = sim::attribute(sg, schedule, r.critical_rank);
   r.breakdown.contention = contention_on(sg, base, r.critical_rank);
+  // The host's kernel issuing, as in the closed form: the GPU waits, counted as compute.
+  const Seconds stall = host_stall(costs);
+  r.step += stall;
+  r.breakdown.step += stall;
+  r.breakdown.compute += stall;
   r.critical_path = path_steps(sg.graph, schedule);
   r.streams = utilisation(sg.graph, schedule);
   r.tasks = sg.graph.size();
@@ -163,7 +169,7 @@ Seconds closed_form_sum(const StepCosts& c) {
   // Sends between stages on different ranks, one each way per micro-batch and boundary.
   const double sends = c.pp > 1 ? 2.0 * c.micro_batches * (c.pp * c.vpp - 1) : 0.0;
   return per_mb * c.micro_batches + per_round * rounds + c.p2p * sends + c.embed_grad_sync +
-         c.optimizer + c.param_allgather + c.offload_h2d;
+         c.optimizer + c.param_allgather + c.offload_h2d + host_stall(c);
 }
 
 }  // namespace dsplan

@@ -53,8 +53,9 @@ Expected<SimulationResult> simulate_step(const StepCosts& costs);
 // The step time with nothing overlapped and no pipeline: every term of StepCosts summed
 // (micro-batches x passes, every layer's gather and reduction, tail, sync, optimizer,
 // parameter all-gather, both offload copies, every pipeline send; the reductions, tail and
-// gradient copy once per micro-batch with grad_reduce_every_micro_batch). simulate_step() equals it when pp == 1,
-// vpp == 1, overlap_grad_reduce is off and ZeRO-3 prefetch is off.
+// gradient copy once per micro-batch with grad_reduce_every_micro_batch), plus the GPU's
+// wait for the host (estimator/host_stall.h), which both tiers add alike. simulate_step()
+// equals it when pp == 1, vpp == 1, overlap_grad_reduce is off and ZeRO-3 prefetch is off.
 Seconds closed_form_sum(const StepCosts& costs);
 
 }  // namespace dsplan

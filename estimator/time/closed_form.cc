@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <array>
 
+#include "estimator/host_stall.h"
 #include "estimator/overlap.h"
 #include "estimator/time/step_caches.h"
 
@@ -134,6 +135,10 @@ void StepTimeModel::estimate_into(const TrainConfig& cfg, StepTimeBreakdown& out
   out.optimizer = c.optimizer;
   out.offload = offload;
   out.step = t_mb * m + bubble + dp + contention + c.optimizer + offload;
+  // The GPU waiting for the host to issue kernels counts as compute (estimator/host_stall.h).
+  const Seconds stall = host_stall(c);
+  out.step += stall;
+  out.compute += stall;
 
   const double tokens = double(cfg.micro_batch) * cfg.seq_len * m;
   const double causal = model_.causal ? 0.5 : 1.0;

@@ -73,11 +73,9 @@ struct Acc {
   }
 };
 
-// A pass cannot finish before the host has issued its kernels: when the GPU drains them
-// faster than the host issues them, the pass is launch-bound.
-Seconds floored(Seconds gpu_time, int launches, const Efficiency& eff) {
-  return std::max(gpu_time, eff.host_op_overhead * launches);
-}
+// Host time to issue a pass's kernels (the pass's GPU time is kept apart: the host runs
+// ahead of the GPU, estimator/host_stall.h).
+Seconds host_time(int launches, const Efficiency& eff) { return eff.host_op_overhead * launches; }
 
 struct Dims {
   double b, s, h, hq, hkv, f, t, T, Ts, e, ew, heads;
@@ -328,18 +326,22 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
     bwd.mem(d.T * out_cols * d.e, 4);
   }
   attention_core_bwd(bwd, d);
-  o.attn_core_fwd = floored(core.t, core.launches, eff);
-  o.fwd = floored(fwd.t + core.t, fwd.launches + core.launches, eff);
-  o.bwd = floored(bwd.t, bwd.launches, eff);
+  o.attn_core_fwd = core.t;
+  o.fwd = fwd.t + core.t;
+  o.bwd = bwd.t;
+  o.host.fwd = host_time(fwd.launches + core.launches, eff);
+  o.host.bwd = host_time(bwd.launches, eff);
   o.fwd_flops_hw = fwd.f + core.f;
   o.wgrad_qkv = wgrad[kQkv];
   o.wgrad_fc1 = wgrad[kFc1];
   o.bwd_flops_hw = bwd.f;
   if (recomputes_layers(k.ckpt)) {
     o.recompute = o.fwd;
+    o.host.recompute = o.host.fwd;
     o.recompute_flops_hw = o.fwd_flops_hw;
   } else if (k.ckpt == Checkpointing::selective) {
     o.recompute = o.attn_core_fwd;
+    o.host.recompute = host_time(core.launches, eff);
     o.recompute_flops_hw = core.f;
   }
 }
@@ -357,11 +359,13 @@ void embedding_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey&
   if (m.embedding_norm) elementwise += 2.0 * row, kernels += 1;
   if (d.dropout) elementwise += 2.0 * row + d.T * d.h, kernels += 1;  // dropout
   a.mem(elementwise, kernels);
-  o.embed_fwd = floored(a.t, a.launches, eff);
+  o.embed_fwd = a.t;
+  o.host.embed_fwd = host_time(a.launches, eff);
   Acc b{gpu, eff, k.precision, {}, {}};
   b.mem(2.0 * elementwise, 2 * kernels);
   b.mem(d.T * d.h * (d.e + 4.0) * (1 + extra_tables), 1 + extra_tables);  // scatter-add
-  o.embed_bwd = floored(b.t, b.launches, eff);
+  o.embed_bwd = b.t;
+  o.host.embed_bwd = host_time(b.launches, eff);
 }
 
 void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
@@ -387,8 +391,10 @@ void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
     f.gemm(d.b, d.h, d.h);
     b.gemm_bwd(d.b, d.h, d.h);
   }
-  o.head_fwd = floored(f.t, f.launches, eff);
-  o.head_bwd = floored(b.t, b.launches, eff);
+  o.head_fwd = f.t;
+  o.head_bwd = b.t;
+  o.host.head_fwd = host_time(f.launches, eff);
+  o.host.head_bwd = host_time(b.launches, eff);
   o.head_flops_hw = f.f + b.f;
   if (m.vocab_logits) {
     // A metric's torch cross-entropy under autocast: cast 16-bit logits to fp32 (read e,
@@ -399,7 +405,8 @@ void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
     Acc x{gpu, eff, k.precision, {}, {}};
     const bool cast = d.e < 4.0;
     x.mem(d.T * v * ((cast ? d.e + 4.0 : 0.0) + 16.0), cast ? 3 : 2);
-    o.logit_metric = floored(x.t, x.launches, eff);
+    o.logit_metric = x.t;
+    o.host.logit_metric = host_time(x.launches, eff);
   }
 }
 

@@ -47,6 +47,12 @@ struct OpCosts {
   // One training metric evaluated on the logits outside the loss (TrainConfig::
   // logit_metrics): torch cross-entropy under autocast, i.e. a cast to fp32 and a log-softmax.
   Seconds logit_metric;
+  // Host (CPU) time to issue each pass's kernels: launches x host_op_overhead. The times
+  // above are the GPU's alone; the step adds what the host's issuing makes the GPU wait
+  // (estimator/host_stall.h).
+  struct Host {
+    Seconds fwd, bwd, recompute, embed_fwd, embed_bwd, head_fwd, head_bwd, logit_metric;
+  } host;
 };
 
 OpCosts operator_costs(const ModelSpec& m, const GpuSpec& gpu, const Efficiency& eff,

@@ -114,8 +114,10 @@ OptimizerCosts optimizer_costs(double shard_params, int tensors, double grad_byt
     const int kernels = impl == Impl::fused       ? kOptimizerKernels
                         : impl == Impl::foreach ? ops * static_cast<int>(std::max(1.0, launches))
                                                 : loops * ops;
-    o.step = std::max(Seconds(bytes / (gpu.hbm_bw.v * eff.hbm_fraction)) + eff.kernel_overhead * kernels,
-                      eff.host_op_overhead * kernels);  // launch-bound floor (operators.cc)
+    o.step = Seconds(bytes / (gpu.hbm_bw.v * eff.hbm_fraction)) + eff.kernel_overhead * kernels;
+    // A foreach operation is one call from Python whose multi_tensor_apply launches its
+    // chunks in a C++ loop: the host's per-op cost is paid once per operation there.
+    o.host = eff.host_op_overhead * (impl == Impl::foreach ? ops : kernels);
     return o;
   }
   const double local_ranks = std::max(1, cluster.gpus_per_node());

@@ -22,6 +22,7 @@ namespace dsplan {
 
 struct OptimizerCosts {
   Seconds step;  // on the GPU, or CPU Adam when the optimizer is offloaded
+  Seconds host;  // host time to issue the GPU step's kernels (estimator/host_stall.h)
   Seconds d2h;   // gradients to host, per reduction round
   Seconds h2d;   // updated 16-bit parameters back, per step
 };

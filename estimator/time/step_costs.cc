@@ -221,6 +221,16 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.offload_d2h = ce.opt.d2h;
   c.offload_h2d = ce.opt.h2d;
   c.overlap_compute_loss = eff.overlap_compute_loss;
+  c.host.layer_fwd = op.host.fwd;
+  c.host.layer_bwd = op.host.bwd;
+  c.host.layer_recompute = cfg.checkpointing == Checkpointing::block
+                               ? op.host.recompute * cfg.recompute_share(ce.layers_per_rank)
+                               : op.host.recompute;
+  c.host.embed_fwd = op.host.embed_fwd;
+  c.host.embed_bwd = op.host.embed_bwd;
+  c.host.head_fwd = op.host.head_fwd;
+  c.host.head_bwd = op.host.head_bwd + op.host.logit_metric * double(std::max(0, cfg.logit_metrics));
+  c.host.optimizer = ce.opt.host;
   return c;
 }
 

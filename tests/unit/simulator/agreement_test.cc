@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/json/model_json.h"
+#include "estimator/host_stall.h"
 #include "estimator/step_time.h"
 #include "estimator/time/efficiency_defaults.h"
 #include "hwdb/hwdb.h"
@@ -168,6 +169,38 @@ TEST(Agreement, OverlapAndPipelinesStayWithinTheBand) {
   }
   ASSERT_EQ(rows.size(), 2u * 4 * 7 * 3 * 4 * 2);
   print_table(rows);
+}
+
+// A host-bound step: GPT-2 at micro-batch 1 on one H100 whose host issues a kernel every
+// 40 us (the slowest lent VM measured). Both tiers add the same host stall, which is most
+// of the step, and agree as for any step with nothing overlapped.
+TEST(Agreement, HostBoundStepAgrees) {
+  const auto m = model_preset("gpt2");
+  const auto gpu = gpu_preset("h100-80gb");
+  ASSERT_TRUE(m.ok() && gpu.ok());
+  Cluster cl;
+  cl.node = generic_node(gpu.value());
+  cl.num_gpus = 1;
+  Efficiency eff = default_efficiency(cl.node.gpu);
+  eff.host_op_overhead = us(40);
+  const StepTimeModel t(m.value(), cl, eff);
+  TrainConfig cfg;
+  cfg.framework = Framework::ddp;
+  cfg.micro_batch = 1;
+  cfg.seq_len = 1024;
+  cfg.flash_attention = true;
+  const StepCosts c = t.costs(cfg);
+  const Seconds stall = host_stall(c);
+  const auto sim = simulate_step(c);
+  ASSERT_TRUE(sim.ok());
+  const StepTimeBreakdown closed = t.estimate(cfg);
+  EXPECT_GT(stall.v, 0.5 * closed.step.v);
+  EXPECT_NEAR(sim->step.v / closed.step.v, 1.0, kExact);
+  EXPECT_NEAR(closed_form_sum(c).v / closed.step.v, 1.0, kExact);
+  // The stall is compute time: the breakdown still sums to the step.
+  EXPECT_NEAR(closed.step.v,
+              (closed.compute + closed.comm_exposed + closed.bubble + closed.optimizer + closed.offload).v, 1e-12);
+  EXPECT_GT(closed.compute.v, stall.v);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "estimator/host_stall.h"
 #include "estimator/time/efficiency_defaults.h"
 #include "estimator/time/operators.h"
 #include "estimator/time/optimizer.h"
@@ -341,13 +342,13 @@ TEST(Placement, PipelineIsTheOutermostAxis) {
 namespace dsplan {
 namespace {
 
-// Host dispatch floor. A GPT with h = 256 at micro-batch 1, seq 128 on an H200: each
-// kernel is a few microseconds on the GPU (the largest GEMM, 128 x 1024 x 256, is 67 MFLOP
-// = 0.1 us of math plus the 3 us kernel overhead), so the layer's forward is issued
-// slower than it runs: it takes launches x host_op_overhead, a whole number of 10 us.
-// Without the floor (host_op_overhead 0) it is the GPU time, which is shorter.
+// A 2-layer, h = 256 model at 128 tokens on an H200: every kernel is a few microseconds on
+// the GPU (the largest GEMM, 128 x 1024 x 256, is 67 MFLOP = 0.1 us of math plus the 3 us
+// kernel overhead), so the host issues the layer slower than the GPU runs it. Its host time
+// is launches x host_op_overhead, a whole number of 10 us, and exceeds the GPU time; the GPU
+// time itself does not depend on the host. The step waits for the host (host_stall).
 // gpt-2.7b at micro-batch 4 (h = 2560, 8192 tokens: ~0.5 ms per QKV GEMM) is GPU-bound:
-// the floor changes nothing.
+// its host time is far below its GPU time.
 TEST(OperatorCosts, SmallKernelsAreLaunchBound) {
   const GpuSpec gpu = test::h200();
   Efficiency eff = default_efficiency(gpu);
@@ -356,22 +357,47 @@ TEST(OperatorCosts, SmallKernelsAreLaunchBound) {
   k.seq_len = 128;
   k.precision = Precision::bf16;
   const ModelSpec tiny = test::gpt("tiny", 2, 256, 4, 128, 50257, 128);
-  const OpCosts floor = operator_costs(tiny, gpu, eff, k);
-  eff.host_op_overhead = Seconds{};
-  const OpCosts gpu_only = operator_costs(tiny, gpu, eff, k);
-  EXPECT_GT(floor.fwd.v, 1.5 * gpu_only.fwd.v);
-  const double launches = floor.fwd.v / 10e-6;
+  const OpCosts with_host = operator_costs(tiny, gpu, eff, k);
+  EXPECT_GT(with_host.host.fwd.v, 1.5 * with_host.fwd.v);
+  const double launches = with_host.host.fwd.v / 10e-6;
   EXPECT_NEAR(launches, std::round(launches), 1e-6);
   EXPECT_GE(launches, 15);  // 4 GEMMs + attention (2 GEMMs, 4 score kernels) + 6 elementwise
+  eff.host_op_overhead = Seconds{};
+  const OpCosts gpu_only = operator_costs(tiny, gpu, eff, k);
+  EXPECT_DOUBLE_EQ(gpu_only.fwd.v, with_host.fwd.v);
+  EXPECT_EQ(gpu_only.host.fwd.v, 0.0);
 
   const ModelSpec big = test::gpt("gpt-2.7b", 32, 2560, 32, 2048, 50257, 128);
   k.micro_batch = 4;
   k.seq_len = 2048;
-  const OpCosts big_gpu = operator_costs(big, gpu, eff, k);
   eff.host_op_overhead = us(10);
-  const OpCosts big_floor = operator_costs(big, gpu, eff, k);
-  EXPECT_DOUBLE_EQ(big_floor.fwd.v, big_gpu.fwd.v);
-  EXPECT_DOUBLE_EQ(big_floor.bwd.v, big_gpu.bwd.v);
+  const OpCosts big_costs = operator_costs(big, gpu, eff, k);
+  EXPECT_LT(big_costs.host.fwd.v, 0.2 * big_costs.fwd.v);
+  EXPECT_LT(big_costs.host.bwd.v, 0.2 * big_costs.bwd.v);
+}
+
+// host_stall() by hand. One micro-batch of 2 layers, no embedding or head, GPU 1 ms per
+// layer forward and 2 ms per backward, optimizer 3 ms on the GPU.
+//  - Host 0.5 ms per pass (optimizer 0.1): the host stays ahead after the first pass; the
+//    lead H - G' peaks at the first pass, 0.5 - 1 < 0: no stall.
+//  - Host 4 ms per layer pass: the leads after each pass are 4-1, 8-2, 12-4, 16-6 = 3, 6,
+//    8, 10 ms; the optimizer (host 0.1, GPU 3) brings it to 7.1: the stall is 10 ms, so the
+//    GPU ends at 16 ms (host done) + 3 ms (optimizer) = 9 + 10.
+//  - Two micro-batches of the second: the drift is 10 ms per micro-batch, so the lead
+//    peaks at 10 + 10 = 20 ms before the optimizer.
+TEST(HostStall, TwoMachineFlowShopByHand) {
+  StepCosts c;
+  c.layers_per_rank = 2;
+  c.layer.fwd = ms(1);
+  c.layer.bwd = ms(2);
+  c.optimizer = ms(3);
+  c.host.layer_fwd = c.host.layer_bwd = ms(0.5);
+  c.host.optimizer = ms(0.1);
+  EXPECT_EQ(host_stall(c).v, 0.0);
+  c.host.layer_fwd = c.host.layer_bwd = ms(4);
+  EXPECT_NEAR(in_ms(host_stall(c)), 10.0, 1e-9);
+  c.micro_batches = 2;
+  EXPECT_NEAR(in_ms(host_stall(c)), 20.0, 1e-9);
 }
 
 }  // namespace
