@@ -25,8 +25,11 @@ def main() -> int:
                     help="memory checks (OOM, largest micro-batch) allowed to fail, at most (if given)")
     ap.add_argument("--max-memory-p90", type=float, default=None,
                     help="bound on the p90 |error| of the memory rows (fraction), if given")
+    ap.add_argument("--profile", default=None, help="calibration profile to validate with")
+    ap.add_argument("--profile-cases", type=int, default=None, help="cases the profile must cover")
     a = ap.parse_args()
-    run = subprocess.run([a.dsplan, "validate", a.file, "--json"], capture_output=True, text=True, timeout=120)
+    cmd = [a.dsplan, "validate", a.file, "--json"] + (["--profile", a.profile] if a.profile else [])
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if run.returncode != 0:
         print(f"FAIL dsplan validate exited {run.returncode}: {run.stderr.strip()}")
         return 1
@@ -50,6 +53,8 @@ def main() -> int:
         fails.append(f"{failed_checks} memory checks failed (allowed {a.max_failed_checks})")
     if a.max_memory_p90 is not None and summ["memory_p90_abs_error"] > a.max_memory_p90:
         fails.append(f"memory p90 |error| {summ['memory_p90_abs_error']:.3f} > {a.max_memory_p90}")
+    if a.profile_cases is not None and s.get("profile", {}).get("cases") != a.profile_cases:
+        fails.append(f"profile applied to {s.get('profile', {}).get('cases')} cases, expected {a.profile_cases}")
     if summ["time_rows_over_40pct"] > a.max_over_40:
         fails.append(f"{summ['time_rows_over_40pct']} rows worse than 40% (allowed {a.max_over_40})")
     for f in fails:
