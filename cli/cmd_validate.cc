@@ -408,7 +408,8 @@ int run(const ValidateCli& v) {
     if (auto loaded = load_profile(*ptext, v.profile); !loaded) return report(loaded.errors());
     profile_text = *ptext;
     profile = [&](PlanRequest& req) {
-      auto eff = efficiency_from_profile_file_text(profile_text, v.profile, req.cluster.node.gpu, req.efficiency);
+      auto eff =
+          efficiency_from_profile_file_text(profile_text, v.profile, req.cluster.node.gpu, req.efficiency);
       if (!eff) return false;
       req.efficiency = *eff;
       ++profiled;
@@ -462,8 +463,7 @@ int run(const ValidateCli& v) {
     Json doc = to_json(rows, comm, orders, s, *set);
     if (profile) doc["profile"] = {{"file", v.profile}, {"cases", profiled}};
     std::cout << doc.dump(2) << "\n";
-  }
-  else
+  } else
     print_text(rows, comm, orders, s, *set, v.markdown);
   return 0;
 }
@@ -476,8 +476,9 @@ void add_validate(CLI::App& app, int& exit_code) {
   sub->add_option("file", cli->file, "Measurements JSON (format of shared/validation/published.json)")->required();
   sub->add_flag("--json", cli->json, "Print results as JSON");
   sub->add_flag("--markdown", cli->markdown, "Print the tables as Markdown (docs/accuracy.md)");
-  sub->add_option("--profile", cli->profile,
-                  "Calibration profile: its efficiencies replace the datasheet defaults for the rows on its GPU");
+  sub->add_option(
+      "--profile", cli->profile,
+      "Calibration profile: its efficiencies replace the datasheet defaults for the rows on its GPU");
   sub->add_option("--explain", cli->explain,
                   "Show the mapping, predicted configuration and step breakdown of the rows whose id contains this text");
   sub->callback([cli, &exit_code] { exit_code = run(*cli); });

@@ -168,8 +168,8 @@ Seconds closed_form_sum(const StepCosts& c) {
   const Seconds per_round = l.grad_reduce * layers + c.grad_reduce_tail + c.offload_d2h;
   // Sends between stages on different ranks, one each way per micro-batch and boundary.
   const double sends = c.pp > 1 ? 2.0 * c.micro_batches * (c.pp * c.vpp - 1) : 0.0;
-  return per_mb * c.micro_batches + per_round * rounds + c.p2p * sends + c.embed_grad_sync +
-         c.optimizer + c.param_allgather + c.offload_h2d + host_stall(c);
+  return per_mb * c.micro_batches + per_round * rounds + c.p2p * sends + c.embed_grad_sync + c.optimizer +
+         c.param_allgather + c.offload_h2d + host_stall(c);
 }
 
 }  // namespace dsplan

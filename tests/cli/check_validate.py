@@ -53,8 +53,9 @@ def main() -> int:
         fails.append(f"{failed_checks} memory checks failed (allowed {a.max_failed_checks})")
     if a.max_memory_p90 is not None and summ["memory_p90_abs_error"] > a.max_memory_p90:
         fails.append(f"memory p90 |error| {summ['memory_p90_abs_error']:.3f} > {a.max_memory_p90}")
-    if a.profile_cases is not None and s.get("profile", {}).get("cases") != a.profile_cases:
-        fails.append(f"profile applied to {s.get('profile', {}).get('cases')} cases, expected {a.profile_cases}")
+    covered = s.get("profile", {}).get("cases")
+    if a.profile_cases is not None and covered != a.profile_cases:
+        fails.append(f"profile applied to {covered} cases, expected {a.profile_cases}")
     if summ["time_rows_over_40pct"] > a.max_over_40:
         fails.append(f"{summ['time_rows_over_40pct']} rows worse than 40% (allowed {a.max_over_40})")
     for f in fails:

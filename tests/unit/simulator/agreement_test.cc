@@ -199,7 +199,8 @@ TEST(Agreement, HostBoundStepAgrees) {
   EXPECT_NEAR(closed_form_sum(c).v / closed.step.v, 1.0, kExact);
   // The stall is compute time: the breakdown still sums to the step.
   EXPECT_NEAR(closed.step.v,
-              (closed.compute + closed.comm_exposed + closed.bubble + closed.optimizer + closed.offload).v, 1e-12);
+              (closed.compute + closed.comm_exposed + closed.bubble + closed.optimizer + closed.offload).v,
+              1e-12);
   EXPECT_GT(closed.compute.v, stall.v);
 }
 
