@@ -73,14 +73,23 @@ int main(int argc, char** argv) {
   add_calibrate(app, exit_code);
   add_confirm(app, exit_code);
   check_numeric_options(app);
+  // Help and version text that did not reach standard output is a failure too.
+  auto printed = [](int code) {
+    std::cout.flush();
+    if (code == 0 && (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout))) {
+      std::cerr << "dsplan: error: could not write the output to standard output (disk full or closed)\n";
+      return 1;
+    }
+    return code;
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return printed(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return printed(app.exit(e));
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return printed(app.exit(e));
   } catch (const CLI::ParseError& e) {
     // CLI11 reads an unknown first word as a missing subcommand: name it and the commands.
     if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {
@@ -99,10 +108,6 @@ int main(int argc, char** argv) {
   }
   // Output that did not reach its file (a full disk, a closed descriptor) is a failure: a
   // truncated plan.json must not look like a success.
-  std::cout.flush();
-  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    std::cerr << "dsplan: error: could not write the output to standard output (disk full or closed)\n";
-    return exit_code != 0 ? exit_code : 1;
-  }
-  return exit_code;
+  const int written = printed(0);
+  return exit_code != 0 ? exit_code : written;
 }
