@@ -48,7 +48,17 @@ std::optional<std::string> read_file(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+
+
 }  // namespace
+
+std::string read_log_tail(const std::string& path, std::int64_t max_bytes) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  const std::streamoff size = in.tellg();
+  in.seekg(size > max_bytes ? size - max_bytes : 0);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
 const std::vector<std::string>& arg_mapping_keys() {
   static const std::vector<std::string> keys = {
@@ -239,8 +249,7 @@ Expected<ExperimentOutcome> run_experiment(const Experiment& e, const Candidate&
   ProcessResult pr = run_process(e.argv, out_log, err_log, limits);
   ExperimentOutcome r;
   r.seconds = pr.seconds;
-  r.cls = classify(pr, read_file(e.metrics_path), read_file(err_log).value_or(""),
-                   read_file(out_log).value_or(""));
+  r.cls = classify(pr, read_file(e.metrics_path), read_log_tail(err_log), read_log_tail(out_log));
   if (r.cls.outcome == Outcome::ok) r.measured = *parse_metrics(*read_file(e.metrics_path));
   exp["result"] = {{"outcome", outcome_name(r.cls.outcome)}, {"reason", r.cls.reason},
                    {"seconds", pr.seconds}, {"exit_code", pr.exited ? Json(pr.exit_code) : Json(nullptr)},

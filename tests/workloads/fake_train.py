@@ -15,6 +15,7 @@ autotuning.metric_path with a throughput that is a deterministic function of the
   errorword  print lines containing "error" to stderr, then succeed like ok
   slow       like ok after sleeping --sleep seconds (for interrupting a run)
   overflow   print three DeepSpeed fp16 overflow lines to stdout, then succeed like ok
+  bigoom     like oom after 20 MiB of other stderr lines (confirm reads a log's end)
 --rules-file PATH adds KEY=MODE lines from PATH when it exists (the command stays the same
 while a test changes the behaviour, so that confirm may reuse earlier results).
 It writes its pid to --pid-file when given (tests check the process is gone).
@@ -92,6 +93,11 @@ def main():
     mode = choose_mode(args, stage, mbs)
     print("fake_train argv:", " ".join(sys.argv[1:]), flush=True)
     print("fake_train mbs=%d gas=%d stage=%d mode=%s" % (mbs, gas, stage, mode), flush=True)
+    if mode == "bigoom":
+        line = "step 1 loss 7.0 (a chatty training loop)\n" * 1024
+        for _ in range(20 * 1024 * 1024 // len(line) + 1):
+            sys.stderr.write(line)
+        mode = "oom"
     if mode == "oom":
         sys.stderr.write(
             "Traceback (most recent call last):\n  File \"train.py\", line 1, in <module>\n"

@@ -108,6 +108,24 @@ TEST(Confirm, ClassifiesEachOutcome) {
   EXPECT_EQ(exp["result"]["exit_code"], 139);
 }
 
+// A run that writes 20 MiB of log before its out-of-memory traceback: confirm reads the
+// last 16 MiB of each log, which hold the traceback, and classifies the run by it.
+TEST(Confirm, LongLogIsReadFromItsEnd) {
+  ScratchDir d;
+  auto o = options(d, 1);
+  auto rep = run_confirm(test::tiny_plan(), launch({"--mode", "bigoom"}), o);
+  ASSERT_TRUE(rep.ok());
+  ASSERT_EQ(rep->runs.size(), 1u);
+  EXPECT_GT(fs::file_size(rep->runs[0].exp.dir + "/stderr.log"), 20u << 20);
+  EXPECT_EQ(rep->runs[0].result.cls.outcome, Outcome::oom);
+  EXPECT_NE(rep->runs[0].result.cls.tail.find("CUDA out of memory"), std::string::npos);
+  // What was read: exactly the cap's worth, ending where the log ends.
+  const std::string tail = read_log_tail(rep->runs[0].exp.dir + "/stderr.log");
+  EXPECT_EQ(tail.size(), static_cast<size_t>(kMaxLogBytes));
+  EXPECT_EQ(tail.substr(tail.size() - 18), "1.02 GiB is free.\n");
+  EXPECT_EQ(read_log_tail(d / "no-such.log"), "");
+}
+
 // A run whose log shows DeepSpeed skipping fp16 steps on overflow is still ok, but the
 // report says how many were skipped: the profiled steps may have had no optimizer update.
 TEST(Confirm, ReportsFp16OverflowSkips) {
