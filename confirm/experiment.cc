@@ -48,8 +48,6 @@ std::optional<std::string> read_file(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-
-
 }  // namespace
 
 std::string read_log_tail(const std::string& path, std::int64_t max_bytes) {
