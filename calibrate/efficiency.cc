@@ -52,13 +52,9 @@ Efficiency to_efficiency(const CalibrationProfile& p, const Efficiency& base) {
 
 Efficiency to_efficiency(const CalibrationProfile& p) { return to_efficiency(p, Efficiency{}); }
 
-Expected<Efficiency> efficiency_from_profile_file_text(std::string_view text,
-                                                       const std::string& file,
-                                                       const GpuSpec& target,
-                                                       const Efficiency& base) {
-  auto p = load_profile(text, file);
-  if (!p) return p.errors();
-  const DatasheetSummary& d = p->datasheet;
+Expected<Efficiency> efficiency_from_profile(const CalibrationProfile& p, const std::string& file,
+                                             const GpuSpec& target, const Efficiency& base) {
+  const DatasheetSummary& d = p.datasheet;
   const bool same_name = d.gpu.empty() || target.name.empty() || d.gpu == target.name;
   if (d.sm_count != target.sm_count || !same_name)
     return Diagnostic{file, "/datasheet",
@@ -66,7 +62,14 @@ Expected<Efficiency> efficiency_from_profile_file_text(std::string_view text,
                           " SMs) but the estimate is for '" + target.name + "' (" +
                           std::to_string(target.sm_count) + " SMs)",
                       "use a profile calibrated on this GPU, or choose the matching --hw"};
-  return to_efficiency(*p, base);
+  return to_efficiency(p, base);
+}
+
+Expected<Efficiency> efficiency_from_profile_file_text(std::string_view text, const std::string& file,
+                                                       const GpuSpec& target, const Efficiency& base) {
+  auto p = load_profile(text, file);
+  if (!p) return p.errors();
+  return efficiency_from_profile(*p, file, target, base);
 }
 
 }  // namespace dsplan

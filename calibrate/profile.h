@@ -89,6 +89,12 @@ bool gemm_fit_usable(const FittedParams& f);
 Efficiency to_efficiency(const CalibrationProfile& p, const Efficiency& base);
 Efficiency to_efficiency(const CalibrationProfile& p);
 
+// A loaded profile's Efficiency over `base`, when it was measured on the GPU the estimate
+// targets (same SM count, and the same hwdb name when the profile records one); `file`
+// names it in the diagnostic otherwise.
+Expected<Efficiency> efficiency_from_profile(const CalibrationProfile& p, const std::string& file,
+                                             const GpuSpec& target, const Efficiency& base);
+
 // One call for `dsplan estimate --profile FILE`: loads the profile text and checks that it
 // was measured on the GPU the estimate targets (same SM count, and the same hwdb name when
 // the profile records one), then returns its Efficiency over `base`.

@@ -6,7 +6,6 @@
 // written to a temporary name and renamed, so an error never leaves a partial file.
 #include <unistd.h>
 
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -20,6 +19,7 @@
 #include "calibrate/gpu_names.h"
 #include "calibrate/profile.h"
 #include "cli/commands.h"
+#include "confirm/classify.h"
 #include "confirm/confirm.h"
 #include "confirm/process.h"
 #include "core/json/model_json.h"
@@ -121,24 +121,15 @@ void probe_host_dispatch(RawRecords& recs) {
     recs.warnings.push_back("host dispatch probe skipped: calibrate/probes/host_dispatch.py not found");
     return;
   }
-  namespace fs = std::filesystem;
-  const std::string stem =
-      (fs::temp_directory_path() / ("dsplan-host-probe-" + std::to_string(::getpid()))).string();
-  const ProcessResult pr =
-      run_process({"python3", script}, stem + ".out", stem + ".err", ProcessLimits{300, 3});
-  auto out = read_text_file(stem + ".out"), err = read_text_file(stem + ".err");
-  std::error_code ec;
-  fs::remove(stem + ".out", ec);
-  fs::remove(stem + ".err", ec);
-  std::string why = err ? *err : "";
-  while (!why.empty() && std::isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
-  if (const auto nl = why.rfind('\n'); nl != std::string::npos) why = why.substr(nl + 1);
+  const CapturedRun run = run_captured({"python3", script}, ProcessLimits{300, 3});
+  const ProcessResult& pr = run.result;
+  const std::string why = tail_lines(run.err, 1);
   const std::string skipped =
       "host dispatch probe skipped (the model keeps its default host time per kernel): ";
   if (!pr.started) return recs.warnings.push_back(skipped + "cannot run python3: " + pr.error);
   if (!pr.exited || pr.exit_code != 0)
     return recs.warnings.push_back(skipped + (pr.timed_out ? std::string("timed out") : why));
-  auto h = parse_host_dispatch(out ? *out : "", "host dispatch probe output");
+  auto h = parse_host_dispatch(run.out, "host dispatch probe output");
   if (!h) return recs.warnings.push_back(skipped + h.errors().front().message);
   recs.host_dispatch = *h;
 }

@@ -3,11 +3,8 @@
 // learn a residual model (docs/confirm.md). Exit: 0 when a configuration ran, 1 when none
 // did, 2 on bad input, 130 when interrupted (rerun to resume), or the training's status
 // with --run.
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -16,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/estimate_options.h"
+#include "confirm/classify.h"
 #include "confirm/command.h"
 #include "confirm/confirm.h"
 #include "confirm/plan.h"
@@ -130,23 +128,16 @@ int launch_best(const ConfirmReport& rep, const ConfirmFlags& f) {
 // model, DDP or ZeroRedundancyOptimizer instead of the engine), which is not what was
 // predicted, so the comparison and the residuals learned from it would be wrong.
 Diagnostics preflight_reference_workload(const std::string& python, bool needs_deepspeed) {
-  const auto log =
-      std::filesystem::temp_directory_path() / ("dsplan-preflight-" + std::to_string(::getpid()) + ".log");
-  ProcessLimits lim{120, 3, &g_cancel};
-  const ProcessResult pr =
-      run_process({python, "-c",
-                   "import sys\ntry:\n import torch\nexcept Exception as e:\n print(e); sys.exit(4)\n"
-                   "if not torch.cuda.is_available(): sys.exit(3)\n" +
-                       std::string(needs_deepspeed ? "try:\n import deepspeed\n"
-                                                     "except Exception as e:\n print(e); sys.exit(5)\n"
-                                                   : "")},
-                  log.string(), log.string(), lim);
-  auto text = read_text_file(log.string());
-  std::error_code ec;
-  std::filesystem::remove(log, ec);
-  std::string why = text ? *text : "";
-  while (!why.empty() && std::isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
-  if (const auto nl = why.rfind('\n'); nl != std::string::npos) why = why.substr(nl + 1);
+  const CapturedRun run =
+      run_captured({python, "-c",
+                    "import sys\ntry:\n import torch\nexcept Exception as e:\n print(e); sys.exit(4)\n"
+                    "if not torch.cuda.is_available(): sys.exit(3)\n" +
+                        std::string(needs_deepspeed ? "try:\n import deepspeed\n"
+                                                      "except Exception as e:\n print(e); sys.exit(5)\n"
+                                                    : "")},
+                   ProcessLimits{120, 3, &g_cancel}, /*merge=*/true);
+  const ProcessResult& pr = run.result;
+  const std::string why = tail_lines(run.out, 1);
   const std::string hint =
       "run confirm on a machine with CUDA GPUs and PyTorch + DeepSpeed installed, or give "
       "your own training command after '--'";

@@ -399,17 +399,17 @@ int run(const ValidateCli& v) {
                               "rows in the format of shared/validation/published.json (docs/manual.md)"}});
 
   // --profile: loaded and checked once, then applied to every request on its GPU.
-  std::string profile_text;
+  CalibrationProfile loaded;
   ProfileFn profile;
   int profiled = 0;
   if (!v.profile.empty()) {
     auto ptext = read_text_file(v.profile);
     if (!ptext) return report(ptext.errors());
-    if (auto loaded = load_profile(*ptext, v.profile); !loaded) return report(loaded.errors());
-    profile_text = *ptext;
+    auto parsed = load_profile(*ptext, v.profile);
+    if (!parsed) return report(parsed.errors());
+    loaded = std::move(parsed).value();
     profile = [&](PlanRequest& req) {
-      auto eff =
-          efficiency_from_profile_file_text(profile_text, v.profile, req.cluster.node.gpu, req.efficiency);
+      auto eff = efficiency_from_profile(loaded, v.profile, req.cluster.node.gpu, req.efficiency);
       if (!eff) return false;
       req.efficiency = *eff;
       ++profiled;

@@ -50,14 +50,6 @@ std::optional<std::string> read_file(const std::string& path) {
 
 }  // namespace
 
-std::string read_log_tail(const std::string& path, std::int64_t max_bytes) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return "";
-  const std::streamoff size = in.tellg();
-  in.seekg(size > max_bytes ? size - max_bytes : 0);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 const std::vector<std::string>& arg_mapping_keys() {
   static const std::vector<std::string> keys = {
       "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "train_batch_size",

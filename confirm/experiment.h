@@ -11,7 +11,6 @@
 // DeepSpeed engine write metrics.json and exit.
 #pragma once
 
-#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -24,12 +23,6 @@
 #include "core/json_reader.h"
 
 namespace dsplan {
-
-// The last `max_bytes` of a run's log ("" when it cannot be read): a training script can
-// write gigabytes, and what classify() looks for (the traceback, out-of-memory messages,
-// the profiled steps' overflow notices) is at the end.
-inline constexpr std::int64_t kMaxLogBytes = 16 << 20;
-std::string read_log_tail(const std::string& path, std::int64_t max_bytes = kMaxLogBytes);
 
 // Keys an arg mapping may name: DeepSpeed's two plus dsplan's dimensions.
 const std::vector<std::string>& arg_mapping_keys();

@@ -5,6 +5,9 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <fcntl.h>
@@ -158,6 +161,30 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   record_status(status, res);
   res.seconds = since(t0);
   return res;
+}
+
+std::string read_log_tail(const std::string& path, std::int64_t max_bytes) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  const std::streamoff size = in.tellg();
+  in.seekg(size > max_bytes ? size - max_bytes : 0);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+CapturedRun run_captured(const std::vector<std::string>& argv, const ProcessLimits& limits, bool merge) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  // One capture at a time per process (each removes its files before returning).
+  const std::string stem =
+      (fs::temp_directory_path(ec) / ("dsplan-capture-" + std::to_string(::getpid()))).string();
+  const std::string out = stem + ".out", err = merge ? out : stem + ".err";
+  CapturedRun r;
+  r.result = run_process(argv, out, err, limits);
+  r.out = read_log_tail(out);
+  if (!merge) r.err = read_log_tail(err);
+  fs::remove(out, ec);
+  fs::remove(err, ec);
+  return r;
 }
 
 }  // namespace dsplan

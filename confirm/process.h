@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,22 @@ struct ProcessResult {
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& stdout_path,
                           const std::string& stderr_path, const ProcessLimits& limits,
                           bool inherit_group = false);
+
+// The last `max_bytes` of a child's log ("" when it cannot be read): a training script can
+// write gigabytes, and what a caller looks for (a traceback, out-of-memory messages, the
+// profiled steps' overflow notices, a probe's one line of JSON) is at the end.
+inline constexpr std::int64_t kMaxLogBytes = 16 << 20;
+std::string read_log_tail(const std::string& path, std::int64_t max_bytes = kMaxLogBytes);
+
+// run_process() with stdout and stderr captured through temporary files, which are removed
+// again; `merge` writes both into `out` in the order they came. Each keeps its last
+// kMaxLogBytes.
+struct CapturedRun {
+  ProcessResult result;
+  std::string out, err;
+};
+CapturedRun run_captured(const std::vector<std::string>& argv, const ProcessLimits& limits,
+                         bool merge = false);
 
 // "SIGSEGV" for 11 etc.; "signal N" for the rest.
 std::string signal_name(int sig);

@@ -34,6 +34,8 @@ struct StepTimeBreakdown {
   // DP reductions (docs/model.md §4.6, "Overlap contention"). Megatron's asynchronous TP
   // backward's share is in its TP communication instead.
   Seconds contention;
+  // Part of `compute`: the GPU waiting for the host to issue kernels (estimator/host_stall.h).
+  Seconds host_stall;
   Flops model_flops;      // per GPU per step, 6*P*T-style (no recompute)
   Flops hw_flops;         // per GPU per step, including recompute
   std::vector<std::string> critical_path;  // human-readable, most significant first

@@ -147,10 +147,10 @@ Expected<SimulationResult> simulate_step(const StepCosts& costs) {
   r.breakdown = sim::attribute(sg, schedule, r.critical_rank);
   r.breakdown.contention = contention_on(sg, base, r.critical_rank);
   // The host's kernel issuing, as in the closed form: the GPU waits, counted as compute.
-  const Seconds stall = host_stall(costs);
-  r.step += stall;
-  r.breakdown.step += stall;
-  r.breakdown.compute += stall;
+  r.breakdown.host_stall = host_stall(costs);
+  r.step += r.breakdown.host_stall;
+  r.breakdown.step += r.breakdown.host_stall;
+  r.breakdown.compute += r.breakdown.host_stall;
   r.critical_path = path_steps(sg.graph, schedule);
   r.streams = utilisation(sg.graph, schedule);
   r.tasks = sg.graph.size();

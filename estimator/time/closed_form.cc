@@ -136,9 +136,9 @@ void StepTimeModel::estimate_into(const TrainConfig& cfg, StepTimeBreakdown& out
   out.offload = offload;
   out.step = t_mb * m + bubble + dp + contention + c.optimizer + offload;
   // The GPU waiting for the host to issue kernels counts as compute (estimator/host_stall.h).
-  const Seconds stall = host_stall(c);
-  out.step += stall;
-  out.compute += stall;
+  out.host_stall = host_stall(c);
+  out.step += out.host_stall;
+  out.compute += out.host_stall;
 
   const double tokens = double(cfg.micro_batch) * cfg.seq_len * m;
   const double causal = model_.causal ? 0.5 : 1.0;
