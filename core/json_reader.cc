@@ -1,7 +1,12 @@
 // Implementation of the strict JSON object reader; see json_reader.h.
 #include "core/json_reader.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <array>
 #include <cmath>
 #include <filesystem>
@@ -137,22 +142,64 @@ Expected<Json> parse_json_text(std::string_view text, const std::string& file) {
   return j;
 }
 
+namespace {
+
+Diagnostic too_large(const std::string& path) {
+  return Diagnostic{path, "", "larger than " + std::to_string(kMaxInputFileBytes >> 20) + " MiB: not a dsplan input",
+                    "give a JSON file (model, hardware, profile, plan or measurements)"};
+}
+
+// A FIFO, terminal or character device: opened without blocking (a FIFO's open() waits for
+// a writer) and read with poll(), so a source that stays silent ends in an error.
+Expected<std::string> read_stream(const std::string& path, int idle_limit_ms) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return Diagnostic{path, "", "cannot open file", "check the path and permissions"};
+  std::string text;
+  std::array<char, 1 << 16> buf;
+  std::optional<Diagnostic> err;
+  while (!err) {
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, idle_limit_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      err = Diagnostic{path, "", "no data for " + std::to_string(idle_limit_ms / 1000) +
+                                     " s (a pipe without a writer, or a device that sends nothing)",
+                       "give a JSON file, or start the program that writes the pipe first"};
+      break;
+    }
+    const ssize_t n = ready < 0 ? -1 : ::read(fd, buf.data(), buf.size());
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n < 0) err = Diagnostic{path, "", "read error", "check the file"};
+    if (n <= 0) break;  // 0: the writer closed the pipe (end of file)
+    text.append(buf.data(), static_cast<std::size_t>(n));
+    if (text.size() > kMaxInputFileBytes) err = too_large(path);
+  }
+  ::close(fd);
+  if (err) return *err;
+  return text;
+}
+
+}  // namespace
+
 Expected<std::string> read_text_file(const std::string& path) {
+  return read_text_file_idle_limit(path, kInputIdleLimitMs);
+}
+
+Expected<std::string> read_text_file_idle_limit(const std::string& path, int idle_limit_ms) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
+  const auto status = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(status))
     return Diagnostic{path, "", "is a folder, not a file", "give the path of a JSON file"};
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    return read_stream(path, idle_limit_ms);
   std::ifstream in(path, std::ios::binary);
   if (!in) return Diagnostic{path, "", "cannot open file", "check the path and permissions"};
-  // Read in chunks up to a cap: an endless source (/dev/zero, a pipe that never closes
-  // with data) must end in an error, not in memory exhaustion.
+  // Read in chunks up to a cap, in case the file grows while it is read.
   std::string text;
   std::array<char, 1 << 16> buf;
   while (in.read(buf.data(), buf.size()) || in.gcount() > 0) {
     text.append(buf.data(), static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxInputFileBytes)
-      return Diagnostic{
-          path, "", "larger than " + std::to_string(kMaxInputFileBytes >> 20) + " MiB: not a dsplan input",
-          "give a JSON file (model, hardware, profile, plan or measurements)"};
+    if (text.size() > kMaxInputFileBytes) return too_large(path);
   }
   if (in.bad()) return Diagnostic{path, "", "read error", "check the file"};
   return text;

@@ -30,9 +30,14 @@ Expected<Json> parse_json_text(std::string_view text, const std::string& file);
 // Inputs are small JSON documents; anything beyond this is refused (and an endless
 // source stops there).
 inline constexpr std::size_t kMaxInputFileBytes = std::size_t{256} << 20;
-// Reads a whole file; a missing or unreadable file, or one over kMaxInputFileBytes, is a
-// diagnostic. (CLI-side helper: models never call it.)
+// How long a pipe or device may stay silent (no writer, or a writer that sends nothing)
+// before reading it is given up: `mkfifo f; dsplan estimate --model f` must not hang.
+inline constexpr int kInputIdleLimitMs = 20000;
+// Reads a whole file; a missing or unreadable file, one over kMaxInputFileBytes, or a pipe
+// or device silent for `idle_limit_ms`, is a diagnostic. (CLI-side helper: models never
+// call it.)
 Expected<std::string> read_text_file(const std::string& path);
+Expected<std::string> read_text_file_idle_limit(const std::string& path, int idle_limit_ms);
 
 class JsonObjectReader {
  public:

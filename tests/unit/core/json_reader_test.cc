@@ -1,6 +1,13 @@
 #include "core/json_reader.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
 
 namespace dsplan {
 
@@ -68,6 +75,35 @@ TEST(JsonReader, DeepNestingIsRefusedBeforeParsing) {
   EXPECT_NE(deep.errors().front().message.find("nested deeper than 256"), std::string::npos);
   EXPECT_TRUE(parse_json_text(std::string(256, '[') + std::string(256, ']'), "ok.json").ok());
   EXPECT_TRUE(parse_json_text(R"({"name": "[[[[ \" {{{{"})", "s.json").ok());
+}
+
+// A FIFO's open() blocks until a writer comes; read_text_file must give up instead of
+// hanging (`mkfifo f; dsplan estimate --model f`), and still read a FIFO that gets written.
+TEST(ReadTextFile, FifoWithoutWriterEndsInADiagnostic) {
+  const auto dir = std::filesystem::temp_directory_path() / ("dsplan_fifo_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string fifo = (dir / "model.json").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto silent = read_text_file_idle_limit(fifo, 200);
+  const double waited_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_FALSE(silent.ok());
+  EXPECT_NE(silent.errors()[0].message.find("no data"), std::string::npos) << silent.errors()[0].message;
+  EXPECT_LT(waited_s, 10.0);  // the 200 ms limit, not a hang
+
+  std::thread writer([&] { std::ofstream(fifo) << R"({"layers": 2})"; });
+  auto written = read_text_file_idle_limit(fifo, 10000);
+  writer.join();
+  ASSERT_TRUE(written.ok()) << written.errors()[0].message;
+  EXPECT_EQ(*written, R"({"layers": 2})");
+  std::filesystem::remove_all(dir);
+}
+
+// A character device that never ends is cut at the size cap, not read until memory runs out.
+TEST(ReadTextFile, EndlessDeviceStopsAtTheCap) {
+  auto zero = read_text_file("/dev/zero");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.errors()[0].message.find("MiB"), std::string::npos) << zero.errors()[0].message;
 }
 
 }  // namespace dsplan
