@@ -57,6 +57,16 @@ void check_numeric_options(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) check_numeric_options(*sub);
 }
 
+// CLI11's wording for a flag given twice ("--gpus: At Most 1 required but received 2")
+// reads like a count of values; say what happened.
+std::string plain_parse_message(const std::string& what) {
+  const std::string marker = ": At Most 1 required but received ";
+  const size_t at = what.find(marker);
+  if (at == std::string::npos) return what;
+  const std::string times = what.substr(at + marker.size());
+  return what.substr(0, at) + " given " + times + " times: give it once";
+}
+
 }  // namespace dsplan::cli
 
 int main(int argc, char** argv) {
@@ -99,7 +109,7 @@ int main(int argc, char** argv) {
       std::cerr << "dsplan: error: unknown command \"" << argv[1] << "\" (one of: " << names << ")\n";
       return 2;
     }
-    std::cerr << "dsplan: error: " << e.what() << "\n"
+    std::cerr << "dsplan: error: " << plain_parse_message(e.what()) << "\n"
               << "Run 'dsplan --help' or 'dsplan <command> --help' for usage.\n";
     return 2;
   } catch (const std::exception& e) {
