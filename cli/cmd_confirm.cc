@@ -182,14 +182,21 @@ int run(ConfirmFlags& f) {
   launch.value().start_profile_step = f.start_step;
   launch.value().end_profile_step = f.end_step;
   place_learning_files(f);
-  for (const auto& [flag, dir] : {std::pair<std::string, std::string>{"--results-dir", f.run.results_dir},
-                                  {"--exps-dir", f.run.exps_dir}}) {
+  const std::pair<std::string, std::string> dirs[] = {{"--results-dir", f.run.results_dir},
+                                                       {"--exps-dir", f.run.exps_dir}};
+  for (const auto& [flag, dir] : dirs) {  // both checked before either is made
     std::error_code ec;
     if (dir.empty()) return report({Diagnostic{"", flag, "needs a folder path", "e.g. autotuning_results"}});
     if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
       return report({Diagnostic{dir, flag, "exists and is not a folder", "give a folder path"}});
+    // Experiments write a folder and files per configuration: not into the filesystem root.
+    if (const auto abs = std::filesystem::weakly_canonical(dir, ec); !ec && abs == abs.root_path())
+      return report({Diagnostic{dir, flag, "is the filesystem root", "give a folder of its own, e.g. autotuning_results"}});
+  }
+  for (const auto& [flag, dir] : dirs) {
     // Made here, before the header line, so that an unusable path is an error on an empty
     // stdout (run_confirm would make it first thing anyway).
+    std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec)
       return report({Diagnostic{dir, flag, "cannot create the folder: " + ec.message(), "check the path"}});

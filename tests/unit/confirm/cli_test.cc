@@ -124,6 +124,10 @@ TEST(ConfirmCli, BadInputExitsTwoWithoutOutputFiles) {
                            "--deepspeed", "c.json"}),
             2);
   EXPECT_NE(slurp(d / "err.txt").find("--results-dir: exists and is not a folder"), std::string::npos);
+  EXPECT_EQ(run_dsplan(d, {"confirm", "--plan", plan, "--exps-dir", "/tmp/..", "--results-dir", d / "r", "--",
+                           "python3", "x.py", "--deepspeed", "c.json"}),
+            2);
+  EXPECT_NE(slurp(d / "err.txt").find("--exps-dir: is the filesystem root"), std::string::npos);
   EXPECT_TRUE(slurp(d / "out.txt").empty());  // nothing printed before the error
   EXPECT_FALSE(fs::exists(d / "r"));
   EXPECT_FALSE(fs::exists(d / "autotuning_results"));
