@@ -183,7 +183,7 @@ int run(ConfirmFlags& f) {
   launch.value().end_profile_step = f.end_step;
   place_learning_files(f);
   const std::pair<std::string, std::string> dirs[] = {{"--results-dir", f.run.results_dir},
-                                                       {"--exps-dir", f.run.exps_dir}};
+                                                      {"--exps-dir", f.run.exps_dir}};
   for (const auto& [flag, dir] : dirs) {  // both checked before either is made
     std::error_code ec;
     if (dir.empty()) return report({Diagnostic{"", flag, "needs a folder path", "e.g. autotuning_results"}});
@@ -191,7 +191,8 @@ int run(ConfirmFlags& f) {
       return report({Diagnostic{dir, flag, "exists and is not a folder", "give a folder path"}});
     // Experiments write a folder and files per configuration: not into the filesystem root.
     if (const auto abs = std::filesystem::weakly_canonical(dir, ec); !ec && abs == abs.root_path())
-      return report({Diagnostic{dir, flag, "is the filesystem root", "give a folder of its own, e.g. autotuning_results"}});
+      return report({Diagnostic{dir, flag, "is the filesystem root",
+                                "give a folder of its own, e.g. autotuning_results"}});
   }
   for (const auto& [flag, dir] : dirs) {
     // Made here, before the header line, so that an unusable path is an error on an empty

@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <array>
+#include <cerrno>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -145,7 +145,8 @@ Expected<Json> parse_json_text(std::string_view text, const std::string& file) {
 namespace {
 
 Diagnostic too_large(const std::string& path) {
-  return Diagnostic{path, "", "larger than " + std::to_string(kMaxInputFileBytes >> 20) + " MiB: not a dsplan input",
+  return Diagnostic{path, "",
+                    "larger than " + std::to_string(kMaxInputFileBytes >> 20) + " MiB: not a dsplan input",
                     "give a JSON file (model, hardware, profile, plan or measurements)"};
 }
 
@@ -162,8 +163,11 @@ Expected<std::string> read_stream(const std::string& path, int idle_limit_ms) {
     const int ready = ::poll(&p, 1, idle_limit_ms);
     if (ready < 0 && errno == EINTR) continue;
     if (ready == 0) {
-      err = Diagnostic{path, "", "no data for " + std::to_string(idle_limit_ms / 1000) +
-                                     " s (a pipe without a writer, or a device that sends nothing)",
+      err = Diagnostic{path, "",
+                       "no data for " +
+                           (idle_limit_ms % 1000 == 0 ? std::to_string(idle_limit_ms / 1000) + " s"
+                                                      : std::to_string(idle_limit_ms) + " ms") +
+                           " (a pipe without a writer, or a device that sends nothing)",
                        "give a JSON file, or start the program that writes the pipe first"};
       break;
     }
