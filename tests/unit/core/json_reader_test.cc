@@ -88,7 +88,8 @@ TEST(ReadTextFile, FifoWithoutWriterEndsInADiagnostic) {
   auto silent = read_text_file_idle_limit(fifo, 200);
   const double waited_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_FALSE(silent.ok());
-  EXPECT_NE(silent.errors()[0].message.find("no data for 200 ms"), std::string::npos) << silent.errors()[0].message;
+  EXPECT_NE(silent.errors()[0].message.find("no data for 200 ms"), std::string::npos)
+      << silent.errors()[0].message;
   EXPECT_LT(waited_s, 10.0);  // the 200 ms limit, not a hang
 
   std::thread writer([&] { std::ofstream(fifo) << R"({"layers": 2})"; });
