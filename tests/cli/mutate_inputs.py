@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """Mutation test of dsplan's input files: every key of a valid model JSON, cluster JSON,
-Hugging Face config.json and validation file is deleted, nulled, given the wrong type or
-an extreme number, and each file is also truncated, padded with garbage and given a
-duplicated key. dsplan must answer every mutant with exit 0 (a mutant that is still
-valid; then no NaN or inf in what it prints) or exit 2 with one or more "dsplan: error:"
-lines, an empty stdout and no crash text, within the time limit. Deterministic (no
-randomness); standard library only.
+Hugging Face config.json, validation file, calibration profile, raw calibration records
+and residual model (learned first by `confirm` from the fake workload) is deleted, nulled,
+given the wrong type or an extreme number, and each file is also truncated, padded with
+garbage and given a duplicated key. dsplan must answer every mutant with exit 0 (a mutant
+that is still valid; then no NaN or inf in what it prints) or exit 2 with one or more
+"dsplan: error:" lines, an empty stdout, no crash text and no output file, within the time
+limit. Deterministic (no randomness); standard library only.
 
   tests/cli/mutate_inputs.py --dsplan BIN [--source DIR]
 
 Session 13's fuzzing pass ran ~14,000 such cases once; this keeps about a thousand of them
-as a regression test (label cli, ctest cli.mutate_inputs).
+as a regression test (label cli, ctest cli.mutate_inputs). Session 15 added the profile,
+records and residual-model files (about 2,100 runs in all).
 """
 import argparse
 import json
@@ -60,13 +62,15 @@ def mutants(doc):
         yield "duplicate key", text.rstrip()[:-1] + ', %s: %s}' % (json.dumps(first), json.dumps(doc[first]))
 
 
-def check(dsplan, args, cwd, label):
+def check(dsplan, args, cwd, label, codes=None):
     try:
         p = subprocess.run([dsplan] + args, cwd=cwd, capture_output=True, text=True, timeout=30,
                            errors="replace")
     except subprocess.TimeoutExpired:
         return ["%s: %s: no answer within 30 s" % (label, " ".join(args))]
     problems = []
+    if codes is not None:
+        codes.append(p.returncode)
     text = p.stdout + p.stderr
     bad = [c for c in CRASH_TEXT if c in text]
     if p.returncode not in (0, 2) or bad:
@@ -81,6 +85,20 @@ def check(dsplan, args, cwd, label):
     if problems:
         problems[-1] += "\n    stderr: " + p.stderr[:300].replace("\n", "\n    ")
     return problems
+
+
+def learn_residual_model(dsplan, source, data):
+    """A residual model as `confirm` writes it: two fake-workload runs of the tiny plan."""
+    with tempfile.TemporaryDirectory(prefix="dsplan-residual-") as tmp:
+        cmd = [dsplan, "confirm", "--plan", os.path.join(data, "confirm", "plan_tiny.json"), "--top", "2",
+               "--", sys.executable, os.path.join(source, "tests", "workloads", "fake_train.py"),
+               "--deepspeed_config", "ds.json"]
+        p = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=120)
+        path = os.path.join(tmp, "autotuning_results", "residual_model.json")
+        if p.returncode != 0 or not os.path.exists(path):
+            return None
+        with open(path) as f:
+            return json.load(f)
 
 
 def main():
@@ -106,9 +124,22 @@ def main():
         # One validation row, mutated inside a one-row file (validate reports a broken row
         # and goes on: exit 0 is allowed, a crash is not).
         ("row", rows[0], [["validate", "{f}"]]),
+        # A calibration profile, the raw records `calibrate fit` refits, and a residual
+        # model (XGBoost's JSON, learned below by `confirm` from the fake workload).
+        ("profile", json.load(open(os.path.join(data, "calibrate", "h100_gpt2_quick_host_profile.json"))),
+         [["calibrate", "show", "{f}"],
+          ["estimate", "--model", "gpt2", "--gpus", "8", "--hw", "dgx-h100", "--profile", "{f}", "--top", "1"]]),
+        ("records", json.load(open(os.path.join(data, "calibrate", "h100_gpt2_records.json"))),
+         [["calibrate", "fit", "--records", "{f}", "--out", "fit_out.json"]]),
     ]
     problems, cases = [], 0
     with tempfile.TemporaryDirectory(prefix="dsplan-mutate-") as tmp:
+        residual = learn_residual_model(a.dsplan, a.source, data)
+        if residual is None:
+            problems.append("could not learn a residual model with confirm and the fake workload")
+        else:
+            sources.append(("residual", residual, [["estimate", "--model", "gpt2", "--gpus", "2", "--hw",
+                                                    "a100-80gb", "--residual", "{f}", "--top", "1"]]))
         for name, doc, commands in sources:
             for label, text in mutants(doc):
                 if name == "row":  # a validation file is a JSON list of rows
@@ -121,8 +152,15 @@ def main():
                     f.write(text)
                 for cmd in commands:
                     cases += 1
-                    problems += check(a.dsplan, [c.replace("{f}", path) for c in cmd], tmp,
-                                      "%s (%s)" % (name, label))
+                    codes = []
+                    found = check(a.dsplan, [c.replace("{f}", path) for c in cmd], tmp, "%s (%s)" % (name, label),
+                                  codes)
+                    out = os.path.join(tmp, "fit_out.json")  # calibrate fit's profile: only on success
+                    if os.path.exists(out):
+                        if codes != [0] or not os.path.getsize(out):
+                            found.append("%s (%s): fit_out.json written by a failed run" % (name, label))
+                        os.remove(out)
+                    problems += found
         leftovers = os.listdir(tmp)
         if sorted(leftovers) != sorted({n + ".json" for n, _, _ in sources}):
             problems.append("files left in the working folder: %s" % leftovers)
