@@ -389,8 +389,8 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
 
   const int last_node = req.cluster.num_gpus % req.cluster.node.gpus_per_node;
   plan.assumptions.insert(plan.assumptions.begin(),
-                          "hardware: " + describe(req.cluster.node) + ", " + std::to_string(req.cluster.nodes()) +
-                              " node(s)" +
+                          "hardware: " + describe(req.cluster.node) + ", " +
+                              std::to_string(req.cluster.nodes()) + " node(s)" +
                               (req.cluster.nodes() > 1 && last_node > 0
                                    ? " (the last with " + std::to_string(last_node) + " GPUs)"
                                    : ""));
