@@ -1,23 +1,26 @@
 #!/usr/bin/env python3
 """Mutation test of dsplan's input files: every key of a valid model JSON, cluster JSON,
-Hugging Face config.json, validation file, calibration profile, raw calibration records
-and residual model (learned first by `confirm` from the fake workload) is deleted, nulled,
+Hugging Face config.json, validation file, calibration profile, raw calibration records,
+residual model (learned first by `confirm` from the fake workload) and `confirm --plan`
+plan (its top-level keys and nulled model keys) is deleted, nulled,
 given the wrong type or an extreme number, and each file is also truncated, padded with
 garbage and given a duplicated key. dsplan must answer every mutant with exit 0 (a mutant
 that is still valid; then no NaN or inf in what it prints) or exit 2 with one or more
 "dsplan: error:" lines, an empty stdout, no crash text and no output file, within the time
-limit. Deterministic (no randomness); standard library only.
+limit (`confirm` may also exit 1: no configuration ran). Deterministic (no randomness);
+standard library only.
 
   tests/cli/mutate_inputs.py --dsplan BIN [--source DIR]
 
 Session 13's fuzzing pass ran ~14,000 such cases once; this keeps about a thousand of them
 as a regression test (label cli, ctest cli.mutate_inputs). Session 15 added the profile,
-records and residual-model files (about 2,100 runs in all).
+records, residual-model and plan files (about 2,250 runs in all).
 """
 import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -62,7 +65,7 @@ def mutants(doc):
         yield "duplicate key", text.rstrip()[:-1] + ', %s: %s}' % (json.dumps(first), json.dumps(doc[first]))
 
 
-def check(dsplan, args, cwd, label, codes=None):
+def check(dsplan, args, cwd, label, codes=None, allowed=(0, 2)):
     try:
         p = subprocess.run([dsplan] + args, cwd=cwd, capture_output=True, text=True, timeout=30,
                            errors="replace")
@@ -73,7 +76,7 @@ def check(dsplan, args, cwd, label, codes=None):
         codes.append(p.returncode)
     text = p.stdout + p.stderr
     bad = [c for c in CRASH_TEXT if c in text]
-    if p.returncode not in (0, 2) or bad:
+    if p.returncode not in allowed or bad:
         problems.append("%s: exit %d%s" % (label, p.returncode, (", crash text %r" % bad) if bad else ""))
     if p.returncode == 0 and re.search(r"(?<![A-Za-z])-?(nan|inf)s?(?![A-Za-z])", p.stdout, re.I):
         problems.append("%s: exit 0 with a non-finite number in the output" % label)
@@ -140,8 +143,18 @@ def main():
         else:
             sources.append(("residual", residual, [["estimate", "--model", "gpt2", "--gpus", "2", "--hw",
                                                     "a100-80gb", "--residual", "{f}", "--top", "1"]]))
+        # A plan for `confirm --plan`: a mutant that still parses runs the fake workload, so
+        # only the top-level and whole-file mutants and the nulled model keys (about 40 runs).
+        sources.append(("plan", json.load(open(os.path.join(data, "confirm", "plan_tiny.json"))),
+                        [["confirm", "--plan", "{f}", "--top", "1", "--results-dir", "r", "--exps-dir", "e",
+                          "--timeout", "30", "--", sys.executable,
+                          os.path.join(a.source, "tests", "workloads", "fake_train.py"), "--deepspeed_config",
+                          "ds.json"]]))
         for name, doc, commands in sources:
             for label, text in mutants(doc):
+                if name == "plan" and "." in label.split("=")[0] and not label.startswith("model.") or \
+                        name == "plan" and label.startswith("model.") and not label.endswith("=None"):
+                    continue
                 if name == "row":  # a validation file is a JSON list of rows
                     try:
                         text = json.dumps([json.loads(text)])
@@ -153,13 +166,20 @@ def main():
                 for cmd in commands:
                     cases += 1
                     codes = []
+                    # confirm's exit 1 is an outcome (no configuration ran), not a crash
+                    allowed = (0, 1, 2) if cmd[0] == "confirm" else (0, 2)
                     found = check(a.dsplan, [c.replace("{f}", path) for c in cmd], tmp, "%s (%s)" % (name, label),
-                                  codes)
+                                  codes, allowed)
                     out = os.path.join(tmp, "fit_out.json")  # calibrate fit's profile: only on success
                     if os.path.exists(out):
                         if codes != [0] or not os.path.getsize(out):
                             found.append("%s (%s): fit_out.json written by a failed run" % (name, label))
                         os.remove(out)
+                    for folder in ("r", "e"):  # confirm's folders: none after bad input
+                        if codes == [2] and os.path.isdir(os.path.join(tmp, folder)) and \
+                                os.listdir(os.path.join(tmp, folder)):
+                            found.append("%s (%s): exit 2 left files in %s/" % (name, label, folder))
+                        shutil.rmtree(os.path.join(tmp, folder), ignore_errors=True)
                     problems += found
         leftovers = os.listdir(tmp)
         if sorted(leftovers) != sorted({n + ".json" for n, _, _ in sources}):
