@@ -74,6 +74,9 @@ double optimizer_bytes_per_param(const TrainConfig& cfg, double grad_bytes) {
     b += 4.0 + 2.0;                                             // master -> 16-bit params
     if (cfg.framework == Framework::deepspeed && !cfg.deepspeed_bf16_optimizer())
       b += 8.0;  // unscale_and_clip_grads: one in-place scale of the fp32 grads, every step
+    // DeepSpeed ZeRO's get_grad_norm_direct (stages 1-3, v0.5.8 to v0.16.4) takes each
+    // gradient's norm on an fp64 copy (`g.data.double().norm(2)`): 8 B written, 8 B read.
+    if (cfg.framework == Framework::deepspeed && cfg.zero_stage >= 1) b += 16.0;
     if (cfg.framework == Framework::megatron) {
       // MixedPrecisionOptimizer.step(): the norm reads the fp32 main grads, fp16 unscales
       // them (_unscale_main_grads_and_check_for_nan), clip_grad (default 1.0) scales them,
