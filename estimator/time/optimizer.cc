@@ -77,6 +77,11 @@ double optimizer_bytes_per_param(const TrainConfig& cfg, double grad_bytes) {
     // DeepSpeed ZeRO's get_grad_norm_direct (stages 1-3, v0.5.8 to v0.16.4) takes each
     // gradient's norm on an fp64 copy (`g.data.double().norm(2)`): 8 B written, 8 B read.
     if (cfg.framework == Framework::deepspeed && cfg.zero_stage >= 1) b += 16.0;
+    // DeepSpeed fp16 checks every gradient for inf/nan before a step that applies
+    // (FP16_Optimizer and ZeRO's check_overflow, v0.5.8 to v0.16.4): at least a widening copy
+    // and a sum, `x.float().sum()`: read 2, write 4, read 4. (v0.16.4's ZeRO-1/2 check runs
+    // isnan/isinf on the copy too, 28 B; 10 is what every version does.)
+    if (cfg.framework == Framework::deepspeed && cfg.precision == Precision::fp16) b += 10.0;
     if (cfg.framework == Framework::megatron) {
       // MixedPrecisionOptimizer.step(): the norm reads the fp32 main grads, fp16 unscales
       // them (_unscale_main_grads_and_check_for_nan), clip_grad (default 1.0) scales them,
