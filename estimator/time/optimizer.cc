@@ -77,11 +77,10 @@ double optimizer_bytes_per_param(const TrainConfig& cfg, double grad_bytes) {
     // DeepSpeed ZeRO's get_grad_norm_direct (stages 1-3, v0.5.8 to v0.16.4) takes each
     // gradient's norm on an fp64 copy (`g.data.double().norm(2)`): 8 B written, 8 B read.
     if (cfg.framework == Framework::deepspeed && cfg.zero_stage >= 1) b += 16.0;
-    // ZeRO-1/2's step flattens the partition's gradient views into one tensor before widening
-    // it (`self.flatten(self.averaged_gradients[i]).to(fp32)`, v0.5.8 stage2.py and v0.16.4
-    // stage_1_and_2.py): a copy, read g and write g.
-    if (cfg.framework == Framework::deepspeed && (cfg.zero_stage == 1 || cfg.zero_stage == 2))
-      b += 2.0 * grad_bytes;
+    // ZeRO's step flattens the partition's gradient views into one tensor before widening it
+    // (`self.flatten(self.averaged_gradients[i]).to(fp32)`: v0.5.8 stage2.py and stage3.py,
+    // v0.16.4 stage_1_and_2.py and stage3.py): a copy, read g and write g.
+    if (cfg.framework == Framework::deepspeed && cfg.zero_stage >= 1) b += 2.0 * grad_bytes;
     // DeepSpeed fp16 checks every gradient for inf/nan before a step that applies
     // (FP16_Optimizer and ZeRO's check_overflow, v0.5.8 to v0.16.4): at least a widening copy
     // and a sum, `x.float().sum()`: read 2, write 4, read 4. (v0.16.4's ZeRO-1/2 check runs

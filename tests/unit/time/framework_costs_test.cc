@@ -80,7 +80,7 @@ TEST(StepTime, MegatronOverlapHidesTheDataParallelReduction) {
 //    fp16 copy 6, plus the norm reading fp32 main grads (+2), unscale 8, clip 8 and zeroing
 //    the 2-byte grad buffer 2: 28 + 2 + 6 + 6 + 2 + 8 + 8 + 2 = 62;
 //  - Megatron bf16, fp32 main grads: 28 + 4 + 6 + 8 + 4 = 50 (no loss scale, no widening);
-//  - DeepSpeed ZeRO-1 fp16: 28 + 2 + 6 + 6 + 8 (unscale_and_clip_grads) + 16 (the norm's
+//  - DeepSpeed ZeRO (here ZeRO-1) fp16: 28 + 2 + 6 + 6 + 8 (unscale_and_clip_grads) + 16 (the norm's
 //    fp64 copy of each gradient, written and read) + 10 (the inf/nan check's
 //    x.float().sum(): read 2, write 4, read 4) + 4 (flattening the partition's gradient
 //    views: read 2, write 2) = 80;
