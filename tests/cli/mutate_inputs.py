@@ -131,7 +131,8 @@ def main():
         # model (XGBoost's JSON, learned below by `confirm` from the fake workload).
         ("profile", json.load(open(os.path.join(data, "calibrate", "h100_gpt2_quick_host_profile.json"))),
          [["calibrate", "show", "{f}"],
-          ["estimate", "--model", "gpt2", "--gpus", "8", "--hw", "dgx-h100", "--profile", "{f}", "--top", "1"]]),
+          ["estimate", "--model", "gpt2", "--gpus", "8", "--hw", "dgx-h100", "--profile", "{f}",
+           "--top", "1"]]),
         ("records", json.load(open(os.path.join(data, "calibrate", "h100_gpt2_records.json"))),
          [["calibrate", "fit", "--records", "{f}", "--out", "fit_out.json"]]),
     ]
@@ -168,8 +169,8 @@ def main():
                     codes = []
                     # confirm's exit 1 is an outcome (no configuration ran), not a crash
                     allowed = (0, 1, 2) if cmd[0] == "confirm" else (0, 2)
-                    found = check(a.dsplan, [c.replace("{f}", path) for c in cmd], tmp, "%s (%s)" % (name, label),
-                                  codes, allowed)
+                    found = check(a.dsplan, [c.replace("{f}", path) for c in cmd], tmp,
+                                  "%s (%s)" % (name, label), codes, allowed)
                     out = os.path.join(tmp, "fit_out.json")  # calibrate fit's profile: only on success
                     if os.path.exists(out):
                         if codes != [0] or not os.path.getsize(out):
