@@ -69,18 +69,17 @@ double optimizer_bytes_per_param(const TrainConfig& cfg, double grad_bytes) {
   double b = (unfused ? unfused_update_bytes(cfg.optimizer, impl == Impl::foreach) : update_bytes(cfg.optimizer)) +
              grad_bytes;                                        // + gradient-norm read
   if (unfused) b += 8.0;                                        // clip: scale grads in place
+  // DeepSpeed ZeRO's step, in every precision (stages 1-3; v0.5.8 stage2.py and stage3.py,
+  // v0.16.4 stage_1_and_2.py and stage3.py): get_grad_norm_direct takes each gradient's norm
+  // on an fp64 copy (`g.data.double().norm(2)`: 8 B written, 8 B read), and the partition's
+  // gradient views are flattened into one tensor before the widening
+  // (`self.flatten(self.averaged_gradients[i]).to(fp32)`: read g, write g).
+  if (cfg.framework == Framework::deepspeed && cfg.zero_stage >= 1) b += 16.0 + 2.0 * grad_bytes;
   if (master) {
     if (grad_bytes < 4.0) b += grad_bytes + 4.0;                // widen grads to fp32
     b += 4.0 + 2.0;                                             // master -> 16-bit params
     if (cfg.framework == Framework::deepspeed && !cfg.deepspeed_bf16_optimizer())
       b += 8.0;  // unscale_and_clip_grads: one in-place scale of the fp32 grads, every step
-    // DeepSpeed ZeRO's get_grad_norm_direct (stages 1-3, v0.5.8 to v0.16.4) takes each
-    // gradient's norm on an fp64 copy (`g.data.double().norm(2)`): 8 B written, 8 B read.
-    if (cfg.framework == Framework::deepspeed && cfg.zero_stage >= 1) b += 16.0;
-    // ZeRO's step flattens the partition's gradient views into one tensor before widening it
-    // (`self.flatten(self.averaged_gradients[i]).to(fp32)`: v0.5.8 stage2.py and stage3.py,
-    // v0.16.4 stage_1_and_2.py and stage3.py): a copy, read g and write g.
-    if (cfg.framework == Framework::deepspeed && cfg.zero_stage >= 1) b += 2.0 * grad_bytes;
     // DeepSpeed fp16 checks every gradient for inf/nan before a step that applies
     // (FP16_Optimizer and ZeRO's check_overflow, v0.5.8 to v0.16.4): at least a widening copy
     // and a sum, `x.float().sum()`: read 2, write 4, read 4. (v0.16.4's ZeRO-1/2 check runs
