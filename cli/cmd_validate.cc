@@ -149,12 +149,18 @@ void explain_case(const ValidationCase& c, const PlanResult& res) {
   std::cout << "\n";
 }
 
+// The plan of a row's or an ordering entry's request, with the profile's efficiencies where
+// the request is on its GPU (`profiled` says whether it was).
+PlanResult plan_request(PlanRequest req, const ProfileFn& profile, bool* profiled = nullptr) {
+  const bool applied = profile && profile(req);
+  if (profiled) *profiled = applied;
+  req.refine = make_refiner(req);
+  return plan(req);
+}
+
 std::vector<RowResult> run_case(const ValidationCase& c, const ProfileFn& profile) {
   std::vector<RowResult> out;
-  PlanRequest req = c.request;
-  if (profile) profile(req);
-  req.refine = make_refiner(req);
-  const PlanResult res = plan(req);
+  const PlanResult res = plan_request(c.request, profile);
   for (const auto& m : c.measured) {
     if (!has_prediction(res)) {
       RowResult r{c.id, kind_name(m.kind), m.label, no_config_reason(res), short_source(c.source), 0, m.value, -1, false,
@@ -163,7 +169,7 @@ std::vector<RowResult> run_case(const ValidationCase& c, const ProfileFn& profil
       out.push_back(r);
       continue;
     }
-    out.push_back(predict(c, m, req, res.configs.front()));
+    out.push_back(predict(c, m, c.request, res.configs.front()));
   }
   return out;
 }
@@ -189,10 +195,7 @@ struct OrderResult {
 OrderResult run_ordering(const OrderingCase& o, const ProfileFn& profile) {
   OrderResult r{o.id, o.note, o.labels, o.measured, {}, 0, 0};
   for (const auto& g : o.groups) {
-    PlanRequest req = g;
-    if (profile) profile(req);
-    req.refine = make_refiner(req);
-    const PlanResult res = plan(req);
+    const PlanResult res = plan_request(g, profile);
     // A pinned group is a configuration that ran: its predicted throughput counts even if
     // the memory model says it would not fit (that error is reported with the row).
     const bool usable = !res.configs.empty() && (res.configs.front().fits || g.space.pinned());
@@ -419,10 +422,11 @@ int run(const ValidateCli& v) {
   std::vector<RowResult> rows, comm;
   if (!v.explain.empty()) {  // --explain prints the matching rows' breakdowns only
     int matched = 0;
-    auto explain_request = [&profile](const ValidationCase& c, PlanRequest req) {
-      if (profile && profile(req)) std::cout << "  (efficiencies from the calibration profile)\n";
-      req.refine = make_refiner(req);
-      explain_case(c, plan(req));
+    auto explain_request = [&profile](const ValidationCase& c, const PlanRequest& req) {
+      bool profiled = false;
+      const PlanResult res = plan_request(req, profile, &profiled);
+      if (profiled) std::cout << "  (efficiencies from the calibration profile)\n";
+      explain_case(c, res);
     };
     for (const auto& c : set->cases) {
       if (c.id.find(v.explain) == std::string::npos) continue;

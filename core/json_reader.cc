@@ -161,7 +161,11 @@ Expected<std::string> read_stream(const std::string& path, int idle_limit_ms) {
   while (!err) {
     pollfd p{fd, POLLIN, 0};
     const int ready = ::poll(&p, 1, idle_limit_ms);
-    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      err = Diagnostic{path, "", "read error", "check the file"};
+      break;
+    }
     if (ready == 0) {
       err = Diagnostic{path, "",
                        "no data for " +
@@ -171,7 +175,7 @@ Expected<std::string> read_stream(const std::string& path, int idle_limit_ms) {
                        "give a JSON file, or start the program that writes the pipe first"};
       break;
     }
-    const ssize_t n = ready < 0 ? -1 : ::read(fd, buf.data(), buf.size());
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
     if (n < 0) err = Diagnostic{path, "", "read error", "check the file"};
     if (n <= 0) break;  // 0: the writer closed the pipe (end of file)
