@@ -172,6 +172,14 @@ void zero_overheads(ParallelComm& o, const TrainConfig& cfg) {
 //    write it in the reduce dtype); FSDP1's flat gradient needs one only to widen it.
 //  - DeepSpeed ZeRO-2/3 copy each gradient into the contiguous reduction buffer: read +
 //    write, every micro-batch.
+//  - DeepSpeed's reductions (engine allreduce_bucket for ZeRO-0, stage_1_and_2
+//    allreduce_bucket/average_tensor for ZeRO-1/2, reduce_scatter_coalesced for ZeRO-3;
+//    v0.5.8 and v0.16.4 alike) flatten the bucket's gradients into one tensor (torch.cat:
+//    read g, write g) and scale it by 1/dp in place (read g, write g); ZeRO-0/1 also copy
+//    the reduced bucket back into the gradients (read g, write g). ZeRO-0/1 reduce once
+//    per step, ZeRO-2/3 every micro-batch; the engine runs them at any dp, 1 included.
+//    BF16_Optimizer reduces its flat fp32 buffer: flatten and copy-back are views, the
+//    scale reads and writes 4 B.
 //  - DeepSpeed bf16 without ZeRO (BF16_Optimizer) casts each micro-batch's bf16 gradient
 //    to fp32 and adds it into the fp32 buffer: 18 B/param, every micro-batch.
 void gradient_handling(ParallelComm& o, const TrainConfig& cfg, const StageParams& sp,
@@ -194,10 +202,12 @@ void gradient_handling(ParallelComm& o, const TrainConfig& cfg, const StageParam
         // (update_hp_grads / accumulate_hp_grads_and_remove_lp: hp.add_(lp.to(fp32))):
         // the cast reads 2 and writes 4, the add reads 4 + 4 and writes 4.
         o.layer_bwd_extra += pass(2.0 + 4.0 + 4.0 + 4.0 + 4.0, 2 * kTensorsPerLayer);
+        o.layer_bucket_copy = pass(4.0 + 4.0, 0);  // the reduction's in-place scale
       } else if (cfg.zero_stage <= 1) {
         o.layer_grad_accumulate = pass(3.0 * g, kTensorsPerLayer);
+        o.layer_bucket_copy = pass(3.0 * 2.0 * g, kTensorsPerLayer);  // flatten, scale, copy back
       } else {
-        o.layer_bwd_extra += pass(2.0 * g, kTensorsPerLayer);
+        o.layer_bwd_extra += pass(2.0 * g + 2.0 * 2.0 * g, kTensorsPerLayer);  // + flatten, scale
       }
       break;
     case Framework::fsdp: {

@@ -208,9 +208,17 @@ TEST(StepTime, WarmEstimatesEqualFreshOnes) {
 //  - DDP accumulation into fp32 .grad, 12 B/param, 12 kernels: 370.463 + 48 = 418.463 us;
 //  - DDP bucket copy in and out, 16 B/param, 24 kernels: 493.951 + 96 = 589.951 us;
 //  - DeepSpeed ZeRO-1 bf16 accumulation, 6 B/param: 185.232 + 48 = 233.232 us;
+//  - DeepSpeed ZeRO-1 bf16 reduction: flatten, scale by 1/dp and copy back, 3 x (2 + 2) =
+//    12 B/param, 12 kernels, once per step: 604,299,264 B / 1.6312e12 = 370.463 us + 48 =
+//    418.463 us;
+//  - DeepSpeed ZeRO-2 bf16, every micro-batch: the copy into the reduction buffer, the
+//    flatten and the scale, 12 B/param, 12 kernels: 418.463 us, beside ZeRO-2's
+//    per-tensor hook placeholder of 12 x 150 us = 1,800 us;
 //  - FSDP bf16 pre-divide, 4 B/param, 1 kernel: 123.488 + 4 = 127.488 us;
 //  - DeepSpeed bf16 ZeRO-0 (BF16_Optimizer) casts and adds into fp32, 18 B/param and 24
 //    kernels, every micro-batch: 906,448,896 B / 1.6312e12 = 555.695 us + 96 = 651.695 us;
+//    its reduction only scales the flat fp32 buffer, 8 B/param once per step:
+//    402,866,176 B / 1.6312e12 = 246.975 us (the flatten and copy-back are views);
 //  - Megatron fuses accumulation into the weight-gradient GEMM: nothing.
 TEST(GradientHandling, PassesOverTheLayerGradients) {
   const A100Comm a(8);
@@ -228,10 +236,19 @@ TEST(GradientHandling, PassesOverTheLayerGradients) {
   cfg.zero_stage = 1;
   pc = a.of(cfg);
   EXPECT_NEAR(pc.layer_grad_accumulate.v, 233.232e-6, 1e-9);
+  EXPECT_NEAR(pc.layer_bucket_copy.v, 418.463e-6, 1e-9);
   EXPECT_EQ(pc.layer_bwd_extra.v, 0.0);
+  cfg.dp = 1;  // the engine reduces (and so flattens, scales, copies) at any dp
+  EXPECT_NEAR(a.of(cfg).layer_bucket_copy.v, 418.463e-6, 1e-9);
+  cfg.dp = 8;
+  cfg.zero_stage = 2;
+  pc = a.of(cfg);
+  EXPECT_NEAR(pc.layer_bwd_extra.v, 418.463e-6 + 1800e-6, 1e-9);
+  EXPECT_EQ(pc.layer_bucket_copy.v, 0.0);
   cfg.zero_stage = 0;  // bf16 without ZeRO: BF16_Optimizer
   pc = a.of(cfg);
   EXPECT_NEAR(pc.layer_bwd_extra.v, 651.695e-6, 1e-9);
+  EXPECT_NEAR(pc.layer_bucket_copy.v, 246.975e-6, 1e-9);
   EXPECT_EQ(pc.layer_grad_accumulate.v, 0.0);
   cfg.framework = Framework::fsdp;
   cfg.zero_stage = 3;
