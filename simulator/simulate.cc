@@ -98,7 +98,9 @@ Seconds contention_on(const sim::StepGraph& sg, const std::vector<Seconds>& base
     if (t.stream != stream || sim::category_of(t.kind) != sim::Category::compute) continue;
     total += t.contention + (t.duration - base[v]);
   }
-  return total;
+  // The stretch is a difference of sums: where nothing was stretched, rounding leaves
+  // ±1e-15 s, which must not print as a negative loss.
+  return total.v < 1e-12 ? Seconds{} : total;
 }
 
 }  // namespace

@@ -46,6 +46,7 @@ TEST(Simulate, NoPipelineNoOverlapIsTheSumOfPasses) {
   EXPECT_NEAR(in(r.breakdown.optimizer), 3.0, kTol);
   EXPECT_NEAR(in(r.breakdown.bubble), 0.0, kTol);
   EXPECT_NEAR(in(r.breakdown.step), 41.0, kTol);
+  EXPECT_EQ(in(r.breakdown.contention), 0.0);  // nothing overlaps: exactly none, never -0
 }
 
 // Every StepCosts term non-zero (p2p is unused with pp = 1).
