@@ -159,6 +159,12 @@ void zero_overheads(ParallelComm& o, const TrainConfig& cfg) {
 //  - torch DDP (gradient_as_bucket_view=False, the default) copies each gradient into its
 //    bucket before the all-reduce and back after it (2 x (read 4 + write 4)), once per
 //    step (accumulation micro-batches run under no_sync).
+//  - PyTorch 1.x's Module/Optimizer.zero_grad() defaults to set_to_none=False (2.0 made it
+//    True): each step zeroes every .grad (write g, a kernel per tensor), and the first
+//    micro-batch's AccumulateGrad then adds into the zeroed tensor (`variable_grad +=
+//    new_grad`: read 2g, write g) instead of adopting the new gradient. The Hugging Face
+//    Trainer loops of 2021-22 call model.zero_grad() so; DDP rows that run PyTorch 2's
+//    defaults (TrainConfig::ddp_pytorch2_defaults) set the gradients to None.
 //  - FSDP divides the unsharded gradient in place before the reduce-scatter
 //    (_div_if_needed with the gradient pre-divide factor): read + write, every micro-batch.
 //    With reduce_dtype float32 (TrainConfig::fsdp_reduce_fp32) the 16-bit gradient is
@@ -194,7 +200,8 @@ void gradient_handling(ParallelComm& o, const TrainConfig& cfg, const StageParam
     case Framework::ddp:
       if (cfg.precision != Precision::fp32) o.layer_bwd_extra += pass(2.0 + 4.0, kLinearWeights);
       o.layer_grad_accumulate = pass(3.0 * g, kTensorsPerLayer);
-      if (cfg.dp > 1) o.layer_bucket_copy = pass(2.0 * 2.0 * g, 2 * kTensorsPerLayer);
+      if (cfg.dp > 1) o.layer_step_passes = pass(2.0 * 2.0 * g, 2 * kTensorsPerLayer);
+      if (!cfg.ddp_pytorch2_defaults()) o.layer_step_passes += pass(g + 3.0 * g, 2 * kTensorsPerLayer);
       break;
     case Framework::deepspeed:
       if (cfg.deepspeed_bf16_optimizer()) {
@@ -202,10 +209,10 @@ void gradient_handling(ParallelComm& o, const TrainConfig& cfg, const StageParam
         // (update_hp_grads / accumulate_hp_grads_and_remove_lp: hp.add_(lp.to(fp32))):
         // the cast reads 2 and writes 4, the add reads 4 + 4 and writes 4.
         o.layer_bwd_extra += pass(2.0 + 4.0 + 4.0 + 4.0 + 4.0, 2 * kTensorsPerLayer);
-        o.layer_bucket_copy = pass(4.0 + 4.0, 0);  // the reduction's in-place scale
+        o.layer_step_passes = pass(4.0 + 4.0, 0);  // the reduction's in-place scale
       } else if (cfg.zero_stage <= 1) {
         o.layer_grad_accumulate = pass(3.0 * g, kTensorsPerLayer);
-        o.layer_bucket_copy = pass(3.0 * 2.0 * g, kTensorsPerLayer);  // flatten, scale, copy back
+        o.layer_step_passes = pass(3.0 * 2.0 * g, kTensorsPerLayer);  // flatten, scale, copy back
       } else {
         o.layer_bwd_extra += pass(2.0 * g + 2.0 * 2.0 * g, kTensorsPerLayer);  // + flatten, scale
       }

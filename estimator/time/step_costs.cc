@@ -169,11 +169,12 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.micro_batches = std::max(1, cfg.grad_accum);
   c.layers_per_rank = ce.layers_per_rank;
   c.layer.fwd = op.fwd + pc.layer_fwd_extra + pc.layer_zero3_overhead;
-  // Accumulation runs on micro-batches 2..m and DDP's bucket copies once per step: spread
-  // over the m micro-batches so that the step pays (m - 1) and 1 of them.
+  // Accumulation runs on micro-batches 2..m and the per-step passes (DDP's bucket copies,
+  // DeepSpeed's reduction) once per step: spread over the m micro-batches so that the step
+  // pays (m - 1) and 1 of them.
   const double m = std::max(1, cfg.grad_accum);
   c.layer.bwd = op.bwd + pc.layer_bwd_extra + pc.layer_zero3_overhead +
-                pc.layer_grad_accumulate * ((m - 1.0) / m) + pc.layer_bucket_copy * (1.0 / m);
+                pc.layer_grad_accumulate * ((m - 1.0) / m) + pc.layer_step_passes * (1.0 / m);
   c.layer.recompute = op.recompute;
   if (recomputes_layers(cfg.checkpointing)) c.layer.recompute += tp.tp_layer_fwd;
   // Block recompute: n of the stage's L layers rerun their forward; every layer carries

@@ -207,6 +207,9 @@ TEST(StepTime, WarmEstimatesEqualFreshOnes) {
 //    302,149,632 B / 1.6312e12 = 185.232 us + 16 us = 201.232 us;
 //  - DDP accumulation into fp32 .grad, 12 B/param, 12 kernels: 370.463 + 48 = 418.463 us;
 //  - DDP bucket copy in and out, 16 B/param, 24 kernels: 493.951 + 96 = 589.951 us;
+//  - PyTorch 1.x's zero_grad(set_to_none=False) under DDP, once per step: zero .grad
+//    (write 4) and the first micro-batch's accumulation into it (12), 16 B/param in 24
+//    kernels: another 589.951 us;
 //  - DeepSpeed ZeRO-1 bf16 accumulation, 6 B/param: 185.232 + 48 = 233.232 us;
 //  - DeepSpeed ZeRO-1 bf16 reduction: flatten, scale by 1/dp and copy back, 3 x (2 + 2) =
 //    12 B/param, 12 kernels, once per step: 604,299,264 B / 1.6312e12 = 370.463 us + 48 =
@@ -228,27 +231,31 @@ TEST(GradientHandling, PassesOverTheLayerGradients) {
   ParallelComm pc = a.of(cfg);
   EXPECT_NEAR(pc.layer_bwd_extra.v, 201.232e-6, 1e-9);
   EXPECT_NEAR(pc.layer_grad_accumulate.v, 418.463e-6, 1e-9);
-  EXPECT_NEAR(pc.layer_bucket_copy.v, 589.951e-6, 1e-9);
-  cfg.dp = 1;  // no DDP wrapper, no buckets
-  EXPECT_EQ(a.of(cfg).layer_bucket_copy.v, 0.0);
+  EXPECT_NEAR(pc.layer_step_passes.v, 589.951e-6, 1e-9);
+  cfg.fused_optimizer = 0;  // a 2021 Hugging Face Trainer loop on PyTorch 1.x
+  EXPECT_NEAR(a.of(cfg).layer_step_passes.v, 2 * 589.951e-6, 1e-9);
+  cfg.dp = 1;  // no DDP wrapper, no buckets; the zeroed gradients remain
+  EXPECT_NEAR(a.of(cfg).layer_step_passes.v, 589.951e-6, 1e-9);
+  cfg.fused_optimizer = -1;
+  EXPECT_EQ(a.of(cfg).layer_step_passes.v, 0.0);
   cfg = base_cfg();
   cfg.framework = Framework::deepspeed;
   cfg.zero_stage = 1;
   pc = a.of(cfg);
   EXPECT_NEAR(pc.layer_grad_accumulate.v, 233.232e-6, 1e-9);
-  EXPECT_NEAR(pc.layer_bucket_copy.v, 418.463e-6, 1e-9);
+  EXPECT_NEAR(pc.layer_step_passes.v, 418.463e-6, 1e-9);
   EXPECT_EQ(pc.layer_bwd_extra.v, 0.0);
   cfg.dp = 1;  // the engine reduces (and so flattens, scales, copies) at any dp
-  EXPECT_NEAR(a.of(cfg).layer_bucket_copy.v, 418.463e-6, 1e-9);
+  EXPECT_NEAR(a.of(cfg).layer_step_passes.v, 418.463e-6, 1e-9);
   cfg.dp = 8;
   cfg.zero_stage = 2;
   pc = a.of(cfg);
   EXPECT_NEAR(pc.layer_bwd_extra.v, 418.463e-6 + 1800e-6, 1e-9);
-  EXPECT_EQ(pc.layer_bucket_copy.v, 0.0);
+  EXPECT_EQ(pc.layer_step_passes.v, 0.0);
   cfg.zero_stage = 0;  // bf16 without ZeRO: BF16_Optimizer
   pc = a.of(cfg);
   EXPECT_NEAR(pc.layer_bwd_extra.v, 651.695e-6, 1e-9);
-  EXPECT_NEAR(pc.layer_bucket_copy.v, 246.975e-6, 1e-9);
+  EXPECT_NEAR(pc.layer_step_passes.v, 246.975e-6, 1e-9);
   EXPECT_EQ(pc.layer_grad_accumulate.v, 0.0);
   cfg.framework = Framework::fsdp;
   cfg.zero_stage = 3;
@@ -258,7 +265,7 @@ TEST(GradientHandling, PassesOverTheLayerGradients) {
   cfg.framework = Framework::megatron;
   cfg.zero_stage = 1;
   pc = a.of(cfg);
-  EXPECT_EQ(pc.layer_bwd_extra.v + pc.layer_grad_accumulate.v + pc.layer_bucket_copy.v, 0.0);
+  EXPECT_EQ(pc.layer_bwd_extra.v + pc.layer_grad_accumulate.v + pc.layer_step_passes.v, 0.0);
 }
 
 // A step of m micro-batches pays m - 1 accumulations and one DDP bucket copy per layer:
