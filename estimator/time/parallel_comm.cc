@@ -188,6 +188,11 @@ void zero_overheads(ParallelComm& o, const TrainConfig& cfg) {
 //    scale reads and writes 4 B.
 //  - DeepSpeed bf16 without ZeRO (BF16_Optimizer) casts each micro-batch's bf16 gradient
 //    to fp32 and adds it into the fp32 buffer: 18 B/param, every micro-batch.
+//  - Megatron's data-parallel reduction (megatron/model/distributed.py, later
+//    megatron/core/distributed): until 2021-08 (e8fb052f81 made contiguous buffers the
+//    default) 16-bit gradients were flattened, scaled by 1/dp and copied back (3 x 2g);
+//    since then the contiguous buffer is scaled in place (2g), which Megatron-Core skips
+//    when the factor is 1 (dp = 1). Once per step; the older code runs at any dp.
 void gradient_handling(ParallelComm& o, const TrainConfig& cfg, const StageParams& sp,
                        const GpuSpec& gpu, const Efficiency& eff) {
   const double g = grad_element_bytes(cfg);
@@ -231,8 +236,15 @@ void gradient_handling(ParallelComm& o, const TrainConfig& cfg, const StageParam
       }
       break;
     }
-    case Framework::megatron:
+    case Framework::megatron: {
+      const bool flattened = cfg.megatron_release != 0 && cfg.megatron_release < 202108 && g < 4.0;
+      const bool scales = cfg.dp > 1 || (cfg.megatron_release != 0 && cfg.megatron_release < 202312);
+      if (flattened)
+        o.layer_step_passes = pass(3.0 * 2.0 * g, kTensorsPerLayer);
+      else if (scales)
+        o.layer_step_passes = pass(2.0 * g, 0);
       break;
+    }
   }
 }
 

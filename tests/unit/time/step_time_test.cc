@@ -222,7 +222,10 @@ TEST(StepTime, WarmEstimatesEqualFreshOnes) {
 //    kernels, every micro-batch: 906,448,896 B / 1.6312e12 = 555.695 us + 96 = 651.695 us;
 //    its reduction only scales the flat fp32 buffer, 8 B/param once per step:
 //    402,866,176 B / 1.6312e12 = 246.975 us (the flatten and copy-back are views);
-//  - Megatron fuses accumulation into the weight-gradient GEMM: nothing.
+//  - Megatron fuses accumulation into the weight-gradient GEMM: nothing. Its reduction
+//    scales the fp32 gradient buffer by 1/dp once per step, 8 B/param with no kernel
+//    counted (one per bucket): 402,866,176 B / 1.6312e12 = 246.975 us; before 2021-08 it
+//    flattened, scaled and copied back 16-bit gradients: 12 B/param, 12 kernels, 418.463 us.
 TEST(GradientHandling, PassesOverTheLayerGradients) {
   const A100Comm a(8);
   TrainConfig cfg = base_cfg();
@@ -265,7 +268,13 @@ TEST(GradientHandling, PassesOverTheLayerGradients) {
   cfg.framework = Framework::megatron;
   cfg.zero_stage = 1;
   pc = a.of(cfg);
-  EXPECT_EQ(pc.layer_bwd_extra.v + pc.layer_grad_accumulate.v + pc.layer_step_passes.v, 0.0);
+  EXPECT_EQ(pc.layer_bwd_extra.v + pc.layer_grad_accumulate.v, 0.0);
+  EXPECT_NEAR(pc.layer_step_passes.v, 246.975e-6, 1e-9);  // scale the fp32 buffer: 8 B/param
+  cfg.dp = 1;  // Megatron-Core skips a scale by 1
+  EXPECT_EQ(a.of(cfg).layer_step_passes.v, 0.0);
+  cfg.megatron_release = 202012;  // local DDP of 2020: flatten, scale, copy back, at any dp
+  cfg.precision = Precision::fp16;
+  EXPECT_NEAR(a.of(cfg).layer_step_passes.v, 418.463e-6, 1e-9);
 }
 
 // A step of m micro-batches pays m - 1 accumulations and one DDP bucket copy per layer:
