@@ -165,6 +165,9 @@ void zero_overheads(ParallelComm& o, const TrainConfig& cfg) {
 //    new_grad`: read 2g, write g) instead of adopting the new gradient. The Hugging Face
 //    Trainer loops of 2021-22 call model.zero_grad() so; DDP rows that run PyTorch 2's
 //    defaults (TrainConfig::ddp_pytorch2_defaults) set the gradients to None.
+//  - FSDP1 (flat parameters) concatenates each unit's gradients into its flat gradient:
+//    the original parameters are views of split() of the flat parameter, and autograd's
+//    SplitWithSizesBackward runs a cat (read w, write w), every micro-batch.
 //  - FSDP divides the unsharded gradient in place before the reduce-scatter
 //    (_div_if_needed with the gradient pre-divide factor): read + write, every micro-batch.
 //    With reduce_dtype float32 (TrainConfig::fsdp_reduce_fp32) the 16-bit gradient is
@@ -227,7 +230,12 @@ void gradient_handling(ParallelComm& o, const TrainConfig& cfg, const StageParam
       const double w = element_bytes(cfg.precision);
       const bool widen = g > w;  // fp32 reduce of 16-bit gradients
       const bool copy_in = widen || cfg.fsdp_version == 2;
-      o.layer_bwd_extra += pass(2.0 * g + (copy_in ? w + g : 0.0), copy_in ? 2 : 1);
+      // FSDP1's unsharded parameters are views of split() of the flat parameter, so the
+      // backward's SplitWithSizesBackward concatenates their gradients into the flat
+      // gradient (read w, write w); FSDP2 keeps per-parameter gradients.
+      const bool split_cat = cfg.fsdp_version != 2;
+      o.layer_bwd_extra += pass(2.0 * g + (copy_in ? w + g : 0.0) + (split_cat ? 2.0 * w : 0.0),
+                                (copy_in ? 2 : 1) + (split_cat ? 1 : 0));
       if (cfg.fsdp_version == 2) {
         const Seconds copy_out =
             Seconds(sp.layer_gathered * 2.0 * w / bw) + eff.kernel_overhead;

@@ -388,9 +388,12 @@ TEST(StepTime, FsdpFp32ReduceDoublesTheBytesAndCastsFirst) {
 // FSDP2 (fully_shard) keeps per-parameter tensors: each all-gather is copied out into the
 // unsharded parameters (read 2, write 2 B per gathered bf16 parameter, one kernel), in
 // forward and, at stage 3 (reshard after forward), again in backward; each reduce-scatter
-// input is a chunk_cat copy (read 2, write 2 B per parameter with a bf16 reduce, one more
-// kernel) that FSDP1's flat gradient does not need. With an fp32 reduce both versions
-// copy (FSDP1 casts), so only the copy-out differs. gpt_1b, FULL_SHARD over 16 A100s.
+// input is a chunk_cat copy (read 2, write 2 B per parameter with a bf16 reduce, one
+// kernel). FSDP1 instead concatenates the gradients of its parameter views into the flat
+// gradient (SplitWithSizesBackward: the same 2 + 2 B and one kernel), so with a bf16
+// reduce the backward differs by the copy-out only. With an fp32 reduce FSDP1 casts into
+// the fp32 input as well, so FSDP2's backward is the copy-out minus that cat.
+// gpt_1b, FULL_SHARD over 16 A100s.
 TEST(StepTime, Fsdp2CopiesOutEachGatherAndCopiesInEachReduce) {
   const A100Comm a(16);
   TrainConfig cfg = fsdp_full_shard_16();
@@ -403,15 +406,16 @@ TEST(StepTime, Fsdp2CopiesOutEachGatherAndCopiesInEachReduce) {
   const double copy_out = sp.layer_gathered * 4.0 / bw + k;
   EXPECT_EQ(v1.layer_fwd_extra.v, 0.0);
   EXPECT_NEAR(v2.layer_fwd_extra.v, copy_out, 1e-12);
-  EXPECT_NEAR((v2.layer_bwd_extra - v1.layer_bwd_extra).v, copy_out + sp.layer * 4.0 / bw + k, 1e-12);
+  const double cat = sp.layer * 4.0 / bw + k;  // chunk_cat in FSDP2, the split's cat in FSDP1
+  EXPECT_NEAR((v2.layer_bwd_extra - v1.layer_bwd_extra).v, copy_out, 1e-12);
   // The collectives themselves do not change.
   EXPECT_DOUBLE_EQ(v2.layer_param_gather.v, v1.layer_param_gather.v);
   EXPECT_DOUBLE_EQ(v2.layer_grad_reduce.v, v1.layer_grad_reduce.v);
-  // fp32 reduce: FSDP1 casts into the fp32 input too, so backward differs by the copy-out.
+  // fp32 reduce: both copy into the fp32 input; FSDP1 still runs its cat.
   cfg.fsdp_reduce_fp32 = true;
   const ParallelComm v2_fp32 = a.of(cfg);
   cfg.fsdp_version = 1;
-  EXPECT_NEAR((v2_fp32.layer_bwd_extra - a.of(cfg).layer_bwd_extra).v, copy_out, 1e-12);
+  EXPECT_NEAR((v2_fp32.layer_bwd_extra - a.of(cfg).layer_bwd_extra).v, copy_out - cat, 1e-12);
   // SHARD_GRAD_OP (stage 2) keeps the parameters from forward to backward: one copy-out.
   cfg.fsdp_reduce_fp32 = false;
   cfg.zero_stage = 2;
@@ -419,7 +423,7 @@ TEST(StepTime, Fsdp2CopiesOutEachGatherAndCopiesInEachReduce) {
   cfg.fsdp_version = 2;
   const ParallelComm z2_v2 = a.of(cfg);
   EXPECT_NEAR(z2_v2.layer_fwd_extra.v, copy_out, 1e-12);
-  EXPECT_NEAR((z2_v2.layer_bwd_extra - z2_v1.layer_bwd_extra).v, sp.layer * 4.0 / bw + k, 1e-12);
+  EXPECT_NEAR((z2_v2.layer_bwd_extra - z2_v1.layer_bwd_extra).v, 0.0, 1e-12);  // cat for cat
   // The step-time model keys its tables on the version and puts the copy on the layer.
   const StepTimeModel t = a100_model(a.m, 16);
   cfg.zero_stage = 3;
