@@ -75,9 +75,9 @@ struct ParallelComm {
                                // reduction buffer, autocast's fp32 cast of weight gradients,
                                // FSDP's in-place pre-divide of the unsharded gradient
   Seconds layer_grad_accumulate;  // per layer, each micro-batch after the first: .grad += g
-  Seconds layer_step_passes;   // per layer, once per step: torch DDP's copy into its
-                               // all-reduce buckets and back, DeepSpeed ZeRO-0/1's
-                               // reduction passes, PyTorch 1.x's zeroed-gradient passes
+  Seconds layer_step_passes;      // per layer, once per step: torch DDP's copy into its
+                                  // all-reduce buckets and back, DeepSpeed ZeRO-0/1's
+                                  // reduction passes, PyTorch 1.x's zeroed-gradient passes
   Seconds layer_zero3_overhead;  // ZeRO-3 fetch/release bookkeeping per layer per pass
   bool every_micro_batch = false;
   bool overlap = false;

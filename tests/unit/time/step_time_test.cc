@@ -271,7 +271,7 @@ TEST(GradientHandling, PassesOverTheLayerGradients) {
   pc = a.of(cfg);
   EXPECT_EQ(pc.layer_bwd_extra.v + pc.layer_grad_accumulate.v, 0.0);
   EXPECT_NEAR(pc.layer_step_passes.v, 246.975e-6, 1e-9);  // scale the fp32 buffer: 8 B/param
-  cfg.dp = 1;  // Megatron-Core skips a scale by 1
+  cfg.dp = 1;                                             // Megatron-Core skips a scale by 1
   EXPECT_EQ(a.of(cfg).layer_step_passes.v, 0.0);
   cfg.megatron_release = 202012;  // local DDP of 2020: flatten, scale, copy back, at any dp
   cfg.precision = Precision::fp16;
