@@ -193,7 +193,7 @@ void zero_overheads(ParallelComm& o, const TrainConfig& cfg) {
 //    to fp32 and adds it into the fp32 buffer: 18 B/param, every micro-batch.
 //  - Megatron's data-parallel reduction (megatron/model/distributed.py, later
 //    megatron/core/distributed): until 2021-08 (e8fb052f81 made contiguous buffers the
-//    default) 16-bit gradients were flattened, scaled by 1/dp and copied back (3 x 2g);
+//    default) fp16/fp32 gradients were flattened, scaled by 1/dp and copied back (3 x 2g);
 //    since then the contiguous buffer is scaled in place (2g), which Megatron-Core skips
 //    when the factor is 1 (dp = 1). Once per step; the older code runs at any dp.
 void gradient_handling(ParallelComm& o, const TrainConfig& cfg, const StageParams& sp,
@@ -245,7 +245,9 @@ void gradient_handling(ParallelComm& o, const TrainConfig& cfg, const StageParam
       break;
     }
     case Framework::megatron: {
-      const bool flattened = cfg.megatron_release != 0 && cfg.megatron_release < 202108 && g < 4.0;
+      // bf16 (from 2021-03) always accumulated into the fp32 contiguous buffer.
+      const bool flattened =
+          cfg.megatron_release != 0 && cfg.megatron_release < 202108 && cfg.precision != Precision::bf16;
       const bool scales = cfg.dp > 1 || (cfg.megatron_release != 0 && cfg.megatron_release < 202312);
       if (flattened)
         o.layer_step_passes = pass(3.0 * 2.0 * g, kTensorsPerLayer);
