@@ -276,6 +276,9 @@ TEST(GradientHandling, PassesOverTheLayerGradients) {
   cfg.megatron_release = 202012;  // local DDP of 2020: flatten, scale, copy back, at any dp
   cfg.precision = Precision::fp16;
   EXPECT_NEAR(a.of(cfg).layer_step_passes.v, 418.463e-6, 1e-9);
+  cfg.megatron_release = 202104;  // bf16 had the fp32 contiguous buffer from 2021-03: scale
+  cfg.precision = Precision::bf16;
+  EXPECT_NEAR(a.of(cfg).layer_step_passes.v, 246.975e-6, 1e-9);
 }
 
 // A step of m micro-batches pays m - 1 accumulations and one DDP bucket copy per layer:
