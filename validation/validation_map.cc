@@ -346,7 +346,8 @@ void engine_settings(const Json& p, SearchSpace& s, std::vector<std::string>& no
     notes.push_back("fused cross-entropy named (16-bit logits only, gradient written in place)");
   }
   static const std::regex ds_overlap(R"(overlap_comm:?\s*(true|on)\b)", std::regex::icase);
-  if (has(other, "overlap_grad_reduce") ||
+  // Megatron-Core's config name or its command-line flag (--overlap-grad-reduce).
+  if (has(other, "overlap_grad_reduce") || has(other, "overlap-grad-reduce") ||
       (s.run.framework == Framework::deepspeed && std::regex_search(other, ds_overlap))) {
     s.run.zero.overlap_comm = 1;
     notes.push_back("gradient reduction overlapped with backward (overlap_grad_reduce / overlap_comm named)");
