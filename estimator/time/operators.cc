@@ -382,6 +382,15 @@ void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
     if (k.fused_cross_entropy) {
       f.mem(d.T * v * d.e);           // one kernel reads the logits (online max/sum-exp)
       b.mem(d.T * v * 2.0 * d.e);     // its gradient overwrites them in place
+    } else if (d.megatron) {
+      // Megatron's vocab-parallel cross-entropy (mpu/cross_entropy.py in 2020-21,
+      // core/tensor_parallel/cross_entropy.py since) runs each step as its own pass over
+      // the fp32 logits, far larger than L2: the upcast (e + 4; none in fp32), max (4),
+      // subtract the max in place (8), exp in place (8), sum (4), divide by the sum in
+      // place (8). Backward scales the saved softmax in place (8) and casts it back (4 + e).
+      const bool cast = d.e < 4.0;
+      f.mem(d.T * v * ((cast ? d.e + 4.0 : 0.0) + 32.0), cast ? 6 : 5);
+      b.mem(d.T * v * (8.0 + (cast ? 4.0 + d.e : 0.0)), cast ? 2 : 1);
     } else {
       f.mem(d.T * v * (d.e + 8.0), 3);  // fp32 upcast, max/sum-exp passes of cross-entropy
       b.mem(d.T * v * (4.0 + d.e));     // softmax - one-hot, back to 16-bit

@@ -14,24 +14,37 @@ using test::base_cfg;
 using test::gpt_1b;
 
 // gpt_1b, micro-batch 2 x seq 2048 = 4096 tokens, vocabulary 51200 (a multiple of 128:
-// unpadded): N = 2.097e8 logits. Forward, eager: read e + write 4 (upcast) + the max and
-// sum-exp reads, e + 8 = 10 B per logit in 3 kernels; fused: one read, 2 B in 1 kernel:
-// 8 B x N less over HBM and 2 kernels fewer. Backward, eager: 4 + e = 6 B; fused: read
-// and write the 16-bit logits in place, 4 B: 2 B x N less, same kernel count. The logits
+// unpadded): N = 2.097e8 logits, bf16 (e = 2).
+//  - torch's eager cross-entropy (DeepSpeed here): forward, read e + write 4 (upcast) + the
+//    max and sum-exp reads, e + 8 = 10 B per logit in 3 kernels; backward 4 + e = 6 B.
+//  - Megatron's vocab-parallel cross-entropy, one pass per step over the fp32 logits:
+//    upcast (2 + 4), max (4), subtract (8), exp (8), sum (4), divide (8) = 38 B in 6 kernels;
+//    backward, scale the saved softmax (8) and cast back (4 + 2) = 14 B in 2 kernels.
+//  - fused: one read, 2 B in 1 kernel; backward reads and writes the 16-bit logits in
+//    place, 4 B in 1 kernel.
+// So fused saves 8 B x N and 2 kernels (torch) or 36 B x N and 5 kernels (Megatron)
+// forward, and 2 B x N (torch) or 10 B x N and a kernel (Megatron) backward. The logits
 // GEMMs are the same.
 TEST(LossKernel, FusedCrossEntropyMovesFewerBytes) {
   const StepTimeModel t = a100_model(gpt_1b(), 8);
+  const Cluster c = test::cluster(test::dgx_a100(), 8);
+  const Efficiency eff = default_efficiency(c.node.gpu);
+  const double n = 4096.0 * 51200.0, bw = c.node.gpu.hbm_bw.v * eff.hbm_fraction, k = eff.kernel_overhead.v;
   TrainConfig cfg = base_cfg();
+  cfg.framework = Framework::deepspeed;
   const StepCosts eager = t.costs(cfg);
   cfg.fused_cross_entropy = true;
   const StepCosts fused = t.costs(cfg);
-  const Cluster c = test::cluster(test::dgx_a100(), 8);
-  const Efficiency eff = default_efficiency(c.node.gpu);
-  const double n = 4096.0 * 51200.0, bw = c.node.gpu.hbm_bw.v * eff.hbm_fraction;
-  EXPECT_NEAR(eager.head_fwd.v - fused.head_fwd.v, 8.0 * n / bw + 2 * eff.kernel_overhead.v, 1e-9);
+  EXPECT_NEAR(eager.head_fwd.v - fused.head_fwd.v, 8.0 * n / bw + 2 * k, 1e-9);
   EXPECT_NEAR(eager.head_bwd.v - fused.head_bwd.v, 2.0 * n / bw, 1e-9);
   EXPECT_GT(8.0 * n / bw, 0.8e-3);  // 1.68 GB at ~1.6 TB/s: about a millisecond per micro-batch
   EXPECT_EQ(fused.layer.fwd.v, eager.layer.fwd.v);
+  cfg = base_cfg();  // Megatron
+  const StepCosts mg_eager = t.costs(cfg);
+  cfg.fused_cross_entropy = true;
+  const StepCosts mg_fused = t.costs(cfg);
+  EXPECT_NEAR(mg_eager.head_fwd.v - mg_fused.head_fwd.v, 36.0 * n / bw + 5 * k, 1e-9);
+  EXPECT_NEAR(mg_eager.head_bwd.v - mg_fused.head_bwd.v, 10.0 * n / bw + k, 1e-9);
 }
 
 // Memory: the loss peak of the last stage is N logits x bytes per logit (docs/model.md §3):
