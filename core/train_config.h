@@ -87,6 +87,11 @@ struct TrainConfig {
   // once. false: the framework's own cross-entropy (torch's log_softmax + nll_loss on
   // fp32 logits, or Megatron's vocab-parallel one).
   bool fused_cross_entropy = false;
+  // Megatron-Core's jit-fused vocab-parallel cross-entropy (--cross-entropy-loss-fusion,
+  // core/fusions/fused_cross_entropy.py; NeMo's recipes turn it on): the same fp32 passes
+  // as the eager one, fused three ways (cast + max, subtract + exp + sum, divide) and one
+  // in backward. Megatron only; validate sets it for NeMo rows.
+  bool megatron_fused_cross_entropy = false;
   // The timed step is an fp16 overflow step: the loss scaler finds inf/nan gradients, so
   // the optimizer only checks them and skips its update, and ZeRO skips the all-gather of
   // updated parameters. DeepSpeed before v0.8 started the loss scale at 2^32, so the

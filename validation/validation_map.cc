@@ -446,6 +446,14 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
     s.run.logit_metrics = 2;
     notes.push_back("Composer train metrics: 2 fp32 cross-entropies over the logits per micro-batch");
   }
+  // Megatron-Core's jit-fused cross-entropy: named, or a NeMo recipe (NeMo 2's GPTConfig
+  // defaults cross_entropy_loss_fusion to True; NeMo launcher configs set it).
+  const std::string text = str(row, "source") + " " + str(p, "other");
+  if (s.run.framework == Framework::megatron &&
+      (has(text, "NeMo") || has(text, "cross_entropy_loss_fusion") || has(text, "cross-entropy-loss-fusion"))) {
+    s.run.megatron_fused_cross_entropy = true;
+    notes.push_back("Megatron-Core's fused cross-entropy (NeMo, or cross_entropy_loss_fusion named)");
+  }
   if (has(str(p, "other"), "attn_impl triton")) {  // flash-attn's Triton kernel (docs/model.md §4.1)
     s.run.attention = AttentionKernel::triton;
     notes.push_back("llm-foundry's Triton attention (attn_impl triton): FlashAttention-2's rate / 1.4 forward, / 2 backward");

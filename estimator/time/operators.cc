@@ -388,9 +388,17 @@ void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
       // the fp32 logits, far larger than L2: the upcast (e + 4; none in fp32), max (4),
       // subtract the max in place (8), exp in place (8), sum (4), divide by the sum in
       // place (8). Backward scales the saved softmax in place (8) and casts it back (4 + e).
+      // Megatron-Core's jit-fused variant keeps the fp32 tensors but fuses the passes three
+      // ways: upcast + max (e + 4, or a read of 4 in fp32), subtract + exp + sum (8), divide
+      // (8); backward scales and casts back in one kernel (4 + e, or 8 in fp32).
       const bool cast = d.e < 4.0;
-      f.mem(d.T * v * ((cast ? d.e + 4.0 : 0.0) + 32.0), cast ? 6 : 5);
-      b.mem(d.T * v * (8.0 + (cast ? 4.0 + d.e : 0.0)), cast ? 2 : 1);
+      if (k.megatron_fused_cross_entropy) {
+        f.mem(d.T * v * ((cast ? d.e + 4.0 : 4.0) + 16.0), 3);
+        b.mem(d.T * v * (cast ? 4.0 + d.e : 8.0), 1);
+      } else {
+        f.mem(d.T * v * ((cast ? d.e + 4.0 : 0.0) + 32.0), cast ? 6 : 5);
+        b.mem(d.T * v * (8.0 + (cast ? 4.0 + d.e : 0.0)), cast ? 2 : 1);
+      }
     } else {
       f.mem(d.T * v * (d.e + 8.0), 3);  // fp32 upcast, max/sum-exp passes of cross-entropy
       b.mem(d.T * v * (4.0 + d.e));     // softmax - one-hot, back to 16-bit

@@ -27,6 +27,7 @@ struct OpKey {
   Framework framework = Framework::deepspeed;
   AttentionKernel attention = AttentionKernel::auto_;
   bool fused_cross_entropy = false;
+  bool megatron_fused_cross_entropy = false;
   bool operator==(const OpKey&) const = default;
 };
 

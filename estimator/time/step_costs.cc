@@ -28,6 +28,7 @@ OpKey op_key(const TrainConfig& c) {
   k.framework = c.framework;
   k.attention = c.attention;
   k.fused_cross_entropy = c.fused_cross_entropy;
+  k.megatron_fused_cross_entropy = c.megatron_fused_cross_entropy && c.framework == Framework::megatron;
   return k;
 }
 
@@ -62,7 +63,8 @@ std::uint64_t hash_of(const OpKey& k) {
   for (std::uint64_t v : {std::uint64_t(k.tp), std::uint64_t(k.micro_batch), std::uint64_t(k.seq_len),
                           std::uint64_t(k.sequence_parallel), std::uint64_t(k.flash),
                           std::uint64_t(k.ckpt), std::uint64_t(k.precision), std::uint64_t(k.framework),
-                          std::uint64_t(k.attention), std::uint64_t(k.fused_cross_entropy)})
+                          std::uint64_t(k.attention), std::uint64_t(k.fused_cross_entropy),
+                          std::uint64_t(k.megatron_fused_cross_entropy)})
     h = hash_mix(h, v);
   return h;
 }

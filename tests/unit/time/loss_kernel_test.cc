@@ -22,9 +22,12 @@ using test::gpt_1b;
 //    backward, scale the saved softmax (8) and cast back (4 + 2) = 14 B in 2 kernels.
 //  - fused: one read, 2 B in 1 kernel; backward reads and writes the 16-bit logits in
 //    place, 4 B in 1 kernel.
-// So fused saves 8 B x N and 2 kernels (torch) or 36 B x N and 5 kernels (Megatron)
-// forward, and 2 B x N (torch) or 10 B x N and a kernel (Megatron) backward. The logits
-// GEMMs are the same.
+//  - Megatron-Core's jit-fused variant (TrainConfig::megatron_fused_cross_entropy): upcast
+//    + max (2 + 4), subtract + exp + sum (8), divide (8) = 22 B in 3 kernels; backward,
+//    scale and cast back in one kernel, 4 + 2 = 6 B.
+// So fused saves 8 B x N and 2 kernels (torch), 36 B x N and 5 kernels (Megatron eager) or
+// 20 B x N and 2 kernels (Megatron jit-fused) forward, and 2 B x N (torch), 10 B x N and a
+// kernel (Megatron eager) or 2 B x N (jit-fused) backward. The logits GEMMs are the same.
 TEST(LossKernel, FusedCrossEntropyMovesFewerBytes) {
   const StepTimeModel t = a100_model(gpt_1b(), 8);
   const Cluster c = test::cluster(test::dgx_a100(), 8);
@@ -45,6 +48,13 @@ TEST(LossKernel, FusedCrossEntropyMovesFewerBytes) {
   const StepCosts mg_fused = t.costs(cfg);
   EXPECT_NEAR(mg_eager.head_fwd.v - mg_fused.head_fwd.v, 36.0 * n / bw + 5 * k, 1e-9);
   EXPECT_NEAR(mg_eager.head_bwd.v - mg_fused.head_bwd.v, 10.0 * n / bw + k, 1e-9);
+  cfg.fused_cross_entropy = false;
+  cfg.megatron_fused_cross_entropy = true;
+  const StepCosts mg_jit = t.costs(cfg);
+  EXPECT_NEAR(mg_jit.head_fwd.v - mg_fused.head_fwd.v, 20.0 * n / bw + 2 * k, 1e-9);
+  EXPECT_NEAR(mg_jit.head_bwd.v - mg_fused.head_bwd.v, 2.0 * n / bw, 1e-9);
+  cfg.framework = Framework::deepspeed;  // a Megatron-only setting: torch's loss is unchanged
+  EXPECT_DOUBLE_EQ(t.costs(cfg).head_fwd.v, eager.head_fwd.v);
 }
 
 // Memory: the loss peak of the last stage is N logits x bytes per logit (docs/model.md §3):

@@ -38,6 +38,20 @@ TEST(ValidationMap, OssIsAWordNotASubstring) {
   EXPECT_EQ(request_of(ds_row(0, "fairscale OSS + ShardedDDP")).space.zero[0], 2);
 }
 
+TEST(ValidationMap, NemoRunsMegatronCoresFusedCrossEntropy) {
+  // NeMo's recipes turn on Megatron-Core's cross_entropy_loss_fusion; Megatron-LM's flag is
+  // off by default, and only Megatron rows carry the setting.
+  json row = ds_row(1, "distributed optimizer");
+  row["source"] = "NVIDIA/dgxc-benchmarking: NeMo (Megatron-Core)";
+  EXPECT_TRUE(request_of(row).space.run.megatron_fused_cross_entropy);
+  row["source"] = "NVIDIA/Megatron-LM README (Megatron-Core r0.8.0)";
+  EXPECT_FALSE(request_of(row).space.run.megatron_fused_cross_entropy);
+  row["parallel"]["other"] = "--cross-entropy-loss-fusion";
+  EXPECT_TRUE(request_of(row).space.run.megatron_fused_cross_entropy);
+  row["source"] = "a DeepSpeed test row";
+  EXPECT_FALSE(request_of(row).space.run.megatron_fused_cross_entropy);
+}
+
 TEST(ValidationMap, ZeroRedundancyOptimizerIsDdpStageOne) {
   // A row that names torch's ZeroRedundancyOptimizer without DeepSpeed is DDP at stage 1,
   // whatever its zero_stage field says; with DeepSpeed named it is DeepSpeed's ZeRO.
