@@ -450,7 +450,8 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   // defaults cross_entropy_loss_fusion to True; NeMo launcher configs set it).
   const std::string text = str(row, "source") + " " + str(p, "other");
   if (s.run.framework == Framework::megatron &&
-      (has(text, "NeMo") || has(text, "cross_entropy_loss_fusion") || has(text, "cross-entropy-loss-fusion"))) {
+      (has(text, "NeMo") || has(text, "cross_entropy_loss_fusion") ||
+       has(text, "cross-entropy-loss-fusion"))) {
     s.run.megatron_fused_cross_entropy = true;
     notes.push_back("Megatron-Core's fused cross-entropy (NeMo, or cross_entropy_loss_fusion named)");
   }
