@@ -129,7 +129,7 @@ Expected<Json> parse_json_text(std::string_view text, const std::string& file) {
   if (j.is_discarded()) {
     // Re-parse with exceptions off is silent; find the byte offset with the SAX-less API.
     try {
-      (void)Json::parse(text);
+      [[maybe_unused]] const Json again = Json::parse(text);  // throws with the byte offset
     } catch (const Json::parse_error& e) {
       return Diagnostic{file, "", "malformed JSON: " + without_json_library_tag(e.what()),
                         "check for a missing comma, quote or bracket near that byte"};
