@@ -1,16 +1,13 @@
-// Flag parsing and validation for `dsplan estimate` (and `confirm`), and running the
-// search (the plan's JSON view is in estimate_json.cc). Every bad flag is reported, each
-// naming the flag and the allowed values.
+// Flag parsing and validation for `dsplan estimate` (and `confirm`); running the search is
+// in estimate_run.cc, the plan's JSON view in estimate_json.cc. Every bad flag is reported,
+// each naming the flag and the allowed values.
 #include "cli/estimate_options.h"
 
 #include <algorithm>
-#include <chrono>
-#include <filesystem>
 #include <sstream>
 
 #include "calibrate/profile.h"
 #include "cli/commands.h"
-#include "confirm/residual_model.h"
 #include "core/json/model_json.h"
 #include "core/names.h"
 #include "estimator/params.h"
@@ -256,8 +253,9 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
       ->check(number_check(true, 0, 16, "an integer in [0, 16]"));
   sub->add_option("--cross-entropy", o.cross_entropy,
                   "The loss kernel: eager (default; the framework's cross-entropy, torch's on fp32 "
-                  "logits) or fused (one kernel over the 16-bit logits writing their gradient in place: "
-                  "flash-attn's CrossEntropyLoss(inplace_backward=True), Apex xentropy, Liger-Kernel)");
+                  "logits), fused (one kernel over the 16-bit logits writing their gradient in place: "
+                  "flash-attn's CrossEntropyLoss(inplace_backward=True), Apex xentropy, Liger-Kernel) or "
+                  "jit-fused (megatron only: Megatron-Core's --cross-entropy-loss-fusion, NeMo's default)");
   sub->add_option("--grad-reduce-in-fp32", o.grad_reduce_in_fp32,
                   "Gradient reduction in fp32 or 16 bits (default, on, off). Megatron: fp32 gradient buffer and "
                   "data-parallel reduction (default on, Megatron-LM's bf16 rule; off: Megatron-Core "
@@ -338,9 +336,14 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     errs.push_back(flag_error("logit-metrics", "out of range", "an integer in [0, 16]"));
   s.run.logit_metrics = o.logit_metrics;
   if (o.cross_entropy == "fused") s.run.fused_cross_entropy = true;
+  else if (o.cross_entropy == "jit-fused" && s.run.framework == Framework::megatron)
+    s.run.megatron_fused_cross_entropy = true;
+  else if (o.cross_entropy == "jit-fused")
+    errs.push_back(flag_error("cross-entropy", "jit-fused applies to --framework megatron only",
+                              "eager or fused, or add --framework megatron"));
   else if (o.cross_entropy != "eager")
-    errs.push_back(
-        flag_error("cross-entropy", "unknown value \"" + o.cross_entropy + "\"", "one of: eager, fused"));
+    errs.push_back(flag_error("cross-entropy", "unknown value \"" + o.cross_entropy + "\"",
+                              "one of: eager, fused, jit-fused (megatron)"));
   s.run.fsdp_hybrid = framework_choice("fsdp-sharding", o.fsdp_sharding, "full", "hybrid", Framework::fsdp,
                                        s.run.framework, errs);
   s.run.fsdp_version = framework_choice("fsdp-version", o.fsdp_version, "1", "2", Framework::fsdp,
@@ -440,6 +443,9 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (s.run.fused_cross_entropy)
     plan.assumptions.push_back("fused cross-entropy: the loss keeps only the 16-bit logits and overwrites "
                                "them with their gradient");
+  if (s.run.megatron_fused_cross_entropy)
+    plan.assumptions.push_back("Megatron-Core's jit-fused cross-entropy (--cross-entropy-loss-fusion): the fp32 "
+                               "passes over the logits fused three ways forward and one backward");
   if (s.run.logit_metrics > 0)
     plan.assumptions.push_back(std::to_string(s.run.logit_metrics) + " training metric(s) over the logits per micro-batch "
                                "(an fp32 cross-entropy each, after the backward)");
@@ -456,42 +462,6 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   req.include_infeasible = o.all;
   req.refine_top = o.simulate_top;
   return plan;
-}
-
-Expected<EstimatePlan> run_estimate(const EstimateOptions& o) {
-  auto prepared = prepare_estimate(o);
-  if (!prepared) return prepared.errors();
-  EstimatePlan p = std::move(prepared).value();
-  p.request.refine = make_refiner(p.request);
-  auto t0 = std::chrono::steady_clock::now();
-  p.result = plan(p.request);
-  p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  p.json = plan_to_json(p);
-  // A residual model learned by `confirm` lives beside the calibration profile
-  // (PROFILE minus .json + ".residual.json") or is named with --residual.
-  std::string residual = o.residual;
-  if (residual.empty() && !o.profile.empty()) {
-    std::string stem = o.profile;
-    if (stem.size() > 5 && stem.substr(stem.size() - 5) == ".json") stem.resize(stem.size() - 5);
-    std::error_code ec;
-    if (std::filesystem::exists(stem + ".residual.json", ec)) residual = stem + ".residual.json";
-  }
-  if (!residual.empty()) {
-    if (auto readable = read_text_file(residual); !readable) return readable.errors();
-    auto applied = apply_residual_model(residual, p.request.model, p.json["configs"]);
-    if (!applied) {
-      Diagnostics errs = applied.errors();
-      for (auto& e : errs)
-        if (e.hint.empty()) e.hint = "--residual takes the .residual.json that 'dsplan confirm' writes";
-      return errs;
-    }
-    const std::string note = "residual model " + residual + " applied (trained on " +
-                             std::to_string(applied->training_runs) + " confirmed runs on " + applied->cluster +
-                             "): configs carry residual.samples_per_s and are re-ranked by it";
-    p.assumptions.push_back(note);
-    p.json["assumptions"].push_back(note);
-  }
-  return p;
 }
 
 }  // namespace dsplan::cli

@@ -58,7 +58,10 @@ struct EstimatePlan {
   Json json;                             // the --json document
 };
 
-// Resolves model/hardware/profile, validates every flag, runs the search.
+// Resolves model/hardware/profile and validates every flag: the request, not yet searched
+// (estimate_options.cc).
+Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o);
+// prepare_estimate, then the search, the JSON view and any residual model (estimate_run.cc).
 Expected<EstimatePlan> run_estimate(const EstimateOptions& o);
 
 // The exact evaluator for finalists: the step simulator over the cost model's StepCosts.

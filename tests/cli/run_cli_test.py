@@ -77,6 +77,12 @@ def contract_check(check, doc):
                if m.get(k, "missing") is not None]
         return out + ["max_micro_batch.%s is %r, want an integer > 0" % (k, m.get(k))
                       for k in ("zero0", "zero1") if not isinstance(m.get(k), int) or m.get(k) <= 0]
+    if check == "cross_entropy_jit_fused":
+        # --cross-entropy jit-fused reaches every config and is stated once in the assumptions.
+        bad = [i for i, c in enumerate(configs) if c.get("cross_entropy") != "jit-fused"]
+        notes = [a for a in doc.get("assumptions", []) if "jit-fused cross-entropy" in a]
+        return ["config %d lacks cross_entropy jit-fused" % i for i in bad] + \
+            ([] if len(notes) == 1 else ["want one jit-fused assumption, got %d" % len(notes)])
     if check == "host_bound_note":
         # The best config's step is set by the host (the profile's 33.6 us per kernel), and
         # the assumptions say so with that rate; its step is well above the GPU work it names.
