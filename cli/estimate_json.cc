@@ -60,7 +60,8 @@ Json config_to_json(const Evaluation& e) {
   j["offload"] = name(c.offload);
   if (c.logit_metrics > 0) j["logit_metrics"] = c.logit_metrics;
   if (c.fused_cross_entropy) j["cross_entropy"] = "fused";
-  else if (c.megatron_fused_cross_entropy) j["cross_entropy"] = "jit-fused";
+  else if (c.megatron_fused_cross_entropy)
+    j["cross_entropy"] = "jit-fused";
   if (c.framework == Framework::megatron && !c.megatron_fp32_grads) j["grad_reduce_in_fp32"] = false;
   if (c.framework == Framework::fsdp && c.fsdp_reduce_fp32) j["grad_reduce_in_fp32"] = true;
   if (c.framework == Framework::fsdp && c.fsdp_hybrid) j["fsdp_sharding"] = "hybrid";

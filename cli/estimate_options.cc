@@ -444,8 +444,9 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     plan.assumptions.push_back("fused cross-entropy: the loss keeps only the 16-bit logits and overwrites "
                                "them with their gradient");
   if (s.run.megatron_fused_cross_entropy)
-    plan.assumptions.push_back("Megatron-Core's jit-fused cross-entropy (--cross-entropy-loss-fusion): the fp32 "
-                               "passes over the logits fused three ways forward and one backward");
+    plan.assumptions.push_back(
+        "Megatron-Core's jit-fused cross-entropy (--cross-entropy-loss-fusion): the fp32 "
+        "passes over the logits fused three ways forward and one backward");
   if (s.run.logit_metrics > 0)
     plan.assumptions.push_back(std::to_string(s.run.logit_metrics) + " training metric(s) over the logits per micro-batch "
                                "(an fp32 cross-entropy each, after the backward)");

@@ -38,7 +38,8 @@ Expected<EstimatePlan> run_estimate(const EstimateOptions& o) {
       return errs;
     }
     const std::string note = "residual model " + residual + " applied (trained on " +
-                             std::to_string(applied->training_runs) + " confirmed runs on " + applied->cluster +
+                             std::to_string(applied->training_runs) + " confirmed runs on " +
+                             applied->cluster +
                              "): configs carry residual.samples_per_s and are re-ranked by it";
     p.assumptions.push_back(note);
     p.json["assumptions"].push_back(note);
