@@ -59,9 +59,7 @@ Json config_to_json(const Evaluation& e) {
   j["overlap_comm"] = c.zero.overlap_comm < 0 ? "default" : c.zero.overlap_comm == 1 ? "on" : "off";
   j["offload"] = name(c.offload);
   if (c.logit_metrics > 0) j["logit_metrics"] = c.logit_metrics;
-  if (c.fused_cross_entropy) j["cross_entropy"] = "fused";
-  else if (c.megatron_fused_cross_entropy)
-    j["cross_entropy"] = "jit-fused";
+  if (c.cross_entropy != CrossEntropy::eager) j["cross_entropy"] = name(c.cross_entropy);
   if (c.framework == Framework::megatron && !c.megatron_fp32_grads) j["grad_reduce_in_fp32"] = false;
   if (c.framework == Framework::fsdp && c.fsdp_reduce_fp32) j["grad_reduce_in_fp32"] = true;
   if (c.framework == Framework::fsdp && c.fsdp_hybrid) j["fsdp_sharding"] = "hybrid";

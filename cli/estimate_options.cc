@@ -335,15 +335,11 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (o.logit_metrics < 0 || o.logit_metrics > 16)
     errs.push_back(flag_error("logit-metrics", "out of range", "an integer in [0, 16]"));
   s.run.logit_metrics = o.logit_metrics;
-  if (o.cross_entropy == "fused") s.run.fused_cross_entropy = true;
-  else if (o.cross_entropy == "jit-fused" && s.run.framework == Framework::megatron)
-    s.run.megatron_fused_cross_entropy = true;
-  else if (o.cross_entropy == "jit-fused")
+  s.run.cross_entropy =
+      parse_one<CrossEntropy>("cross-entropy", o.cross_entropy, cross_entropy_names(), CrossEntropy::eager, errs);
+  if (s.run.cross_entropy == CrossEntropy::jit_fused && s.run.framework != Framework::megatron)
     errs.push_back(flag_error("cross-entropy", "jit-fused applies to --framework megatron only",
                               "eager or fused, or add --framework megatron"));
-  else if (o.cross_entropy != "eager")
-    errs.push_back(flag_error("cross-entropy", "unknown value \"" + o.cross_entropy + "\"",
-                              "one of: eager, fused, jit-fused (megatron)"));
   s.run.fsdp_hybrid = framework_choice("fsdp-sharding", o.fsdp_sharding, "full", "hybrid", Framework::fsdp,
                                        s.run.framework, errs);
   s.run.fsdp_version = framework_choice("fsdp-version", o.fsdp_version, "1", "2", Framework::fsdp,
@@ -440,10 +436,10 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     plan.assumptions.push_back("Megatron gradients accumulated and reduced in 16 bits (grad_reduce_in_fp32=False); "
                                "Megatron-LM's own arguments force fp32 with --bf16, so set it in Megatron-Core's "
                                "DistributedDataParallelConfig or NeMo's trainer plugin");
-  if (s.run.fused_cross_entropy)
+  if (s.run.cross_entropy == CrossEntropy::fused)
     plan.assumptions.push_back("fused cross-entropy: the loss keeps only the 16-bit logits and overwrites "
                                "them with their gradient");
-  if (s.run.megatron_fused_cross_entropy)
+  if (s.run.cross_entropy == CrossEntropy::jit_fused)
     plan.assumptions.push_back(
         "Megatron-Core's jit-fused cross-entropy (--cross-entropy-loss-fusion): the fp32 "
         "passes over the logits fused three ways forward and one backward");

@@ -51,12 +51,7 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
   int overlap = -1;
   if (r.get_choice("overlap_comm", overlap, false, overlap_names)) c.zero.overlap_comm = overlap == 0 ? -1 : overlap == 1 ? 1 : 0;
   r.get("logit_metrics", c.logit_metrics, false, 0, 16);
-  static const std::vector<std::string> cross_entropy_names = {"eager", "fused", "jit-fused"};
-  int ce = 0;
-  if (r.get_choice("cross_entropy", ce, false, cross_entropy_names)) {
-    c.fused_cross_entropy = ce == 1;
-    c.megatron_fused_cross_entropy = ce == 2;  // Megatron-Core's; priced for megatron only
-  }
+  read_enum(r, "cross_entropy", cross_entropy_names(), c.cross_entropy);
   bool fp32_grads = true;
   const bool grads_given = r.get("grad_reduce_in_fp32", fp32_grads, false);
   static const std::vector<std::string> sharding_names = {"full", "hybrid"};

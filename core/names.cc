@@ -28,6 +28,7 @@ DSPLAN_NAMES(Optimizer, optimizer_names, "adam", "sgd", "adafactor", "adam-8bit"
 DSPLAN_NAMES(Checkpointing, checkpointing_names, "none", "selective", "full", "block")
 DSPLAN_NAMES(Offload, offload_names, "none", "optimizer", "all")
 DSPLAN_NAMES(AttentionKernel, attention_kernel_names, "auto", "fa2", "cudnn", "fa3", "triton")
+DSPLAN_NAMES(CrossEntropy, cross_entropy_names, "eager", "fused", "jit-fused")
 DSPLAN_NAMES(Activation, activation_names, "gelu", "relu", "silu")
 DSPLAN_NAMES(NormKind, norm_names, "layernorm", "rmsnorm")
 DSPLAN_NAMES(PositionKind, position_names, "learned", "rotary", "alibi")

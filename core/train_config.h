@@ -25,6 +25,17 @@ enum class Offload : std::uint8_t { none, optimizer, all };
 // attention); fa3 (FlashAttention-3, Hopper only); triton (flash-attn's 2022 Triton kernel,
 // llm-foundry's attn_impl triton and Megatron-DeepSpeed's --use-flash-attn-triton).
 enum class AttentionKernel : std::uint8_t { auto_, fa2, cudnn, fa3, triton };
+// The loss kernel (docs/model.md §4, Head). eager: the framework's own cross-entropy
+// (torch's log_softmax + nll_loss on fp32 logits, or Megatron's vocab-parallel one).
+// fused: one kernel over the 16-bit logits that writes their gradient in place:
+// flash-attn's CrossEntropyLoss(inplace_backward=True) (its GPT training scripts), Apex's
+// xentropy, Liger-Kernel's cross-entropy; the loss peak holds only the logits, the forward
+// reads them once, the backward reads and writes them once. jit_fused: Megatron-Core's
+// jit-fused vocab-parallel cross-entropy (--cross-entropy-loss-fusion,
+// core/fusions/fused_cross_entropy.py; NeMo's recipes turn it on), the eager one's fp32
+// passes fused three ways (cast + max, subtract + exp + sum, divide) and one in backward;
+// Megatron only (validate sets it for NeMo rows).
+enum class CrossEntropy : std::uint8_t { eager, fused, jit_fused };
 
 // DeepSpeed ZeRO knobs (deepspeed/runtime/zero/config.py defaults), in elements.
 struct ZeroKnobs {
@@ -80,18 +91,7 @@ struct TrainConfig {
   // backward, each a separate fp32 cross-entropy over the logits. 0 for Megatron,
   // DeepSpeed and Hugging Face Trainer loops, which only compute the loss.
   int logit_metrics = 0;
-  // The loss is one fused cross-entropy kernel over the 16-bit logits that writes their
-  // gradient in place: flash-attn's CrossEntropyLoss(inplace_backward=True) (its GPT
-  // training scripts), Apex's xentropy, Liger-Kernel's cross-entropy. The loss peak holds
-  // only the logits; the forward reads them once, the backward reads and writes them
-  // once. false: the framework's own cross-entropy (torch's log_softmax + nll_loss on
-  // fp32 logits, or Megatron's vocab-parallel one).
-  bool fused_cross_entropy = false;
-  // Megatron-Core's jit-fused vocab-parallel cross-entropy (--cross-entropy-loss-fusion,
-  // core/fusions/fused_cross_entropy.py; NeMo's recipes turn it on): the same fp32 passes
-  // as the eager one, fused three ways (cast + max, subtract + exp + sum, divide) and one
-  // in backward. Megatron only; validate sets it for NeMo rows.
-  bool megatron_fused_cross_entropy = false;
+  CrossEntropy cross_entropy = CrossEntropy::eager;  // the loss kernel (enum above)
   // The timed step is an fp16 overflow step: the loss scaler finds inf/nan gradients, so
   // the optimizer only checks them and skips its update, and ZeRO skips the all-gather of
   // updated parameters. DeepSpeed before v0.8 started the loss scale at 2^32, so the

@@ -342,7 +342,7 @@ void engine_settings(const Json& p, SearchSpace& s, std::vector<std::string>& no
   static const std::regex fused_ce(R"(fused cross-entropy|xentropy|Liger|inplace_backward)",
                                    std::regex::icase);
   if (std::regex_search(other, fused_ce)) {
-    s.run.fused_cross_entropy = true;
+    s.run.cross_entropy = CrossEntropy::fused;
     notes.push_back("fused cross-entropy named (16-bit logits only, gradient written in place)");
   }
   static const std::regex ds_overlap(R"(overlap_comm:?\s*(true|on)\b)", std::regex::icase);
@@ -449,10 +449,11 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   // Megatron-Core's jit-fused cross-entropy: named, or a NeMo recipe (NeMo 2's GPTConfig
   // defaults cross_entropy_loss_fusion to True; NeMo launcher configs set it).
   const std::string text = str(row, "source") + " " + str(p, "other");
-  if (s.run.framework == Framework::megatron &&
+  // A single-kernel fused loss named in the row wins (it was matched above).
+  if (s.run.framework == Framework::megatron && s.run.cross_entropy == CrossEntropy::eager &&
       (has(text, "NeMo") || has(text, "cross_entropy_loss_fusion") ||
        has(text, "cross-entropy-loss-fusion"))) {
-    s.run.megatron_fused_cross_entropy = true;
+    s.run.cross_entropy = CrossEntropy::jit_fused;
     notes.push_back("Megatron-Core's fused cross-entropy (NeMo, or cross_entropy_loss_fusion named)");
   }
   if (has(str(p, "other"), "attn_impl triton")) {  // flash-attn's Triton kernel (docs/model.md §4.1)

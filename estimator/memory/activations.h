@@ -38,7 +38,7 @@ struct LayerShape {
   // The loss runs on fp32 logits (loss_bytes_per_logit): false only where the framework's
   // loss stays in 16 bits (FSDP rows: llm-foundry's fused cross-entropy, IBM FMS).
   bool fp32_loss = true;
-  // A fused cross-entropy (TrainConfig::fused_cross_entropy) keeps only the logits in
+  // A fused cross-entropy (TrainConfig::cross_entropy fused) keeps only the logits in
   // their own dtype and writes the gradient into them.
   bool fused_loss = false;
   double residual_bytes() const { return fp32_residual ? 4 : e; }

@@ -87,7 +87,7 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   x.eager_rotary = eager && m.position == PositionKind::rotary;
   x.repeat_kv = eager;
   x.fp32_loss = cfg.framework != Framework::fsdp;
-  x.fused_loss = cfg.fused_cross_entropy;
+  x.fused_loss = cfg.cross_entropy == CrossEntropy::fused;
   x.fp32_residual = x.amp_softmax;  // torch.amp keeps the residual stream in fp32
   // gelu_new keeps the tanh output, 1 + tanh and 0.5x (model_spec.h). Under torch.amp its
   // pow runs in fp32 and keeps its fp32 upcast of x in place of x, and tanh and 1 + tanh

@@ -379,7 +379,7 @@ void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
   if (m.vocab_logits) {
     const double v = double(padded_vocab(m, int(d.t))) / d.t;
     f.gemm(d.T, v, d.h);
-    if (k.fused_cross_entropy) {
+    if (k.cross_entropy == CrossEntropy::fused) {
       f.mem(d.T * v * d.e);           // one kernel reads the logits (online max/sum-exp)
       b.mem(d.T * v * 2.0 * d.e);     // its gradient overwrites them in place
     } else if (d.megatron) {
@@ -392,7 +392,7 @@ void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
       // ways: upcast + max (e + 4, or a read of 4 in fp32), subtract + exp + sum (8), divide
       // (8); backward scales and casts back in one kernel (4 + e, or 8 in fp32).
       const bool cast = d.e < 4.0;
-      if (k.megatron_fused_cross_entropy) {
+      if (k.cross_entropy == CrossEntropy::jit_fused) {
         f.mem(d.T * v * ((cast ? d.e + 4.0 : 4.0) + 16.0), 3);
         b.mem(d.T * v * (cast ? 4.0 + d.e : 8.0), 1);
       } else {

@@ -26,8 +26,7 @@ struct OpKey {
   Precision precision = Precision::bf16;
   Framework framework = Framework::deepspeed;
   AttentionKernel attention = AttentionKernel::auto_;
-  bool fused_cross_entropy = false;
-  bool megatron_fused_cross_entropy = false;
+  CrossEntropy cross_entropy = CrossEntropy::eager;
   bool operator==(const OpKey&) const = default;
 };
 

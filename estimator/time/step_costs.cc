@@ -27,8 +27,9 @@ OpKey op_key(const TrainConfig& c) {
   k.precision = c.precision;
   k.framework = c.framework;
   k.attention = c.attention;
-  k.fused_cross_entropy = c.fused_cross_entropy;
-  k.megatron_fused_cross_entropy = c.megatron_fused_cross_entropy && c.framework == Framework::megatron;
+  // jit-fused is Megatron-Core's: elsewhere the framework's eager loss runs (one memo key).
+  const bool foreign_jit = c.cross_entropy == CrossEntropy::jit_fused && c.framework != Framework::megatron;
+  k.cross_entropy = foreign_jit ? CrossEntropy::eager : c.cross_entropy;
   return k;
 }
 
@@ -64,7 +65,7 @@ std::uint64_t hash_of(const OpKey& k) {
        {std::uint64_t(k.tp), std::uint64_t(k.micro_batch), std::uint64_t(k.seq_len),
         std::uint64_t(k.sequence_parallel), std::uint64_t(k.flash), std::uint64_t(k.ckpt),
         std::uint64_t(k.precision), std::uint64_t(k.framework), std::uint64_t(k.attention),
-        std::uint64_t(k.fused_cross_entropy), std::uint64_t(k.megatron_fused_cross_entropy)})
+        std::uint64_t(k.cross_entropy)})
     h = hash_mix(h, v);
   return h;
 }

@@ -1,4 +1,4 @@
-// The loss kernel (TrainConfig::fused_cross_entropy): a fused cross-entropy that reads the
+// The loss kernel (TrainConfig::cross_entropy): a fused cross-entropy that reads the
 // 16-bit logits once and overwrites them with their gradient, against the eager loss that
 // upcasts them to fp32 and makes separate max, sum-exp and gradient passes.
 #include <gtest/gtest.h>
@@ -22,7 +22,7 @@ using test::gpt_1b;
 //    backward, scale the saved softmax (8) and cast back (4 + 2) = 14 B in 2 kernels.
 //  - fused: one read, 2 B in 1 kernel; backward reads and writes the 16-bit logits in
 //    place, 4 B in 1 kernel.
-//  - Megatron-Core's jit-fused variant (TrainConfig::megatron_fused_cross_entropy): upcast
+//  - Megatron-Core's jit-fused variant (CrossEntropy::jit_fused): upcast
 //    + max (2 + 4), subtract + exp + sum (8), divide (8) = 22 B in 3 kernels; backward,
 //    scale and cast back in one kernel, 4 + 2 = 6 B.
 // So fused saves 8 B x N and 2 kernels (torch), 36 B x N and 5 kernels (Megatron eager) or
@@ -36,7 +36,7 @@ TEST(LossKernel, FusedCrossEntropyMovesFewerBytes) {
   TrainConfig cfg = base_cfg();
   cfg.framework = Framework::deepspeed;
   const StepCosts eager = t.costs(cfg);
-  cfg.fused_cross_entropy = true;
+  cfg.cross_entropy = CrossEntropy::fused;
   const StepCosts fused = t.costs(cfg);
   EXPECT_NEAR(eager.head_fwd.v - fused.head_fwd.v, 8.0 * n / bw + 2 * k, 1e-9);
   EXPECT_NEAR(eager.head_bwd.v - fused.head_bwd.v, 2.0 * n / bw, 1e-9);
@@ -44,12 +44,11 @@ TEST(LossKernel, FusedCrossEntropyMovesFewerBytes) {
   EXPECT_EQ(fused.layer.fwd.v, eager.layer.fwd.v);
   cfg = base_cfg();  // Megatron
   const StepCosts mg_eager = t.costs(cfg);
-  cfg.fused_cross_entropy = true;
+  cfg.cross_entropy = CrossEntropy::fused;
   const StepCosts mg_fused = t.costs(cfg);
   EXPECT_NEAR(mg_eager.head_fwd.v - mg_fused.head_fwd.v, 36.0 * n / bw + 5 * k, 1e-9);
   EXPECT_NEAR(mg_eager.head_bwd.v - mg_fused.head_bwd.v, 10.0 * n / bw + k, 1e-9);
-  cfg.fused_cross_entropy = false;
-  cfg.megatron_fused_cross_entropy = true;
+  cfg.cross_entropy = CrossEntropy::jit_fused;
   const StepCosts mg_jit = t.costs(cfg);
   EXPECT_NEAR(mg_jit.head_fwd.v - mg_fused.head_fwd.v, 20.0 * n / bw + 2 * k, 1e-9);
   EXPECT_NEAR(mg_jit.head_bwd.v - mg_fused.head_bwd.v, 2.0 * n / bw, 1e-9);
@@ -69,7 +68,7 @@ TEST(LossKernel, FusedCrossEntropyShrinksTheLossPeak) {
   cfg.framework = Framework::ddp;
   cfg.micro_batch = 2;
   const double eager = mm.estimate(cfg).activations.v;
-  cfg.fused_cross_entropy = true;
+  cfg.cross_entropy = CrossEntropy::fused;
   const double fused = mm.estimate(cfg).activations.v;
   const double n = 4096.0 * 51200.0;
   EXPECT_GT(eager - fused, 1e9);

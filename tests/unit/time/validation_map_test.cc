@@ -43,13 +43,13 @@ TEST(ValidationMap, NemoRunsMegatronCoresFusedCrossEntropy) {
   // off by default, and only Megatron rows carry the setting.
   json row = ds_row(1, "distributed optimizer");
   row["source"] = "NVIDIA/dgxc-benchmarking: NeMo (Megatron-Core)";
-  EXPECT_TRUE(request_of(row).space.run.megatron_fused_cross_entropy);
+  EXPECT_EQ(request_of(row).space.run.cross_entropy, CrossEntropy::jit_fused);
   row["source"] = "NVIDIA/Megatron-LM README (Megatron-Core r0.8.0)";
-  EXPECT_FALSE(request_of(row).space.run.megatron_fused_cross_entropy);
+  EXPECT_NE(request_of(row).space.run.cross_entropy, CrossEntropy::jit_fused);
   row["parallel"]["other"] = "--cross-entropy-loss-fusion";
-  EXPECT_TRUE(request_of(row).space.run.megatron_fused_cross_entropy);
+  EXPECT_EQ(request_of(row).space.run.cross_entropy, CrossEntropy::jit_fused);
   row["source"] = "a DeepSpeed test row";
-  EXPECT_FALSE(request_of(row).space.run.megatron_fused_cross_entropy);
+  EXPECT_NE(request_of(row).space.run.cross_entropy, CrossEntropy::jit_fused);
 }
 
 TEST(ValidationMap, ZeroRedundancyOptimizerIsDdpStageOne) {
