@@ -335,8 +335,8 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (o.logit_metrics < 0 || o.logit_metrics > 16)
     errs.push_back(flag_error("logit-metrics", "out of range", "an integer in [0, 16]"));
   s.run.logit_metrics = o.logit_metrics;
-  s.run.cross_entropy =
-      parse_one<CrossEntropy>("cross-entropy", o.cross_entropy, cross_entropy_names(), CrossEntropy::eager, errs);
+  s.run.cross_entropy = parse_one<CrossEntropy>("cross-entropy", o.cross_entropy, cross_entropy_names(),
+                                                CrossEntropy::eager, errs);
   if (s.run.cross_entropy == CrossEntropy::jit_fused && s.run.framework != Framework::megatron)
     errs.push_back(flag_error("cross-entropy", "jit-fused applies to --framework megatron only",
                               "eager or fused, or add --framework megatron"));

@@ -61,11 +61,10 @@ CommKey comm_key(const TrainConfig& c) {
 
 std::uint64_t hash_of(const OpKey& k) {
   std::uint64_t h = 1469598103934665603ULL;
-  for (std::uint64_t v :
-       {std::uint64_t(k.tp), std::uint64_t(k.micro_batch), std::uint64_t(k.seq_len),
-        std::uint64_t(k.sequence_parallel), std::uint64_t(k.flash), std::uint64_t(k.ckpt),
-        std::uint64_t(k.precision), std::uint64_t(k.framework), std::uint64_t(k.attention),
-        std::uint64_t(k.cross_entropy)})
+  for (std::uint64_t v : {std::uint64_t(k.tp), std::uint64_t(k.micro_batch), std::uint64_t(k.seq_len),
+                          std::uint64_t(k.sequence_parallel), std::uint64_t(k.flash), std::uint64_t(k.ckpt),
+                          std::uint64_t(k.precision), std::uint64_t(k.framework), std::uint64_t(k.attention),
+                          std::uint64_t(k.cross_entropy)})
     h = hash_mix(h, v);
   return h;
 }
