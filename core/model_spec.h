@@ -24,6 +24,15 @@ struct ModelSpec {
   int head_dim = 0;        // usually hidden / heads
   int ffn_hidden = 0;      // intermediate size of the MLP
   bool gated_mlp = false;  // SwiGLU/GeGLU: three FFN matrices instead of two
+  // How the model code lays out its projections (the parameters are the same either way).
+  // fused_qkv: one linear computes Q, K and V (Megatron, GPT-2, GPT-NeoX, BLOOM, Falcon,
+  // MPT); false: three linears (Hugging Face BERT, DistilBERT, OPT, Llama, Mistral, and
+  // torchtitan's Llama). fused_gate_up: one linear computes a gated MLP's gate and up
+  // projections (Megatron, IBM FMS); false: two (Hugging Face Llama/Mistral, torchtitan).
+  // Separate linears run more, smaller GEMMs, more kernels and per-tensor work, and their
+  // shared input's gradient is summed by autograd; Megatron fuses both whatever the model.
+  bool fused_qkv = true;
+  bool fused_gate_up = true;
   Activation activation = Activation::gelu;
   // The activation runs as a chain of separate elementwise kernels rather than one fused
   // kernel: Hugging Face GPT-2's gelu_new, 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))),

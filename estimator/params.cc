@@ -34,9 +34,25 @@ ParamCounts count_params(const ModelSpec& m) {
   c.lm_head = m.tied_embeddings ? 0 : m.vocab * h;
   c.pooler = m.pooler ? h * h + h : 0;
 
-  c.largest_module = std::max({c.word_embedding, qkv, proj, m.gated_mlp ? h * f : h * f + (b ? f : 0),
-                               c.lm_head});
+  // Separate Q, K and V (or gate and up) linears are modules of their own.
+  const std::int64_t qkv_module = m.fused_qkv ? qkv : h * q + (b ? q : 0);
+  const std::int64_t up_module = (m.gated_mlp && m.fused_gate_up ? 2 : 1) * (h * f + (b ? f : 0));
+  c.largest_module = std::max({c.word_embedding, qkv_module, proj, up_module, c.lm_head});
   return c;
+}
+
+LayerLinears layer_linears(const ModelSpec& m, bool megatron) {
+  LayerLinears l;
+  if (megatron) return l;
+  l.qkv = m.fused_qkv ? 1 : 3;
+  l.up_gate = m.gated_mlp && !m.fused_gate_up ? 2 : 1;
+  return l;
+}
+
+int layer_tensors(const ModelSpec& m, bool megatron) {
+  const bool norm_bias = m.norm == NormKind::layernorm && m.norm_bias;
+  return layer_linears(m, megatron).total() * (m.linear_bias ? 2 : 1) +
+         m.norms_per_layer * (norm_bias ? 2 : 1);
 }
 
 std::int64_t padded_vocab(const ModelSpec& m, int tp) {

@@ -145,6 +145,7 @@ void bert(Hf& hf, ModelSpec& m, bool roberta) {
   m.embedding_norm = true;
   m.final_norm = false;
   m.pooler = true;
+  m.fused_qkv = false;  // BertSelfAttention: query, key and value linears
   read_dropout(hf, m, {"hidden_dropout_prob", "attention_probs_dropout_prob"}, true);
 }
 
@@ -163,6 +164,7 @@ void distilbert(Hf& hf, ModelSpec& m) {
   m.causal = false;
   m.embedding_norm = true;
   m.final_norm = false;
+  m.fused_qkv = false;  // MultiHeadSelfAttention: q_lin, k_lin, v_lin
   read_dropout(hf, m, {"dropout", "attention_dropout"}, true);
 }
 
@@ -186,6 +188,7 @@ void llama(Hf& hf, ModelSpec& m, bool mistral) {
   m.norm = NormKind::rmsnorm;
   m.position = PositionKind::rotary;
   m.linear_bias = false;
+  m.fused_qkv = m.fused_gate_up = false;  // q/k/v_proj; gate_proj, up_proj
   read_dropout(hf, m, {"attention_dropout"}, false);
 }
 
@@ -221,6 +224,7 @@ void opt(Hf& hf, ModelSpec& m) {
   m.linear_bias = hf.flag("enable_bias", true);
   m.final_norm = hf.flag("do_layer_norm_before", true) && !hf.flag("_remove_final_layer_norm", false);
   hf.require_flag("layer_norm_elementwise_affine", true, "LayerNorms without weights");
+  m.fused_qkv = false;  // OPTAttention: q_proj, k_proj, v_proj
   read_dropout(hf, m, {"dropout", "attention_dropout", "activation_dropout"}, true);
   int proj = m.hidden;
   if (hf.r.get("word_embed_proj_dim", proj, false, 1, kMaxDim) && m.hidden > 0 && proj != m.hidden)

@@ -43,6 +43,8 @@ Given read_sizes(JsonObjectReader& r, ModelSpec& m) {
 
 void read_flags(JsonObjectReader& r, ModelSpec& m) {
   r.get("gated_mlp", m.gated_mlp, false);
+  r.get("fused_qkv", m.fused_qkv, false);
+  r.get("fused_gate_up", m.fused_gate_up, false);
   read_enum(r, "activation", activation_names(), m.activation);
   r.get("activation_unfused", m.activation_unfused, false);
   r.get("tied_embeddings", m.tied_embeddings, false);
@@ -168,6 +170,8 @@ Json model_to_json(const ModelSpec& m) {
   j["head_dim"] = m.head_dim;
   j["ffn_hidden"] = m.ffn_hidden;
   j["gated_mlp"] = m.gated_mlp;
+  j["fused_qkv"] = m.fused_qkv;
+  j["fused_gate_up"] = m.fused_gate_up;
   j["activation"] = std::string(name(m.activation));
   j["activation_unfused"] = m.activation_unfused;
   j["vocab"] = m.vocab;

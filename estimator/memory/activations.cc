@@ -1,8 +1,9 @@
 // Per-layer activation bytes, term by term (sb = s x b tokens on this micro-batch):
 //  replicated (split over t only with SP): 2 LayerNorm inputs (r x sb x h, r = 4 under
 //    torch.amp whose residual stream is fp32, else e), the QKV input and the FC1 input
-//    (e x sb x h each; under torch.amp the 16-bit casts the linears save) + two 1-byte
-//    dropout masks (attention output, MLP output).
+//    (e x sb x h each; under torch.amp the 16-bit casts the linears save, one per linear
+//    when Q, K, V or gate and up are separate linears) + two 1-byte dropout masks
+//    (attention output, MLP output).
 //  sharded over t: Q (e sb q), K and V (e sb kv each), the attention output feeding the
 //    projection (e sb q), and mlp_tensors x e sb f for the MLP (GeLU input and FC2 input).
 //  quadratic, sharded over heads: softmax output e b a s^2, dropout mask 1 b a s^2 and
@@ -23,7 +24,7 @@ LayerActivation layer_activation(const LayerShape& x) {
   const double masks = x.dropout ? 2 * sb * x.h : 0;
   const double norms = x.norms * x.residual_bytes() * sb * x.h;  // norm inputs
   // QKV and FC1 inputs: the norm outputs (one shared tensor when one norm feeds both).
-  a.replicated = (norms + x.norms * x.e * sb * x.h + masks) / (x.sp ? x.t : 1);
+  a.replicated = (norms + (x.norms + x.input_copies) * x.e * sb * x.h + masks) / (x.sp ? x.t : 1);
   a.sharded = x.e * sb * (2 * x.q + 2 * x.kv + x.mlp_tensors * x.f) / x.t;
   if (x.eager_rotary) a.sharded += x.e * sb * (x.q + x.kv) / x.t;        // pre-rotation Q, K
   if (x.repeat_kv && x.kv < x.q) a.sharded += 2 * x.e * sb * (x.q - x.kv) / x.t;  // repeat_kv

@@ -35,6 +35,9 @@ struct LayerShape {
   // every head before SDPA, which saves the copies (2 e sb (q - kv) more than K and V).
   bool eager_rotary = false;
   bool repeat_kv = false;
+  // Extra 16-bit copies of the QKV and FC1 inputs: under torch.amp each separate linear
+  // (Q, K, V; gate, up) casts and saves its own copy of the shared fp32 norm output.
+  int input_copies = 0;
   // The loss runs on fp32 logits (loss_bytes_per_logit): false only where the framework's
   // loss stays in 16 bits (FSDP rows: llm-foundry's fused cross-entropy, IBM FMS).
   bool fp32_loss = true;

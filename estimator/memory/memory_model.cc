@@ -86,6 +86,10 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   const bool eager = cfg.framework != Framework::megatron;  // PyTorch model code, not TE
   x.eager_rotary = eager && m.position == PositionKind::rotary;
   x.repeat_kv = eager;
+  if (x.amp_softmax) {
+    const LayerLinears l = layer_linears(m, false);
+    x.input_copies = (l.qkv - 1) + (l.up_gate - 1);
+  }
   x.fp32_loss = cfg.framework != Framework::fsdp;
   x.fused_loss = cfg.cross_entropy == CrossEntropy::fused;
   x.fp32_residual = x.amp_softmax;  // torch.amp keeps the residual stream in fp32

@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <vector>
 
 #include "estimator/params.h"
 #include "estimator/time/gemm.h"
@@ -82,6 +83,7 @@ struct Dims {
   bool gated, megatron, flash, causal, autocast, act_unfused, dropout;
   bool rms, rope;  // RMSNorm; rotary position embedding of q and k
   int norms;
+  LayerLinears linears;  // Q, K, V and gate/up as one linear each or several
   AttentionKernel attention;
 };
 
@@ -111,6 +113,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.rms = m.norm == NormKind::rmsnorm;
   d.rope = m.position == PositionKind::rotary;
   d.norms = m.norms_per_layer;
+  d.linears = layer_linears(m, d.megatron);
   return d;
 }
 
@@ -265,34 +268,55 @@ Elementwise layer_elementwise(const Dims& d) {
   w.kernels = d.norms * norm_k + 2 * drop_add_kernels + act_k + rope_k;
   w.bwd_bytes = d.norms * norm_b + 2 * (2 * drop_add) + act_b + rope;
   w.bwd_kernels = d.norms * norm_bk + 2 * 2 * drop_add_kernels + 2 * act_k + rope_k;
-  if (d.autocast) {  // QKV and FC1 inputs cast to 16 bits, and back in backward
-    const double c = d.norms * d.T * d.h * (ew + d.e);
-    w.bytes += c, w.bwd_bytes += 2 * c, w.kernels += d.norms, w.bwd_kernels += 2 * d.norms;
+  // The QKV and FC1 inputs feed one linear each, or several (separate Q, K, V and gate, up):
+  // autograd sums the linears' input gradients, one add (r 2, w 1) per extra consumer.
+  // Under autocast every linear casts its fp32 input to 16 bits itself (activations are
+  // not cached), and back in backward.
+  const int consumers = d.linears.qkv + d.linears.up_gate;
+  if (d.autocast) {
+    const double c = consumers * d.T * d.h * (ew + d.e);
+    w.bytes += c, w.bwd_bytes += 2 * c, w.kernels += consumers, w.bwd_kernels += 2 * consumers;
+  } else if (consumers > 2) {
+    w.bwd_bytes += (consumers - 2) * d.T * d.h * 3.0 * d.e, w.bwd_kernels += consumers - 2;
   }
   return w;
 }
 
-// Forward (M, N, K) of a layer's linears on one TP rank: QKV, projection, FC1, FC2.
+// Forward (M, N, K) of a layer's linears on one TP rank, by role: QKV (one GEMM, or Q, K
+// and V), projection, FC1 (one GEMM, or the gate and up GEMMs), FC2.
 enum LayerLinear { kQkv, kProj, kFc1, kFc2 };
-std::array<std::array<double, 3>, 4> layer_gemm_shapes(const Dims& d) {
-  const double qkv_n = (d.hq + 2.0 * d.hkv) / d.t, fc1_n = d.f * (d.gated ? 2.0 : 1.0) / d.t;
-  return {{{d.T, qkv_n, d.h}, {d.T, d.h, d.hq / d.t}, {d.T, fc1_n, d.h}, {d.T, d.h, d.f / d.t}}};
+struct LinearShape {
+  double m, n, k;
+  LayerLinear role;
+};
+std::vector<LinearShape> layer_gemm_shapes(const Dims& d) {
+  std::vector<LinearShape> v;
+  if (d.linears.qkv == 1) {
+    v.push_back({d.T, (d.hq + 2.0 * d.hkv) / d.t, d.h, kQkv});
+  } else {
+    v.push_back({d.T, d.hq / d.t, d.h, kQkv});
+    v.push_back({d.T, d.hkv / d.t, d.h, kQkv});
+    v.push_back({d.T, d.hkv / d.t, d.h, kQkv});
+  }
+  v.push_back({d.T, d.h, d.hq / d.t, kProj});
+  const double fc1_n = d.f * (d.gated ? 2.0 : 1.0) / d.linears.up_gate / d.t;
+  for (int i = 0; i < d.linears.up_gate; ++i) v.push_back({d.T, fc1_n, d.h, kFc1});
+  v.push_back({d.T, d.h, d.f / d.t, kFc2});
+  return v;
 }
 
 // The forward GEMMs of a layer, or their backward: each linear's data-gradient GEMM, then its
-// weight-gradient GEMM, whose times go to `wgrad` (indexed by LayerLinear) when given.
+// weight-gradient GEMM, whose times are summed into `wgrad` (indexed by role) when given.
 void layer_gemms(Acc& a, const Dims& d, bool backward, std::array<Seconds, 4>* wgrad = nullptr) {
-  const auto shapes = layer_gemm_shapes(d);
-  for (std::size_t i = 0; i < shapes.size(); ++i) {
-    const auto& s = shapes[i];
+  for (const LinearShape& s : layer_gemm_shapes(d)) {
     if (!backward) {
-      a.gemm(s[0], s[1], s[2]);
+      a.gemm(s.m, s.n, s.k);
       continue;
     }
-    a.gemm_dgrad(s[0], s[1], s[2]);
+    a.gemm_dgrad(s.m, s.n, s.k);
     const Seconds before = a.t;
-    a.gemm_wgrad(s[0], s[1], s[2]);
-    if (wgrad) (*wgrad)[i] = a.t - before;
+    a.gemm_wgrad(s.m, s.n, s.k);
+    if (wgrad) (*wgrad)[s.role] += a.t - before;
   }
 }
 
@@ -311,9 +335,8 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
   fwd.mem(w.bytes, w.kernels);
   // Autocast casts each weight and bias tensor to 16 bits once per forward (one kernel
   // each), and its backward casts each 16-bit gradient back to the fp32 parameter's
-  // (r 2, w 4 bytes per parameter). Linears: QKV, projection, FC1 (and the gate), FC2.
-  const int linears = m.gated_mlp ? 5 : 4;
-  const int cast_tensors = linears * (m.linear_bias ? 2 : 1);
+  // (r 2, w 4 bytes per parameter), for each linear of the model code (d.linears).
+  const int cast_tensors = d.linears.total() * (m.linear_bias ? 2 : 1);
   if (d.autocast) fwd.mem(layer_weight_params(m) / d.t * 6.0, cast_tensors);
   Acc bwd{gpu, eff, k.precision, {}, {}};
   std::array<Seconds, 4> wgrad{};
@@ -322,8 +345,8 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
   if (d.autocast) bwd.mem(layer_weight_params(m) / d.t * 6.0, cast_tensors);
   if (m.linear_bias) {  // each bias gradient: a reduction over the tokens of the output gradient
     double out_cols = 0;
-    for (const auto& g : layer_gemm_shapes(d)) out_cols += g[1];
-    bwd.mem(d.T * out_cols * d.e, 4);
+    for (const LinearShape& g : layer_gemm_shapes(d)) out_cols += g.n;
+    bwd.mem(d.T * out_cols * d.e, d.linears.total());
   }
   attention_core_bwd(bwd, d);
   o.attn_core_fwd = core.t;

@@ -33,11 +33,13 @@ double megatron_bucket_elems(int dp) { return std::max(4.0e7, 1.0e6 * dp); }
 // per gradient tensor (partition lookup, copy into the reduction buffer, launch); ZeRO-3
 // also fetches/releases every submodule (hooks are registered on all of them: linears,
 // norms, dropouts, containers) before its forward and backward. Per-event costs are
-// estimates for DeepSpeed 0.5-0.8 (the z1->z2 and z0->z3 throughput gaps of the
-// DeepSpeedExamples autotuning tables across DistilBERT, BERT-base and GPT-2 imply
-// ~0.15-0.4 ms per tensor and ~0.8 ms per submodule); calibration should replace them.
-constexpr int kTensorsPerLayer = 12;  // weights and biases of 4 linears and 2 norms
-constexpr int kModulesPerLayer = 12;  // submodules carrying ZeRO-3 hooks
+// estimates for DeepSpeed 0.5-0.8: the z1->z2 and z0->z3 throughput gaps of the
+// DeepSpeedExamples autotuning tables imply ~0.15 ms per tensor for GPT-2 (12 tensors a
+// layer), ~0.3 ms for DistilBERT and BERT-base (16: separate Q, K and V linears), and
+// ~0.8 ms per submodule. Calibration should replace them. The hooks run once per parameter
+// tensor of the model code (layer_tensors) and once per submodule: 12 in a GPT-2 block,
+// one more for each linear a fused layout would not have.
+constexpr int kModulesPerLayer = 12;  // submodules carrying ZeRO-3 hooks, fused layout
 constexpr Seconds kZeroGradHook = us(150);
 constexpr Seconds kZero3ModuleHook = us(500);
 
@@ -128,7 +130,7 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
     // parameters it owns, one broadcast per parameter (parameters_as_bucket_view False, the
     // default), fp32 (DDP keeps fp32 parameters under autocast). Each parameter is sent
     // once: the stage's tensors, 4 B per element.
-    const int n = std::max(1, stage_tensors(m, sp));
+    const int n = std::max(1, stage_tensors(m, sp, cfg.framework));
     o.param_allgather = c.time(Collective::broadcast, Bytes(sp.max_stage() * 4.0 / n), pl.dp) * double(n);
   } else if (cfg.megatron_overlap() && cfg.zero_stage >= 1) {
     const double first = std::min(sp.max_stage(), megatron_bucket_elems(cfg.dp)) * e;
@@ -141,10 +143,11 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
 
 // DeepSpeed ZeRO-2/3 Python bookkeeping: a hook per gradient tensor, and ZeRO-3's fetch and
 // release of every submodule (the buffer copy the hooks make is in gradient_handling).
-void zero_overheads(ParallelComm& o, const TrainConfig& cfg) {
+void zero_overheads(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg) {
   if (cfg.framework != Framework::deepspeed || cfg.zero_stage < 2) return;
-  o.layer_bwd_extra += kZeroGradHook * kTensorsPerLayer;
-  if (cfg.zero_stage == 3) o.layer_zero3_overhead = kZero3ModuleHook * kModulesPerLayer;
+  o.layer_bwd_extra += kZeroGradHook * double(layer_tensors(m, false));
+  const int extra_modules = layer_linears(m, false).total() - LayerLinears{}.total();
+  if (cfg.zero_stage == 3) o.layer_zero3_overhead = kZero3ModuleHook * double(kModulesPerLayer + extra_modules);
 }
 
 // Memory passes over a layer's gradients outside the GEMMs (docs/model.md §4.4, "Gradient
@@ -155,7 +158,9 @@ void zero_overheads(ParallelComm& o, const TrainConfig& cfg) {
 //    the weight-gradient GEMM (gradient_accumulation_fusion: beta = 1 into main_grad).
 //    ZeRO-2/3 and FSDP accumulate only their 1/dp shard, which is left out.
 //  - torch autocast: the weight-gradient GEMM writes 16 bits and its cast's backward
-//    widens it to the fp32 parameter's dtype (read 2, write 4), every micro-batch.
+//    widens it to the fp32 parameter's dtype (read 2, write 4), every micro-batch. That
+//    pass is priced with the layer's operators (operators.cc, one kernel per tensor), not
+//    here; until session 17 it was counted in both places.
 //  - torch DDP (gradient_as_bucket_view=False, the default) copies each gradient into its
 //    bucket before the all-reduce and back after it (2 x (read 4 + write 4)), once per
 //    step (accumulation micro-batches run under no_sync).
@@ -196,33 +201,33 @@ void zero_overheads(ParallelComm& o, const TrainConfig& cfg) {
 //    default) fp16/fp32 gradients were flattened, scaled by 1/dp and copied back (3 x 2g);
 //    since then the contiguous buffer is scaled in place (2g), which Megatron-Core skips
 //    when the factor is 1 (dp = 1). Once per step; the older code runs at any dp.
-void gradient_handling(ParallelComm& o, const TrainConfig& cfg, const StageParams& sp,
-                       const GpuSpec& gpu, const Efficiency& eff) {
+void gradient_handling(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg,
+                       const StageParams& sp, const GpuSpec& gpu, const Efficiency& eff) {
   const double g = grad_element_bytes(cfg);
   const double bw = gpu.hbm_bw.v * eff.hbm_fraction;
   auto pass = [&](double bytes_per_param, int kernels) {
     return Seconds(sp.layer * bytes_per_param / bw) + eff.kernel_overhead * kernels;
   };
-  constexpr int kLinearWeights = 4;  // QKV, projection, FC1, FC2 (autocast casts these)
+  const int tensors = layer_tensors(m, cfg.framework == Framework::megatron);
   switch (cfg.framework) {
     case Framework::ddp:
-      if (cfg.precision != Precision::fp32) o.layer_bwd_extra += pass(2.0 + 4.0, kLinearWeights);
-      o.layer_grad_accumulate = pass(3.0 * g, kTensorsPerLayer);
-      if (cfg.dp > 1) o.layer_step_passes = pass(2.0 * 2.0 * g, 2 * kTensorsPerLayer);
-      if (!cfg.ddp_pytorch2_defaults()) o.layer_step_passes += pass(g + 3.0 * g, 2 * kTensorsPerLayer);
+      // (autocast's widening of the 16-bit weight gradients is an operator cost: operators.cc)
+      o.layer_grad_accumulate = pass(3.0 * g, tensors);
+      if (cfg.dp > 1) o.layer_step_passes = pass(2.0 * 2.0 * g, 2 * tensors);
+      if (!cfg.ddp_pytorch2_defaults()) o.layer_step_passes += pass(g + 3.0 * g, 2 * tensors);
       break;
     case Framework::deepspeed:
       if (cfg.deepspeed_bf16_optimizer()) {
         // BF16_Optimizer adds every micro-batch's bf16 gradients into its fp32 buffer
         // (update_hp_grads / accumulate_hp_grads_and_remove_lp: hp.add_(lp.to(fp32))):
         // the cast reads 2 and writes 4, the add reads 4 + 4 and writes 4.
-        o.layer_bwd_extra += pass(2.0 + 4.0 + 4.0 + 4.0 + 4.0, 2 * kTensorsPerLayer);
+        o.layer_bwd_extra += pass(2.0 + 4.0 + 4.0 + 4.0 + 4.0, 2 * tensors);
         o.layer_step_passes = pass(4.0 + 4.0, 0);  // the reduction's in-place scale
       } else if (cfg.zero_stage <= 1) {
-        o.layer_grad_accumulate = pass(3.0 * g, kTensorsPerLayer);
-        o.layer_step_passes = pass(3.0 * 2.0 * g, kTensorsPerLayer);  // flatten, scale, copy back
+        o.layer_grad_accumulate = pass(3.0 * g, tensors);
+        o.layer_step_passes = pass(3.0 * 2.0 * g, tensors);  // flatten, scale, copy back
       } else {
-        o.layer_bwd_extra += pass(2.0 * g + 2.0 * 2.0 * g, kTensorsPerLayer);  // + flatten, scale
+        o.layer_bwd_extra += pass(2.0 * g + 2.0 * 2.0 * g, tensors);  // + flatten, scale
       }
       break;
     case Framework::fsdp: {
@@ -250,7 +255,7 @@ void gradient_handling(ParallelComm& o, const TrainConfig& cfg, const StageParam
           cfg.megatron_release != 0 && cfg.megatron_release < 202108 && cfg.precision != Precision::bf16;
       const bool scales = cfg.dp > 1 || (cfg.megatron_release != 0 && cfg.megatron_release < 202312);
       if (flattened)
-        o.layer_step_passes = pass(3.0 * 2.0 * g, kTensorsPerLayer);
+        o.layer_step_passes = pass(3.0 * 2.0 * g, tensors);
       else if (scales)
         o.layer_step_passes = pass(2.0 * g, 0);
       break;
@@ -278,10 +283,8 @@ Placement place(const TrainConfig& cfg, const SystemSpec& node) {
   return p;
 }
 
-int stage_tensors(const ModelSpec& m, const StageParams& sp) {
-  const bool norm_bias = m.norm == NormKind::layernorm && m.norm_bias;
-  const int per_layer = 4 * (m.linear_bias ? 2 : 1) + m.norms_per_layer * (norm_bias ? 2 : 1);
-  return sp.layers_per_rank * per_layer + 5;  // + embeddings, final norm, head
+int stage_tensors(const ModelSpec& m, const StageParams& sp, Framework f) {
+  return sp.layers_per_rank * layer_tensors(m, f == Framework::megatron) + 5;  // + embeddings, final norm, head
 }
 
 double StageParams::max_stage() const {
@@ -326,8 +329,8 @@ ParallelComm parallel_comm(const ModelSpec& m, const TrainConfig& cfg, const Sys
   const StageParams sp = stage_params(m, cfg);
   tp_costs(o, m, cfg, pl, coll);
   dp_costs(o, m, cfg, sp, pl, coll);
-  gradient_handling(o, cfg, sp, gpu, eff);
-  zero_overheads(o, cfg);
+  gradient_handling(o, m, cfg, sp, gpu, eff);
+  zero_overheads(o, m, cfg);
   const double e = element_bytes(cfg.precision);
   if (cfg.offload == Offload::all && cfg.zero_stage == 3 && gpu.pcie_bw.v > 0) {
     // Parameters live in host memory: each gather first copies the shard up over PCIe.

@@ -44,9 +44,10 @@ struct StageParams {
   double nonlayer() const;   // non-layer params of that stage
 };
 StageParams stage_params(const ModelSpec& m, const TrainConfig& cfg);
-// Parameter tensors of the most loaded stage: weights and biases of the layers' four
-// linears and norms, plus five outside them (embeddings, final norm, head).
-int stage_tensors(const ModelSpec& m, const StageParams& sp);
+// Parameter tensors of the most loaded stage: weights and biases of the layers' linears
+// and norms (layer_tensors: the model code's linears, fused by Megatron), plus five outside
+// them (embeddings, final norm, head).
+int stage_tensors(const ModelSpec& m, const StageParams& sp, Framework f);
 
 // Bytes per gradient element as the framework reduces them.
 double grad_element_bytes(const TrainConfig& cfg);
