@@ -9,6 +9,7 @@
 #include "confirm/command.h"
 #include "confirm/ds_config.h"
 #include "core/names.h"
+#include "estimator/params.h"
 
 namespace fs = std::filesystem;
 
@@ -162,6 +163,11 @@ Experiment make_experiment(const Candidate& c, const Plan& plan, const LaunchSpe
     // Hugging Face GPT-2's gelu_new (separate kernels) has no Megatron flag: the
     // reference workload's own, so the run does what the plan priced.
     if (plan.model.activation_unfused) e.argv.push_back("--unfused-gelu");
+    // Separate Q, K and V (and gate and up) linears as Hugging Face's BERT and Llama run
+    // them (ModelSpec::fused_qkv): the workload's own flags too. Megatron fuses them.
+    const LayerLinears lin = layer_linears(plan.model, c.cfg.framework == Framework::megatron);
+    if (lin.qkv > 1) e.argv.push_back("--separate-qkv");
+    if (lin.up_gate > 1) e.argv.push_back("--separate-gate-up");
     // Plans priced as PyTorch FSDP or DDP run the workload's PyTorch path, not DeepSpeed.
     if (c.cfg.framework == Framework::fsdp)
       e.argv.insert(e.argv.end(), {"--no-deepspeed", "--fsdp-plan", "--fsdp-sharding",

@@ -53,7 +53,8 @@ def parse_args(argv=None):
     p.add_argument("--unfused-gelu", action="store_true", help="HF GPT-2's gelu_new, one kernel per op")
     p.add_argument("--seq-length", type=int, default=1024)
     p.add_argument("--max-position-embeddings", type=int, default=None)
-    p.add_argument("--swiglu", action="store_true")
+    for flag in ("--swiglu", "--separate-qkv", "--separate-gate-up"):  # separate: HF BERT/Llama linears
+        p.add_argument(flag, action="store_true")
     p.add_argument("--normalization", default="LayerNorm", choices=["LayerNorm", "RMSNorm"])
     p.add_argument("--position-embedding-type", default="learned_absolute",
                    choices=["learned_absolute", "rope"])
@@ -117,8 +118,8 @@ def apply_hf_config(args):
     if c.get("model_type") in ("llama", "mistral", "qwen2"):
         args.swiglu, args.normalization, args.position_embedding_type = True, "RMSNorm", "rope"
         args.disable_bias_linear = True
-    if c.get("tie_word_embeddings") is False:
-        args.untie_embeddings_and_output_weights = True
+        args.separate_qkv = args.separate_gate_up = True  # q/k/v_proj, gate_proj and up_proj
+    args.untie_embeddings_and_output_weights |= c.get("tie_word_embeddings") is False
     # Hugging Face neither pads the vocabulary nor fuses GPT-2's gelu_new.
     args.make_vocab_size_divisible_by = 1
     args.hidden_dropout = pick("resid_pdrop", "hidden_dropout", "hidden_dropout_prob", default=0.0)
@@ -208,22 +209,28 @@ def build_model(args, torch):
         mask = torch.ones(s, s, device=q.device, dtype=torch.bool).triu(1)
         return F.dropout(torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1), p_attn) @ v
 
+    widths = [heads * head_dim, kv_heads * head_dim, kv_heads * head_dim]  # of Q, K and V
+
     class Block(nn.Module):
         def __init__(self):
             super().__init__()
             self.ln1, self.ln2 = Norm(h), Norm(h)
-            self.qkv = nn.Linear(h, (heads + 2 * kv_heads) * head_dim, bias=bias)
+            if args.separate_qkv:  # one linear each, as Hugging Face's BERT and Llama
+                self.q, self.k, self.v = (nn.Linear(h, w, bias=bias) for w in widths)
+            else:
+                self.qkv = nn.Linear(h, sum(widths), bias=bias)
             self.proj = nn.Linear(heads * head_dim, h, bias=bias)
-            self.fc1 = nn.Linear(h, ffn * (2 if args.swiglu else 1), bias=bias)
+            if args.swiglu and args.separate_gate_up:  # gate and up as two linears
+                self.gate, self.up = nn.Linear(h, ffn, bias=bias), nn.Linear(h, ffn, bias=bias)
+            else:
+                self.fc1 = nn.Linear(h, ffn * (2 if args.swiglu else 1), bias=bias)
             self.fc2 = nn.Linear(ffn, h, bias=bias)
             self.drop = nn.Dropout(args.hidden_dropout)
 
         def attention(self, x):
             b, s, _ = x.shape
-            q, k, v = self.qkv(x).split([heads * head_dim, kv_heads * head_dim, kv_heads * head_dim], -1)
-            q = q.view(b, s, heads, head_dim).transpose(1, 2)
-            k = k.view(b, s, kv_heads, head_dim).transpose(1, 2)
-            v = v.view(b, s, kv_heads, head_dim).transpose(1, 2)
+            qkv = (self.q(x), self.k(x), self.v(x)) if args.separate_qkv else self.qkv(x).split(widths, -1)
+            q, k, v = (t.view(b, s, -1, head_dim).transpose(1, 2) for t in qkv)  # heads, kv, kv
             if args.position_embedding_type == "rope":
                 q, k = rope(q, s), rope(k, s)
             if kv_heads != heads:
@@ -237,7 +244,7 @@ def build_model(args, torch):
 
         def mlp(self, x):
             if args.swiglu:
-                a, g = self.fc1(x).chunk(2, dim=-1)
+                a, g = (self.gate(x), self.up(x)) if args.separate_gate_up else self.fc1(x).chunk(2, dim=-1)
                 return self.fc2(F.silu(a) * g)
             y = self.fc1(x)
             if args.unfused_gelu:  # gelu_new as Hugging Face writes it: eight kernels

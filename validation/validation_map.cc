@@ -151,6 +151,7 @@ Expected<ModelSpec> row_model(const Json& row, std::vector<std::string>& notes) 
     spec.vocab_pad_multiple = 1;
     notes.push_back("MPT: no dropout (MPTConfig pdrop defaults 0.0), vocabulary not padded");
   }
+  projection_layout(row, spec, notes);
   if (num(m, "vocab") > 0) spec.vocab = static_cast<std::int64_t>(num(m, "vocab"));
   spec.max_positions = std::max(spec.max_positions, static_cast<int>(num(m, "seq_len", 0)));
   if (has(task, "run_glue") || has(task, "SequenceClassification")) {

@@ -85,6 +85,9 @@ std::string str(const Json& j, const char* key);
 // assumptions made are appended to `assumptions`.
 Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& assumptions);
 Expected<SystemSpec> system_named(const std::string& name);
+// The projection layout of the code a row ran (ModelSpec::fused_qkv, fused_gate_up), where
+// its text names that code; a note is appended when it overrides the model's own.
+void projection_layout(const Json& row, ModelSpec& spec, std::vector<std::string>& notes);
 }  // namespace rows
 
 void add_orderings(const Json& rows, ValidationSet& set);

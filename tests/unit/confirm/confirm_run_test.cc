@@ -398,5 +398,29 @@ TEST(Confirm, ReferenceWorkloadRunsThePlansActivationAndDropout) {
   EXPECT_EQ(std::find(mg.argv.begin(), mg.argv.end(), "--unfused-gelu"), mg.argv.end());
 }
 
+// Separate Q, K and V linears (Hugging Face's BERT and Llama layout) run as such in the
+// reference workload; a plan priced as Megatron, which fuses them, gets no flag.
+TEST(Confirm, ReferenceWorkloadRunsThePlansProjectionLayout) {
+  ScratchDir d;
+  Plan plan = test::tiny_plan();
+  plan.model.fused_qkv = false;
+  LaunchSpec l;
+  l.reference_script = std::string(DSPLAN_SOURCE_DIR) + "/examples/train_gpt.py";
+  Candidate cand = plan.candidates.front();
+  cand.cfg.framework = Framework::deepspeed;
+  const Experiment e = make_experiment(cand, plan, l, d.path());
+  std::vector<std::string> argv = {"python3", "-c",
+                                   "import sys; sys.path.insert(0, sys.argv[1]); import train_gpt; "
+                                   "a = train_gpt.parse_args(sys.argv[2:]); print(a.separate_qkv, a.separate_gate_up)",
+                                   std::string(DSPLAN_SOURCE_DIR) + "/examples"};
+  argv.insert(argv.end(), e.argv.begin() + 2, e.argv.end());
+  auto r = run_process(argv, d / "out", d / "err", {});
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << test::slurp(d / "err");
+  EXPECT_EQ(test::slurp(d / "out"), "True False\n");
+  cand.cfg.framework = Framework::megatron;
+  const Experiment mg = make_experiment(cand, plan, l, d.path());
+  EXPECT_EQ(std::find(mg.argv.begin(), mg.argv.end(), "--separate-qkv"), mg.argv.end());
+}
+
 }  // namespace
 }  // namespace dsplan
