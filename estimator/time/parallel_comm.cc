@@ -147,7 +147,8 @@ void zero_overheads(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg)
   if (cfg.framework != Framework::deepspeed || cfg.zero_stage < 2) return;
   o.layer_bwd_extra += kZeroGradHook * double(layer_tensors(m, false));
   const int extra_modules = layer_linears(m, false).total() - LayerLinears{}.total();
-  if (cfg.zero_stage == 3) o.layer_zero3_overhead = kZero3ModuleHook * double(kModulesPerLayer + extra_modules);
+  if (cfg.zero_stage == 3)
+    o.layer_zero3_overhead = kZero3ModuleHook * double(kModulesPerLayer + extra_modules);
 }
 
 // Memory passes over a layer's gradients outside the GEMMs (docs/model.md §4.4, "Gradient
@@ -201,8 +202,8 @@ void zero_overheads(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg)
 //    default) fp16/fp32 gradients were flattened, scaled by 1/dp and copied back (3 x 2g);
 //    since then the contiguous buffer is scaled in place (2g), which Megatron-Core skips
 //    when the factor is 1 (dp = 1). Once per step; the older code runs at any dp.
-void gradient_handling(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg,
-                       const StageParams& sp, const GpuSpec& gpu, const Efficiency& eff) {
+void gradient_handling(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const StageParams& sp,
+                       const GpuSpec& gpu, const Efficiency& eff) {
   const double g = grad_element_bytes(cfg);
   const double bw = gpu.hbm_bw.v * eff.hbm_fraction;
   auto pass = [&](double bytes_per_param, int kernels) {
@@ -284,7 +285,8 @@ Placement place(const TrainConfig& cfg, const SystemSpec& node) {
 }
 
 int stage_tensors(const ModelSpec& m, const StageParams& sp, Framework f) {
-  return sp.layers_per_rank * layer_tensors(m, f == Framework::megatron) + 5;  // + embeddings, final norm, head
+  // The layers' tensors, plus the embeddings, final norm and head.
+  return sp.layers_per_rank * layer_tensors(m, f == Framework::megatron) + 5;
 }
 
 double StageParams::max_stage() const {

@@ -409,10 +409,11 @@ TEST(Confirm, ReferenceWorkloadRunsThePlansProjectionLayout) {
   Candidate cand = plan.candidates.front();
   cand.cfg.framework = Framework::deepspeed;
   const Experiment e = make_experiment(cand, plan, l, d.path());
-  std::vector<std::string> argv = {"python3", "-c",
-                                   "import sys; sys.path.insert(0, sys.argv[1]); import train_gpt; "
-                                   "a = train_gpt.parse_args(sys.argv[2:]); print(a.separate_qkv, a.separate_gate_up)",
-                                   std::string(DSPLAN_SOURCE_DIR) + "/examples"};
+  std::vector<std::string> argv = {
+      "python3", "-c",
+      "import sys; sys.path.insert(0, sys.argv[1]); import train_gpt; "
+      "a = train_gpt.parse_args(sys.argv[2:]); print(a.separate_qkv, a.separate_gate_up)",
+      std::string(DSPLAN_SOURCE_DIR) + "/examples"};
   argv.insert(argv.end(), e.argv.begin() + 2, e.argv.end());
   auto r = run_process(argv, d / "out", d / "err", {});
   EXPECT_TRUE(r.exited && r.exit_code == 0) << test::slurp(d / "err");

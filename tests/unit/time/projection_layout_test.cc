@@ -83,7 +83,8 @@ TEST(ProjectionLayout, SeparateLinearsLaunchMoreKernels) {
   EXPECT_NEAR((b.host.bwd - a.host.bwd).v, 3 * 10e-6, 1e-12);
   // Megatron fuses whatever the model says: no difference.
   const OpKey mk = key(Framework::megatron, Precision::bf16);
-  EXPECT_DOUBLE_EQ(operator_costs(llama_layout(), gpu, eff, mk).bwd.v, operator_costs(gate_fused, gpu, eff, mk).bwd.v);
+  EXPECT_DOUBLE_EQ(operator_costs(llama_layout(), gpu, eff, mk).bwd.v,
+                   operator_costs(gate_fused, gpu, eff, mk).bwd.v);
 }
 
 // Memory under torch.amp (DDP fp16, no checkpointing): each of Q, K and V casts the fp32
