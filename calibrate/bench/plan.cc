@@ -30,15 +30,21 @@ struct Linear {
   std::int64_t in, out;
 };
 
-std::vector<Linear> layer_linears(const ModelSpec& m, int t) {
+// The fused layout (Megatron's, and any model's at tp > 1, which only Megatron runs); at
+// tp 1 a model whose code has separate Q, K, V or gate, up linears (ModelSpec::fused_qkv,
+// fused_gate_up) also gets those shapes, which the frameworks other than Megatron run.
+std::vector<Linear> model_linears(const ModelSpec& m, int t) {
   const std::int64_t q = static_cast<std::int64_t>(m.heads / t) * m.head_dim;
   const std::int64_t kv = static_cast<std::int64_t>(std::max(1, m.kv_heads / t)) * m.head_dim;
   const std::int64_t ffn = m.ffn_hidden / t;
-  return {{"qkv", m.hidden, q + 2 * kv},
-          {"proj", q, m.hidden},
-          {"mlp_up", m.hidden, ffn * (m.gated_mlp ? 2 : 1)},
-          {"mlp_down", ffn, m.hidden},
-          {"logits", m.hidden, (m.vocab + t - 1) / t}};
+  std::vector<Linear> v = {{"qkv", m.hidden, q + 2 * kv},
+                           {"proj", q, m.hidden},
+                           {"mlp_up", m.hidden, ffn * (m.gated_mlp ? 2 : 1)},
+                           {"mlp_down", ffn, m.hidden},
+                           {"logits", m.hidden, (m.vocab + t - 1) / t}};
+  if (t == 1 && !m.fused_qkv) v.insert(v.end(), {{"q", m.hidden, q}, {"kv", m.hidden, kv}});
+  if (t == 1 && m.gated_mlp && !m.fused_gate_up) v.push_back({"mlp_gate_or_up", m.hidden, ffn});
+  return v;
 }
 
 }  // namespace
@@ -58,7 +64,7 @@ std::vector<GemmCase> model_gemm_cases(const ModelSpec& m, const std::vector<int
     if (t < 1 || m.heads % t != 0) continue;  // Megatron splits whole heads
     for (int b : micro_batches) {
       const std::int64_t tokens = static_cast<std::int64_t>(b) * seq_len;
-      for (const Linear& l : layer_linears(m, t)) {
+      for (const Linear& l : model_linears(m, t)) {
         const std::string tag = m.name + " tp=" + std::to_string(t) + " mbs=" +
                                 std::to_string(b) + " " + l.op;
         // forward Y = X W; input gradient dX = dY W^T; weight gradient dW = X^T dY.

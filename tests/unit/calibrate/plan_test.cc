@@ -58,6 +58,25 @@ TEST(ModelGemms, IdenticalShapesAreMeasuredOnce) {
   EXPECT_EQ(find(v, "l8 tp=2 mbs=1 proj wgrad"), nullptr);
 }
 
+// Separate Q, K, V and gate, up linears (Hugging Face Llama) at tp 1, 2048 tokens: K and V
+// (4096 -> 1024) add their fwd (2048, 1024, 4096), dgrad (2048, 4096, 1024) and wgrad
+// (4096, 1024, 2048); Q (4096 -> 4096) has the projection's shapes, nothing new; gate or up
+// (4096 -> 14336) adds only its wgrad (4096, 14336, 2048): its fwd (2048, 14336, 4096) is
+// mlp_down's dgrad and its dgrad (2048, 4096, 14336) mlp_down's fwd. 4 more. At tp 2 only
+// Megatron runs, fused.
+TEST(ModelGemms, SeparateProjectionsAddTheirShapesAtTp1) {
+  ModelSpec sep = llama8b_like();
+  sep.fused_qkv = sep.fused_gate_up = false;
+  const auto fused = model_gemm_cases(llama8b_like(), {1}, {1}, 2048, GemmDtype::bf16);
+  const auto v = model_gemm_cases(sep, {1}, {1}, 2048, GemmDtype::bf16);
+  EXPECT_EQ(v.size(), fused.size() + 4);
+  EXPECT_NE(find(v, "l8 tp=1 mbs=1 kv dgrad"), nullptr);
+  EXPECT_NE(find(v, "l8 tp=1 mbs=1 mlp_gate_or_up wgrad"), nullptr);
+  EXPECT_EQ(find(v, "l8 tp=1 mbs=1 q fwd"), nullptr);
+  EXPECT_EQ(model_gemm_cases(sep, {2}, {1}, 2048, GemmDtype::bf16).size(),
+            model_gemm_cases(llama8b_like(), {2}, {1}, 2048, GemmDtype::bf16).size());
+}
+
 TEST(ModelGemms, SkipsTpThatDoesNotDivideHeadsAndDeduplicates) {
   ModelSpec m = llama8b_like();
   m.heads = 24;  // 24 % 16 != 0
