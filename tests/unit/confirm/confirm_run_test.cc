@@ -372,6 +372,20 @@ TEST(Confirm, FsdpPlansRunTheWorkloadsFsdpPath) {
   EXPECT_EQ(std::find(ds.argv.begin(), ds.argv.end(), "--no-deepspeed"), ds.argv.end());
 }
 
+// What the reference workload's argument parser makes of an experiment's argv: the values
+// of `fields` (Python expressions over the parsed args `a`), printed space-separated.
+std::string workload_args(const Experiment& e, const std::string& fields, const ScratchDir& d) {
+  std::vector<std::string> argv = {"python3", "-c",
+                                   "import sys; sys.path.insert(0, sys.argv[1]); import train_gpt; "
+                                   "a = train_gpt.parse_args(sys.argv[2:]); print(" +
+                                       fields + ")",
+                                   std::string(DSPLAN_SOURCE_DIR) + "/examples"};
+  argv.insert(argv.end(), e.argv.begin() + 2, e.argv.end());
+  auto r = run_process(argv, d / "out", d / "err", {});
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << test::slurp(d / "err");
+  return test::slurp(d / "out");
+}
+
 // A model priced with Hugging Face's unfused gelu_new runs it in the reference workload,
 // whose parser takes the shape flags confirm passes (vocabulary padding, dropout).
 TEST(Confirm, ReferenceWorkloadRunsThePlansActivationAndDropout) {
@@ -383,15 +397,8 @@ TEST(Confirm, ReferenceWorkloadRunsThePlansActivationAndDropout) {
   LaunchSpec l;
   l.reference_script = std::string(DSPLAN_SOURCE_DIR) + "/examples/train_gpt.py";
   const Experiment e = make_experiment(plan.candidates.front(), plan, l, d.path());
-  std::vector<std::string> argv = {"python3", "-c",
-                                   "import sys; sys.path.insert(0, sys.argv[1]); import train_gpt; "
-                                   "a = train_gpt.parse_args(sys.argv[2:]); "
-                                   "print(a.unfused_gelu, a.make_vocab_size_divisible_by, a.hidden_dropout)",
-                                   std::string(DSPLAN_SOURCE_DIR) + "/examples"};
-  argv.insert(argv.end(), e.argv.begin() + 2, e.argv.end());
-  auto r = run_process(argv, d / "out", d / "err", {});
-  EXPECT_TRUE(r.exited && r.exit_code == 0) << test::slurp(d / "err");
-  EXPECT_EQ(test::slurp(d / "out"), "True 1 0.1\n");
+  EXPECT_EQ(workload_args(e, "a.unfused_gelu, a.make_vocab_size_divisible_by, a.hidden_dropout", d),
+            "True 1 0.1\n");
   // A Megatron launch command gets no workload-only flag.
   l.command = {"python3", "pretrain_gpt.py", "--deepspeed_config", "x.json"};
   const Experiment mg = make_experiment(plan.candidates.front(), plan, l, d.path());
@@ -409,15 +416,7 @@ TEST(Confirm, ReferenceWorkloadRunsThePlansProjectionLayout) {
   Candidate cand = plan.candidates.front();
   cand.cfg.framework = Framework::deepspeed;
   const Experiment e = make_experiment(cand, plan, l, d.path());
-  std::vector<std::string> argv = {
-      "python3", "-c",
-      "import sys; sys.path.insert(0, sys.argv[1]); import train_gpt; "
-      "a = train_gpt.parse_args(sys.argv[2:]); print(a.separate_qkv, a.separate_gate_up)",
-      std::string(DSPLAN_SOURCE_DIR) + "/examples"};
-  argv.insert(argv.end(), e.argv.begin() + 2, e.argv.end());
-  auto r = run_process(argv, d / "out", d / "err", {});
-  EXPECT_TRUE(r.exited && r.exit_code == 0) << test::slurp(d / "err");
-  EXPECT_EQ(test::slurp(d / "out"), "True False\n");
+  EXPECT_EQ(workload_args(e, "a.separate_qkv, a.separate_gate_up", d), "True False\n");
   cand.cfg.framework = Framework::megatron;
   const Experiment mg = make_experiment(cand, plan, l, d.path());
   EXPECT_EQ(std::find(mg.argv.begin(), mg.argv.end(), "--separate-qkv"), mg.argv.end());
