@@ -68,6 +68,11 @@ void print_one(const ModelSpec& m, const std::string& source) {
   std::printf("  biases %s, embeddings %s%s%s%s\n", m.linear_bias ? "yes" : "no",
               m.tied_embeddings ? "tied" : "untied", m.parallel_residual ? ", parallel residual" : "",
               m.embedding_norm ? ", embedding norm" : "", m.pooler ? ", pooler" : "");
+  // The projection layout of the model code; Megatron fuses both whatever it says.
+  const bool gate_split = m.gated_mlp && !m.fused_gate_up;
+  std::printf("  linears: %s%s%s\n", m.fused_qkv ? "fused QKV" : "separate Q, K, V",
+              m.gated_mlp ? (gate_split ? ", separate gate and up" : ", fused gate/up") : "",
+              !m.fused_qkv || gate_split ? " (Megatron fuses them)" : "");
   std::printf("parameters\n");
   print_row("word embedding", c.word_embedding);
   print_row("other embeddings", c.other_embedding, "positions, token types, embedding norm");
