@@ -164,8 +164,8 @@ Experiment make_experiment(const Candidate& c, const Plan& plan, const LaunchSpe
     // reference workload's own, so the run does what the plan priced.
     if (plan.model.activation_unfused) e.argv.push_back("--unfused-gelu");
     // Separate Q, K and V (and gate and up) linears as Hugging Face's BERT and Llama run
-    // them (ModelSpec::fused_qkv): the workload's own flags too. Megatron fuses them.
-    const LayerLinears lin = layer_linears(plan.model, c.cfg.framework == Framework::megatron);
+    // them (ModelSpec::fused_qkv): the workload's own flags too. Megatron's layers fuse them.
+    const LayerLinears lin = layer_linears(plan.model, c.cfg.megatron_layers());
     if (lin.qkv > 1) e.argv.push_back("--separate-qkv");
     if (lin.up_gate > 1) e.argv.push_back("--separate-gate-up");
     // Plans priced as PyTorch FSDP or DDP run the workload's PyTorch path, not DeepSpeed.

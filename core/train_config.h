@@ -149,6 +149,14 @@ struct TrainConfig {
   bool megatron_overlap_p2p() const {
     return framework == Framework::megatron && vpp > 1 && (megatron_release == 0 || megatron_release >= 202310);
   }
+  // The model code is Megatron's, whose layers fuse Q, K, V and gate, up whatever the model
+  // says (ModelSpec::fused_qkv): Megatron, and DeepSpeed with tensor parallelism, which only
+  // Megatron-DeepSpeed provides here. Other DeepSpeed, FSDP and DDP plans run the model's
+  // own code (Hugging Face's, torchtitan's).
+  static bool megatron_layers(Framework f, int tp) {
+    return f == Framework::megatron || (f == Framework::deepspeed && tp > 1);
+  }
+  bool megatron_layers() const { return megatron_layers(framework, tp); }
   bool deepspeed_bf16_optimizer() const {
     return framework == Framework::deepspeed && precision == Precision::bf16 && zero_stage == 0;
   }

@@ -87,7 +87,7 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   x.eager_rotary = eager && m.position == PositionKind::rotary;
   x.repeat_kv = eager;
   if (x.amp_softmax) {
-    const LayerLinears l = layer_linears(m, false);
+    const LayerLinears l = layer_linears(m, cfg.megatron_layers());
     x.input_copies = (l.qkv - 1) + (l.up_gate - 1);
   }
   x.fp32_loss = cfg.framework != Framework::fsdp;

@@ -113,7 +113,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.rms = m.norm == NormKind::rmsnorm;
   d.rope = m.position == PositionKind::rotary;
   d.norms = m.norms_per_layer;
-  d.linears = layer_linears(m, d.megatron);
+  d.linears = layer_linears(m, TrainConfig::megatron_layers(k.framework, k.tp));
   return d;
 }
 

@@ -130,7 +130,7 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
     // parameters it owns, one broadcast per parameter (parameters_as_bucket_view False, the
     // default), fp32 (DDP keeps fp32 parameters under autocast). Each parameter is sent
     // once: the stage's tensors, 4 B per element.
-    const int n = std::max(1, stage_tensors(m, sp, cfg.framework));
+    const int n = std::max(1, stage_tensors(m, sp, cfg));
     o.param_allgather = c.time(Collective::broadcast, Bytes(sp.max_stage() * 4.0 / n), pl.dp) * double(n);
   } else if (cfg.megatron_overlap() && cfg.zero_stage >= 1) {
     const double first = std::min(sp.max_stage(), megatron_bucket_elems(cfg.dp)) * e;
@@ -145,8 +145,8 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
 // release of every submodule (the buffer copy the hooks make is in gradient_handling).
 void zero_overheads(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg) {
   if (cfg.framework != Framework::deepspeed || cfg.zero_stage < 2) return;
-  o.layer_bwd_extra += kZeroGradHook * double(layer_tensors(m, false));
-  const int extra_modules = layer_linears(m, false).total() - LayerLinears{}.total();
+  o.layer_bwd_extra += kZeroGradHook * double(layer_tensors(m, cfg.megatron_layers()));
+  const int extra_modules = layer_linears(m, cfg.megatron_layers()).total() - LayerLinears{}.total();
   if (cfg.zero_stage == 3)
     o.layer_zero3_overhead = kZero3ModuleHook * double(kModulesPerLayer + extra_modules);
 }
@@ -209,7 +209,7 @@ void gradient_handling(ParallelComm& o, const ModelSpec& m, const TrainConfig& c
   auto pass = [&](double bytes_per_param, int kernels) {
     return Seconds(sp.layer * bytes_per_param / bw) + eff.kernel_overhead * kernels;
   };
-  const int tensors = layer_tensors(m, cfg.framework == Framework::megatron);
+  const int tensors = layer_tensors(m, cfg.megatron_layers());
   switch (cfg.framework) {
     case Framework::ddp:
       // (autocast's widening of the 16-bit weight gradients is an operator cost: operators.cc)
@@ -284,9 +284,9 @@ Placement place(const TrainConfig& cfg, const SystemSpec& node) {
   return p;
 }
 
-int stage_tensors(const ModelSpec& m, const StageParams& sp, Framework f) {
+int stage_tensors(const ModelSpec& m, const StageParams& sp, const TrainConfig& cfg) {
   // The layers' tensors, plus the embeddings, final norm and head.
-  return sp.layers_per_rank * layer_tensors(m, f == Framework::megatron) + 5;
+  return sp.layers_per_rank * layer_tensors(m, cfg.megatron_layers()) + 5;
 }
 
 double StageParams::max_stage() const {

@@ -45,9 +45,9 @@ struct StageParams {
 };
 StageParams stage_params(const ModelSpec& m, const TrainConfig& cfg);
 // Parameter tensors of the most loaded stage: weights and biases of the layers' linears
-// and norms (layer_tensors: the model code's linears, fused by Megatron), plus five outside
+// and norms (layer_tensors: the model code's linears, fused by Megatron's layers), plus five outside
 // them (embeddings, final norm, head).
-int stage_tensors(const ModelSpec& m, const StageParams& sp, Framework f);
+int stage_tensors(const ModelSpec& m, const StageParams& sp, const TrainConfig& cfg);
 
 // Bytes per gradient element as the framework reduces them.
 double grad_element_bytes(const TrainConfig& cfg);

@@ -134,7 +134,7 @@ const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const 
     e.layers_per_rank = sp.layers_per_rank;
     const bool sharded = cfg.zero_stage >= 1 || cfg.deepspeed_bf16_optimizer();
     double shard = sp.max_stage() / (sharded ? std::max(1, cfg.shard_degree(cl.gpus_per_node())) : 1);
-    int tensors = stage_tensors(m, sp, cfg.framework);
+    int tensors = stage_tensors(m, sp, cfg);
     const double bw = cl.node.gpu.hbm_bw.v * eff.hbm_fraction;
     if (cfg.ddp_zero_redundancy()) {
       // ZeroRedundancyOptimizer: the rank owning the largest tensor (whole parameters are

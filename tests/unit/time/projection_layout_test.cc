@@ -81,10 +81,15 @@ TEST(ProjectionLayout, SeparateLinearsLaunchMoreKernels) {
   const OpCosts b = operator_costs(llama_layout(), gpu, eff, k);
   EXPECT_NEAR((b.host.fwd - a.host.fwd).v, 1 * 10e-6, 1e-12);
   EXPECT_NEAR((b.host.bwd - a.host.bwd).v, 3 * 10e-6, 1e-12);
-  // Megatron fuses whatever the model says: no difference.
+  // Megatron's layers fuse whatever the model says: no difference under Megatron, nor under
+  // DeepSpeed with tensor parallelism (Megatron-DeepSpeed).
   const OpKey mk = key(Framework::megatron, Precision::bf16);
   EXPECT_DOUBLE_EQ(operator_costs(llama_layout(), gpu, eff, mk).bwd.v,
                    operator_costs(gate_fused, gpu, eff, mk).bwd.v);
+  OpKey tk = k;
+  tk.tp = 2;
+  EXPECT_DOUBLE_EQ(operator_costs(bert_layout(), gpu, eff, tk).bwd.v,
+                   operator_costs(fused, gpu, eff, tk).bwd.v);
 }
 
 // Memory under torch.amp (DDP fp16, no checkpointing): each of Q, K and V casts the fp32

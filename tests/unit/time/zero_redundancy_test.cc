@@ -62,7 +62,7 @@ TEST(ZeroRedundancy, AllReducesThenBroadcastsFp32Parameters) {
   const double ratio = z1.param_allgather.v / a.of(ds).param_allgather.v;
   EXPECT_GT(ratio, 2.29);
   EXPECT_LT(ratio, 4.0);
-  EXPECT_EQ(stage_tensors(a.m, stage_params(a.m, ddp_cfg(1)), Framework::ddp), 293);
+  EXPECT_EQ(stage_tensors(a.m, stage_params(a.m, ddp_cfg(1)), ddp_cfg(1)), 293);
 }
 
 // The step: gpt_1b has P = 1.31e9 parameters, so P/8 = 164M outweighs its largest tensor
