@@ -30,7 +30,8 @@ struct ModelSpec {
   // torchtitan's Llama). fused_gate_up: one linear computes a gated MLP's gate and up
   // projections (Megatron, IBM FMS); false: two (Hugging Face Llama/Mistral, torchtitan).
   // Separate linears run more, smaller GEMMs, more kernels and per-tensor work, and their
-  // shared input's gradient is summed by autograd; Megatron fuses both whatever the model.
+  // shared input's gradient is summed by autograd. Megatron's layers (Megatron, and
+  // Megatron-DeepSpeed with TP: TrainConfig::megatron_layers) fuse both whatever the model.
   bool fused_qkv = true;
   bool fused_gate_up = true;
   Activation activation = Activation::gelu;

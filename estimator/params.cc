@@ -41,17 +41,17 @@ ParamCounts count_params(const ModelSpec& m) {
   return c;
 }
 
-LayerLinears layer_linears(const ModelSpec& m, bool megatron) {
+LayerLinears layer_linears(const ModelSpec& m, bool megatron_layers) {
   LayerLinears l;
-  if (megatron) return l;
+  if (megatron_layers) return l;
   l.qkv = m.fused_qkv ? 1 : 3;
   l.up_gate = m.gated_mlp && !m.fused_gate_up ? 2 : 1;
   return l;
 }
 
-int layer_tensors(const ModelSpec& m, bool megatron) {
+int layer_tensors(const ModelSpec& m, bool megatron_layers) {
   const bool norm_bias = m.norm == NormKind::layernorm && m.norm_bias;
-  return layer_linears(m, megatron).total() * (m.linear_bias ? 2 : 1) +
+  return layer_linears(m, megatron_layers).total() * (m.linear_bias ? 2 : 1) +
          m.norms_per_layer * (norm_bias ? 2 : 1);
 }
 

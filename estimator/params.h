@@ -32,19 +32,19 @@ inline std::int64_t total_params(const ModelSpec& m) { return count_params(m).to
 
 // Weight matrices of one layer as the model code runs them (ModelSpec::fused_qkv,
 // fused_gate_up): Q, K and V as one linear or three, the attention projection, the MLP's
-// up projection (with the gate: one linear or two) and its down projection. Megatron
-// fuses QKV and gate/up whatever the model. Each linear is one weight tensor (and one bias
-// tensor with linear_bias).
+// up projection (with the gate: one linear or two) and its down projection. Megatron's
+// layers (`megatron_layers`, TrainConfig::megatron_layers()) fuse QKV and gate/up whatever
+// the model. Each linear is one weight tensor (and one bias tensor with linear_bias).
 struct LayerLinears {
   int qkv = 1;      // 1 fused, 3 separate
   int up_gate = 1;  // 1 (no gate, or fused with it), 2 separate
   int total() const { return qkv + 1 + up_gate + 1; }
 };
-LayerLinears layer_linears(const ModelSpec& m, bool megatron);
+LayerLinears layer_linears(const ModelSpec& m, bool megatron_layers);
 
 // Parameter tensors of one layer: its linears' weights (and biases) and its norms' weights
 // (and biases).
-int layer_tensors(const ModelSpec& m, bool megatron);
+int layer_tensors(const ModelSpec& m, bool megatron_layers);
 
 // Vocabulary as the framework allocates it: rounded up to vocab_pad_multiple x tp.
 std::int64_t padded_vocab(const ModelSpec& m, int tp);

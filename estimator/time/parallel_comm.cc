@@ -145,10 +145,12 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
 // release of every submodule (the buffer copy the hooks make is in gradient_handling).
 void zero_overheads(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg) {
   if (cfg.framework != Framework::deepspeed || cfg.zero_stage < 2) return;
-  o.layer_bwd_extra += kZeroGradHook * double(layer_tensors(m, cfg.megatron_layers()));
-  const int extra_modules = layer_linears(m, cfg.megatron_layers()).total() - LayerLinears{}.total();
-  if (cfg.zero_stage == 3)
+  const bool fused_code = cfg.megatron_layers();
+  o.layer_bwd_extra += kZeroGradHook * double(layer_tensors(m, fused_code));
+  if (cfg.zero_stage == 3) {
+    const int extra_modules = layer_linears(m, fused_code).total() - LayerLinears{}.total();
     o.layer_zero3_overhead = kZero3ModuleHook * double(kModulesPerLayer + extra_modules);
+  }
 }
 
 // Memory passes over a layer's gradients outside the GEMMs (docs/model.md §4.4, "Gradient
@@ -161,7 +163,7 @@ void zero_overheads(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg)
 //  - torch autocast: the weight-gradient GEMM writes 16 bits and its cast's backward
 //    widens it to the fp32 parameter's dtype (read 2, write 4), every micro-batch. That
 //    pass is priced with the layer's operators (operators.cc, one kernel per tensor), not
-//    here; until session 17 it was counted in both places.
+//    here.
 //  - torch DDP (gradient_as_bucket_view=False, the default) copies each gradient into its
 //    bucket before the all-reduce and back after it (2 x (read 4 + write 4)), once per
 //    step (accumulation micro-batches run under no_sync).

@@ -73,7 +73,7 @@ struct ParallelComm {
   Seconds p2p;
   Seconds layer_fwd_extra;     // per layer per micro-batch: FSDP2's all-gather copy-out
   Seconds layer_bwd_extra;     // per layer per micro-batch: ZeRO-2/3 copies into the
-                               // reduction buffer, autocast's fp32 cast of weight gradients,
+                               // reduction buffer and hooks, BF16_Optimizer's fp32 adds,
                                // FSDP's in-place pre-divide of the unsharded gradient
   Seconds layer_grad_accumulate;  // per layer, each micro-batch after the first: .grad += g
   Seconds layer_step_passes;      // per layer, once per step: torch DDP's copy into its
