@@ -41,11 +41,21 @@ bool aligned(double x, double mult) { return std::fmod(x, mult) == 0.0; }
 // leaves the wgmma/TMA kernels for sm75-era mma.sync kernels with 2-byte loads
 // (cutlass_75_*_align1): 0.17-0.24 of the aligned rate in dsplan's own H100 measurements
 // (cuBLAS 13.1, docs/model.md §4.1 "Misaligned GEMMs on Hopper"), taken as 0.2.
+// Batched products (batch > 1: the per-head attention GEMMs) with a misaligned dimension
+// start every head's operands at a misaligned address. Before Hopper they ran without
+// tensor cores: with fp32 accumulation (PyTorch's compute type for 16-bit GEMMs) that is
+// the fp32 FMA rate. BigScience's A100 runs with head dimensions 108 and 150 took 1.3-1.4x
+// the step of their aligned twins, which that rate reproduces (docs/model.md §4.1,
+// "Misaligned attention GEMMs").
 double alignment_penalty(const GemmShape& s, Precision p, const GpuSpec& gpu) {
   if (p == Precision::fp32) return 1.0;
   if (aligned(s.m, 8) && aligned(s.n, 8) && aligned(s.k, 8)) return 1.0;
-  if (gpu.arch == GpuArch::volta) return 0.25;
-  return gpu.arch == GpuArch::hopper ? 0.2 : 0.5;
+  if (gpu.arch == GpuArch::hopper) return 0.2;
+  if (s.batch > 1) {
+    const double tc = gpu.matmul_peak(p).v;
+    return tc > 0 ? std::min(1.0, gpu.matmul_peak(Precision::fp32).v / tc) : 1.0;
+  }
+  return gpu.arch == GpuArch::volta ? 0.25 : 0.5;
 }
 
 }  // namespace

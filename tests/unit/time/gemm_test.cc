@@ -90,6 +90,26 @@ TEST(Gemm, MisalignedGemmOnHopperRunsAtAFifth) {
   EXPECT_DOUBLE_EQ(estimate_gemm({8192, 50257, 768, 1}, Precision::bf16, a, default_efficiency(a)).eta_align, 0.5);
 }
 
+// Per-head attention GEMMs with a head dimension that is not a multiple of 8 start every
+// head at a misaligned address; before Hopper they ran without tensor cores, at the fp32
+// FMA rate (fp32 accumulation): A100 19.5 / 312 = 0.0625, V100 15.667 / 125.3 = 0.125
+// (108 x 1.41 GHz x 128 FP32 FLOP/clk; 80 x 1.53 GHz x 128 vs x 1024). Q K^T of BigScience's
+// 128-head, hidden 13824 runs on TP 4: 32 heads x micro-batch 2, s = 2048, head dim 108.
+// Hopper keeps the 0.2 of its align1 tensor-core kernels; a plain misaligned GEMM keeps 0.5.
+TEST(Gemm, MisalignedAttentionGemmsLeaveTensorCoresBeforeHopper) {
+  const GpuSpec a = a100();
+  const Efficiency eff = default_efficiency(a);
+  const GemmEstimate odd = estimate_gemm({2048, 2048, 108, 64}, Precision::fp16, a, eff);
+  const GemmEstimate even = estimate_gemm({2048, 2048, 112, 64}, Precision::fp16, a, eff);
+  EXPECT_NEAR(odd.eta_align, 19.5 / 312.0, 1e-3);
+  EXPECT_DOUBLE_EQ(even.eta_align, 1.0);
+  EXPECT_GT(odd.time.v, 10.0 * even.time.v);
+  const GpuSpec v = v100();
+  EXPECT_NEAR(estimate_gemm({512, 512, 150, 96}, Precision::fp16, v, default_efficiency(v)).eta_align, 0.125, 1e-3);
+  const GpuSpec h = h200();
+  EXPECT_DOUBLE_EQ(estimate_gemm({2048, 2048, 108, 64}, Precision::bf16, h, default_efficiency(h)).eta_align, 0.2);
+}
+
 // fp32 on V100 uses the fp32 pipe: 80 x 128 x 1.53 GHz = 15.667 TFLOP/s, x 0.89 default
 // (14 of 15.7 TFLOP/s measured), F_SM = 15.667e12 x 0.89 / 80 = 1.742954e11. The pipe runs at 128/1024 = 1/8 of the fp16
 // tensor rate, so the per-tile fixed cost is 64/8 = 8 K-steps: eta_k = 4096/4104.
