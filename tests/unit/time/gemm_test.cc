@@ -105,9 +105,11 @@ TEST(Gemm, MisalignedAttentionGemmsLeaveTensorCoresBeforeHopper) {
   EXPECT_DOUBLE_EQ(even.eta_align, 1.0);
   EXPECT_GT(odd.time.v, 10.0 * even.time.v);
   const GpuSpec v = v100();
-  EXPECT_NEAR(estimate_gemm({512, 512, 150, 96}, Precision::fp16, v, default_efficiency(v)).eta_align, 0.125, 1e-3);
+  EXPECT_NEAR(estimate_gemm({512, 512, 150, 96}, Precision::fp16, v, default_efficiency(v)).eta_align, 0.125,
+              1e-3);
   const GpuSpec h = h200();
-  EXPECT_DOUBLE_EQ(estimate_gemm({2048, 2048, 108, 64}, Precision::bf16, h, default_efficiency(h)).eta_align, 0.2);
+  EXPECT_DOUBLE_EQ(estimate_gemm({2048, 2048, 108, 64}, Precision::bf16, h, default_efficiency(h)).eta_align,
+                   0.2);
 }
 
 // fp32 on V100 uses the fp32 pipe: 80 x 128 x 1.53 GHz = 15.667 TFLOP/s, x 0.89 default
