@@ -8,7 +8,7 @@
 //    logits; pre-training and causal-LM runs do.
 //  - Hardware: Selene = dgx-a100; A100-40GB on Polaris = polaris; V100 16GB with DGX-1
 //    NVLink = dgx1-v100; one 16-GPU V100 node = dgx2 (32 GB); a 4-GPU 32 GB node whose
-//    interconnect is not stated = V100-32GB GPUs on DGX-1-style NVLink (4 per node).
+//    interconnect is not stated, or Jean Zay's V100 32GB = V100-32GB on NVLink, 4 per node.
 //  - Framework: Megatron-LM, Megatron-Core and NeMo sources and PAI's Megatron runs = megatron; Hugging Face
 //    Trainer and "torch DDP, no DeepSpeed" = ddp (torch autocast for fp16); PyTorch FSDP
 //    named in parallel.other = fsdp; otherwise deepspeed. fairscale OSS / OSS+ShardedDDP = ZeRO stage 1 / 2 (closest supported).
@@ -19,7 +19,7 @@
 //    autotuning/hf, 2021: PyTorch <= 1.10, CUDA <= 11.3); those take 1343 MB.
 //  - Optimizer: HF Trainer's AdamW (a per-tensor, unfused client optimizer) wherever the
 //    Hugging Face Trainer drives training (also with DeepSpeed configs that have no
-//    "optimizer" block, as in DeepSpeedExamples autotuning/hf).
+//    "optimizer" block, as in DeepSpeedExamples autotuning/hf); --use-bnb-optimizer = adam_8bit.
 //  - Loss scale: DeepSpeed autotuner metric rows in fp16 from the 2021 examples time fp16
 //    overflow steps (TrainConfig::overflow_step): no optimizer update, no parameter all-gather.
 //  - Training loop: llm-foundry/Composer rows evaluate two train metrics over the logits
@@ -190,6 +190,8 @@ std::optional<RowHw> row_hardware(const Json& row) {
   if (has(g, "V100") && (has(g, "DGX-2") || has(ic, "DGX-2")))
     return RowHw{"dgx2", {}, 0, "DGX-2 (V100 32GB, NVSwitch)"};
   if (has(g, "V100") && has(g, "16")) return RowHw{"dgx1-v100", {}, 0, "DGX-1 V100 16GB"};
+  if (has(g, "V100") && has(g, "32") && has(ic, "Jean Zay"))
+    return RowHw{"dgx1-v100", std::string("v100-32gb"), 4, "Jean Zay V100 32GB: 4 per node on NVLink"};
   const std::string row_text = str(row, "source") + " " + joined(at(row, "inferred"));
   if ((has(g, "32") || has(g, "not stated")) && has(row_text, "seed 004") && gpus > 0 && nodes == 1)
     return RowHw{"dgx1-v100", std::string("v100-32gb"), gpus,
@@ -428,6 +430,10 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   if (hf_trainer) {
     s.run.fused_optimizer = 0;
     notes.push_back("HF Trainer's AdamW (unfused, per tensor) as the optimizer");
+  }
+  if (has(str(p, "other"), "use-bnb-optimizer")) {
+    s.run.optimizer = Optimizer::adam_8bit;
+    notes.push_back("bitsandbytes 8-bit Adam (--use-bnb-optimizer)");
   }
   // The autotuner's metric times steps 3-5 (start/end_profile_step). DeepSpeed before v0.8
   // starts fp16's loss scale at 2^32 (initial_scale_power 32, hysteresis 2), so those steps

@@ -35,9 +35,11 @@ constexpr double kMinKPerSplit = 256;
 
 bool aligned(double x, double mult) { return std::fmod(x, mult) == 0.0; }
 
-// Tensor cores want 16-byte-aligned dimensions: multiples of 8 in 16-bit (§3). Volta's
-// cuBLAS falls back to the non-tensor-core half pipe (1/4 rate); Ampere cuBLAS 11+ keeps
-// tensor cores with narrow loads (taken as half rate). On Hopper the misaligned GEMM
+// Tensor cores want 16-byte-aligned dimensions: multiples of 8 in 16-bit (§3). Since
+// cuBLAS 11 a misaligned GEMM keeps the tensor cores with narrow loads on Volta and Ampere,
+// taken as half rate: the DeepSpeed autotuner's GPT-2 runs (vocabulary 50257) and
+// BigScience's 104B on V100 (per-TP widths 8700 and 2900) bear it out on Volta, where
+// cuBLAS 10 had fallen back to the half pipe (1/4; no row of ours ran it). On Hopper the misaligned GEMM
 // leaves the wgmma/TMA kernels for sm75-era mma.sync kernels with 2-byte loads
 // (cutlass_75_*_align1): 0.17-0.24 of the aligned rate in dsplan's own H100 measurements
 // (cuBLAS 13.1, docs/model.md §4.1 "Misaligned GEMMs on Hopper"), taken as 0.2.
@@ -55,7 +57,7 @@ double alignment_penalty(const GemmShape& s, Precision p, const GpuSpec& gpu) {
     const double tc = gpu.matmul_peak(p).v;
     return tc > 0 ? std::min(1.0, gpu.matmul_peak(Precision::fp32).v / tc) : 1.0;
   }
-  return gpu.arch == GpuArch::volta ? 0.25 : 0.5;
+  return 0.5;
 }
 
 }  // namespace
