@@ -9,9 +9,10 @@
 //  - Hardware: Selene = dgx-a100; A100-40GB on Polaris = polaris; V100 16GB with DGX-1
 //    NVLink = dgx1-v100; one 16-GPU V100 node = dgx2 (32 GB); a 4-GPU 32 GB node whose
 //    interconnect is not stated, or Jean Zay's V100 32GB = V100-32GB on NVLink, 4 per node.
-//  - Framework: Megatron-LM, Megatron-Core and NeMo sources and PAI's Megatron runs = megatron; Hugging Face
-//    Trainer and "torch DDP, no DeepSpeed" = ddp (torch autocast for fp16); PyTorch FSDP
-//    named in parallel.other = fsdp; otherwise deepspeed. fairscale OSS / OSS+ShardedDDP = ZeRO stage 1 / 2 (closest supported).
+//  - Framework: Megatron-LM, Megatron-Core and NeMo sources and PAI's Megatron runs =
+//    megatron; Hugging Face Trainer and "torch DDP, no DeepSpeed" = ddp (torch autocast for
+//    fp16); PyTorch FSDP named in parallel.other = fsdp; otherwise deepspeed. fairscale OSS /
+//    OSS+ShardedDDP = ZeRO stage 1 / 2 (closest supported).
 //  - CUDA context (a software-stack input): 0.5 GiB (CUDA >= 11.7 lazy module loading)
 //    unless the row's own text shows an eager-loading stack older than CUDA 11.7: NGC
 //    PyTorch 20.xx/21.xx containers (DLPerf: 20.12 = CUDA 11.1), a context the row's notes
