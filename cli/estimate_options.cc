@@ -11,6 +11,8 @@
 #include "core/json/model_json.h"
 #include "core/names.h"
 #include "estimator/params.h"
+#include "estimator/search/space.h"
+#include "estimator/time/alignment.h"
 #include "estimator/time/efficiency_defaults.h"
 #include "hwdb/hwdb.h"
 
@@ -422,12 +424,9 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
                                    : "flash attention on Hopper: FlashAttention-2 (PyTorch SDPA or the flash-attn "
                                      "package); give --attention "
                                      "cudnn or fa3 if the run uses those");
-  if (req.model.head_dim % 8 != 0 && s.run.precision != Precision::fp32)
-    plan.assumptions.push_back(
-        "head dimension " + std::to_string(req.model.head_dim) + " is not a multiple of 8: attention GEMMs " +
-        (gpu.arch == GpuArch::hopper ? "run misaligned tensor-core kernels (0.2 of the rate)"
-                                     : "leave the tensor cores for the fp32 FMA pipe") +
-        " without FlashAttention; a head count that makes hidden/heads a multiple of 8 avoids it");
+  for (const std::string& advice :
+       alignment_advice(req.model, with_defaults(s, req.model, req.cluster).tp, s.run.precision, gpu))
+    plan.assumptions.push_back(advice);
   if (s.run.fsdp_hybrid)
     plan.assumptions.push_back("FSDP hybrid sharding: states sharded over each node's data-parallel ranks, "
                                "gradient shards all-reduced across nodes every micro-batch");

@@ -50,17 +50,21 @@ bool aligned(double x, double mult) { return std::fmod(x, mult) == 0.0; }
 // the step of their aligned twins, which that rate reproduces (docs/model.md §4.1,
 // "Misaligned attention GEMMs").
 double alignment_penalty(const GemmShape& s, Precision p, const GpuSpec& gpu) {
-  if (p == Precision::fp32) return 1.0;
   if (aligned(s.m, 8) && aligned(s.n, 8) && aligned(s.k, 8)) return 1.0;
+  return misaligned_rate(s.batch > 1, p, gpu);
+}
+
+}  // namespace
+
+double misaligned_rate(bool batched, Precision p, const GpuSpec& gpu) {
+  if (p == Precision::fp32) return 1.0;
   if (gpu.arch == GpuArch::hopper) return 0.2;
-  if (s.batch > 1) {
+  if (batched) {
     const double tc = gpu.matmul_peak(p).v;
     return tc > 0 ? std::min(1.0, gpu.matmul_peak(Precision::fp32).v / tc) : 1.0;
   }
   return 0.5;
 }
-
-}  // namespace
 
 GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
                            const Efficiency& eff) {

@@ -36,6 +36,10 @@ struct GemmEstimate {
 GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
                            const Efficiency& eff);
 
+// The fraction of the aligned tensor-core rate a 16-bit GEMM keeps when one of its
+// dimensions is not a multiple of 8: `batched` for the per-head attention products.
+double misaligned_rate(bool batched, Precision p, const GpuSpec& gpu);
+
 inline Seconds gemm_time(const GemmShape& s, Precision p, const GpuSpec& gpu,
                          const Efficiency& eff) {
   return estimate_gemm(s, p, gpu, eff).time;
