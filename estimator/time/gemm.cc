@@ -39,8 +39,8 @@ bool aligned(double x, double mult) { return std::fmod(x, mult) == 0.0; }
 // cuBLAS 11 a misaligned GEMM keeps the tensor cores with narrow loads on Volta and Ampere,
 // taken as half rate: the DeepSpeed autotuner's GPT-2 runs (vocabulary 50257) and
 // BigScience's 104B on V100 (per-TP widths 8700 and 2900) bear it out on Volta, where
-// cuBLAS 10 had fallen back to the half pipe (1/4; no row of ours ran it). On Hopper the misaligned GEMM
-// leaves the wgmma/TMA kernels for sm75-era mma.sync kernels with 2-byte loads
+// cuBLAS 10 had fallen back to the half pipe (1/4; no row of ours ran it). On Hopper the
+// misaligned GEMM leaves the wgmma/TMA kernels for sm75-era mma.sync kernels with 2-byte loads
 // (cutlass_75_*_align1): 0.17-0.24 of the aligned rate in dsplan's own H100 measurements
 // (cuBLAS 13.1, docs/model.md §4.1 "Misaligned GEMMs on Hopper"), taken as 0.2.
 // Batched products (batch > 1: the per-head attention GEMMs) with a misaligned dimension
