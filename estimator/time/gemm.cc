@@ -14,6 +14,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "estimator/time/memo_cache.h"
 
 namespace dsplan {
 
@@ -117,6 +121,44 @@ GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
     }
   }
   return best;
+}
+
+namespace {
+
+constexpr std::size_t kGemmMemoSlots = 1024;  // a power of two; a search's shapes fit
+
+std::uint64_t bits(double x) {
+  std::uint64_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+}  // namespace
+
+struct GemmMemo::Slot {
+  GemmShape shape;
+  Precision precision = Precision::bf16;
+  bool used = false;
+  GemmEstimate value;
+};
+
+GemmMemo::GemmMemo() : slots_(new Slot[kGemmMemoSlots]) {}
+GemmMemo::~GemmMemo() { delete[] slots_; }
+
+const GemmEstimate& GemmMemo::get(const GemmShape& s, Precision p, const GpuSpec& gpu,
+                                  const Efficiency& eff) {
+  std::uint64_t h = static_cast<std::uint64_t>(p);
+  // Round dimensions have all-zero low mantissa bits: mix each fully before the next.
+  for (double x : {s.m, s.n, s.k, s.batch}) h = hash_finish(h ^ bits(x));
+  Slot& slot = slots_[h & (kGemmMemoSlots - 1)];
+  if (!slot.used || slot.precision != p || slot.shape.m != s.m || slot.shape.n != s.n ||
+      slot.shape.k != s.k || slot.shape.batch != s.batch) {
+    slot.value = estimate_gemm(s, p, gpu, eff);
+    slot.shape = s;
+    slot.precision = p;
+    slot.used = true;
+  }
+  return slot.value;
 }
 
 }  // namespace dsplan

@@ -45,6 +45,25 @@ inline Seconds gemm_time(const GemmShape& s, Precision p, const GpuSpec& gpu,
   return estimate_gemm(s, p, gpu, eff).time;
 }
 
+// GEMM estimates of one GPU and efficiency set, memoised by shape and precision: a search
+// asks for a few hundred distinct shapes some ten thousand times (the same linears under
+// every checkpointing, attention and framework choice). Direct-mapped, the newest entry wins,
+// allocated once; not thread-safe (it belongs to one StepTimeModel, estimator/step_time.h).
+class GemmMemo {
+ public:
+  GemmMemo();
+  ~GemmMemo();
+  GemmMemo(const GemmMemo&) = delete;
+  GemmMemo& operator=(const GemmMemo&) = delete;
+  // estimate_gemm(s, p, gpu, eff), computed on a miss. gpu and eff must be the same on
+  // every call to one memo.
+  const GemmEstimate& get(const GemmShape& s, Precision p, const GpuSpec& gpu, const Efficiency& eff);
+
+ private:
+  struct Slot;
+  Slot* slots_;
+};
+
 // Bytes per element of GEMM operands in this training precision.
 inline double element_bytes(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; }
 

@@ -45,9 +45,11 @@ struct Acc {
   Precision p;
   Seconds t;
   Flops f;
-  int launches = 0;  // kernels the host issues
+  int launches = 0;          // kernels the host issues
+  GemmMemo* memo = nullptr;  // GEMM estimates shared across operator_costs calls, or none
   void gemm(double m, double n, double k, double batch = 1) {
-    const GemmEstimate g = estimate_gemm({m, n, k, batch}, p, gpu, eff);
+    const GemmShape s{m, n, k, batch};
+    const GemmEstimate g = memo ? memo->get(s, p, gpu, eff) : estimate_gemm(s, p, gpu, eff);
     t += g.time;
     f += g.flops;
     launches += 1;
@@ -325,12 +327,12 @@ double layer_weight_params(const ModelSpec& m) {
   return double(c.attention + c.mlp);
 }
 
-void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
-                 const GpuSpec& gpu, const Efficiency& eff) {
+void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, const GpuSpec& gpu,
+                 const Efficiency& eff, GemmMemo* memo) {
   const Elementwise w = layer_elementwise(d);
-  Acc core{gpu, eff, k.precision, {}, {}};
+  Acc core{gpu, eff, k.precision, {}, {}, 0, memo};
   attention_core_fwd(core, d);
-  Acc fwd{gpu, eff, k.precision, {}, {}};
+  Acc fwd{gpu, eff, k.precision, {}, {}, 0, memo};
   layer_gemms(fwd, d, false);
   fwd.mem(w.bytes, w.kernels);
   // Autocast casts each weight and bias tensor to 16 bits once per forward (one kernel
@@ -338,7 +340,7 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
   // (r 2, w 4 bytes per parameter), for each linear of the model code (d.linears).
   const int cast_tensors = d.linears.total() * (m.linear_bias ? 2 : 1);
   if (d.autocast) fwd.mem(layer_weight_params(m) / d.t * 6.0, cast_tensors);
-  Acc bwd{gpu, eff, k.precision, {}, {}};
+  Acc bwd{gpu, eff, k.precision, {}, {}, 0, memo};
   std::array<Seconds, 4> wgrad{};
   layer_gemms(bwd, d, true, &wgrad);
   bwd.mem(w.bwd_bytes, w.bwd_kernels);
@@ -369,9 +371,9 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
   }
 }
 
-void embedding_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
-                     const GpuSpec& gpu, const Efficiency& eff) {
-  Acc a{gpu, eff, k.precision, {}, {}};
+void embedding_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, const GpuSpec& gpu,
+                     const Efficiency& eff, GemmMemo* memo) {
+  Acc a{gpu, eff, k.precision, {}, {}, 0, memo};
   const double row = d.T * d.h * d.ew;
   double elementwise = 0;  // bytes of the kernels after the gather
   int kernels = 0;
@@ -384,17 +386,17 @@ void embedding_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey&
   a.mem(elementwise, kernels);
   o.embed_fwd = a.t;
   o.host.embed_fwd = host_time(a.launches, eff);
-  Acc b{gpu, eff, k.precision, {}, {}};
+  Acc b{gpu, eff, k.precision, {}, {}, 0, memo};
   b.mem(2.0 * elementwise, 2 * kernels);
   b.mem(d.T * d.h * (d.e + 4.0) * (1 + extra_tables), 1 + extra_tables);  // scatter-add
   o.embed_bwd = b.t;
   o.host.embed_bwd = host_time(b.launches, eff);
 }
 
-void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
-                const GpuSpec& gpu, const Efficiency& eff) {
-  Acc f{gpu, eff, k.precision, {}, {}};
-  Acc b{gpu, eff, k.precision, {}, {}};
+void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, const GpuSpec& gpu,
+                const Efficiency& eff, GemmMemo* memo) {
+  Acc f{gpu, eff, k.precision, {}, {}, 0, memo};
+  Acc b{gpu, eff, k.precision, {}, {}, 0, memo};
   if (m.final_norm) {
     f.mem(d.Ts * d.h * 2.0 * d.ew);
     b.mem(d.Ts * d.h * 4.0 * d.ew, 2);
@@ -442,7 +444,7 @@ void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
     // shared memory: read for the max, read for the sum of exponentials, read and write
     // the output (16). The target gather and the sum are per token, not per logit.
     const double v = double(padded_vocab(m, int(d.t))) / d.t;
-    Acc x{gpu, eff, k.precision, {}, {}};
+    Acc x{gpu, eff, k.precision, {}, {}, 0, memo};
     const bool cast = d.e < 4.0;
     x.mem(d.T * v * ((cast ? d.e + 4.0 : 0.0) + 16.0), cast ? 3 : 2);
     o.logit_metric = x.t;
@@ -452,13 +454,13 @@ void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k,
 
 }  // namespace
 
-OpCosts operator_costs(const ModelSpec& m, const GpuSpec& gpu, const Efficiency& eff,
-                       const OpKey& k) {
+OpCosts operator_costs(const ModelSpec& m, const GpuSpec& gpu, const Efficiency& eff, const OpKey& k,
+                       GemmMemo* memo) {
   OpCosts o;
   const Dims d = dims(m, k);
-  layer_costs(o, m, d, k, gpu, eff);
-  embedding_costs(o, m, d, k, gpu, eff);
-  head_costs(o, m, d, k, gpu, eff);
+  layer_costs(o, m, d, k, gpu, eff, memo);
+  embedding_costs(o, m, d, k, gpu, eff, memo);
+  head_costs(o, m, d, k, gpu, eff, memo);
   return o;
 }
 

@@ -12,6 +12,7 @@
 #include "core/model_spec.h"
 #include "core/train_config.h"
 #include "core/units.h"
+#include "estimator/time/gemm.h"
 
 namespace dsplan {
 
@@ -55,8 +56,9 @@ struct OpCosts {
   } host;
 };
 
-OpCosts operator_costs(const ModelSpec& m, const GpuSpec& gpu, const Efficiency& eff,
-                       const OpKey& k);
+// `memo`, when given, shares GEMM estimates across calls for the same gpu and eff.
+OpCosts operator_costs(const ModelSpec& m, const GpuSpec& gpu, const Efficiency& eff, const OpKey& k,
+                       GemmMemo* memo = nullptr);
 
 // Whether a FlashAttention kernel exists for this precision (16-bit only).
 inline bool flash_supported(const OpKey& k) { return k.flash && k.precision != Precision::fp32; }

@@ -43,6 +43,7 @@ struct StepTimeModel::Caches {
   explicit Caches(const Cluster& c, const Efficiency& e) : coll(c.node, e) {}
   CollectiveModel coll;
   MemoCache<OpKey, OpEntry, 4096> ops;
+  GemmMemo gemm;  // the GEMMs behind `ops`
   MemoCache<CommKey, CommEntry, 8192> comm;
 };
 

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "estimator/time/efficiency_defaults.h"
 #include "fixtures.h"
 
@@ -114,6 +116,34 @@ TEST(Gemm, MisalignedAttentionGemmsLeaveTensorCoresBeforeHopper) {
   const GpuSpec h = h200();
   EXPECT_DOUBLE_EQ(estimate_gemm({2048, 2048, 108, 64}, Precision::bf16, h, default_efficiency(h)).eta_align,
                    0.2);
+}
+
+// The memo returns exactly estimate_gemm's answer, on a miss and on a hit, also when more
+// shapes than its slots evict each other (3 x 1500 shapes over 1024 slots, two passes in
+// opposite orders), and keeps precisions apart.
+TEST(Gemm, MemoReturnsTheEstimateItCaches) {
+  const GpuSpec gpu = a100();
+  const Efficiency eff = default_efficiency(gpu);
+  GemmMemo memo;
+  std::vector<GemmShape> shapes;
+  for (int i = 1; i <= 1500; ++i) {
+    shapes.push_back({2048.0, 128.0 * (i % 40 + 1), 64.0 * (i / 40 + 1), 1});
+    shapes.push_back({1024.0 * (i % 7 + 1), 4096.0, 8.0 * i, 1});
+    shapes.push_back({2048.0, 2048.0, 64.0 + i % 3, double(i % 50 + 1)});
+  }
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::size_t j = 0; j < shapes.size(); ++j) {
+      const GemmShape& s = shapes[pass == 0 ? j : shapes.size() - 1 - j];
+      ASSERT_DOUBLE_EQ(memo.get(s, Precision::bf16, gpu, eff).time.v,
+                       estimate_gemm(s, Precision::bf16, gpu, eff).time.v);
+    }
+  const GemmShape s{4096, 4096, 4096, 1};
+  EXPECT_DOUBLE_EQ(memo.get(s, Precision::bf16, gpu, eff).time.v,
+                   estimate_gemm(s, Precision::bf16, gpu, eff).time.v);
+  EXPECT_DOUBLE_EQ(memo.get(s, Precision::fp32, gpu, eff).time.v,
+                   estimate_gemm(s, Precision::fp32, gpu, eff).time.v);
+  EXPECT_GT(memo.get(s, Precision::fp32, gpu, eff).time.v,
+            4.0 * memo.get(s, Precision::bf16, gpu, eff).time.v);
 }
 
 // fp32 on V100 uses the fp32 pipe: 80 x 128 x 1.53 GHz = 15.667 TFLOP/s, x 0.89 default
