@@ -47,23 +47,24 @@ bool aligned(double x, double mult) { return std::fmod(x, mult) == 0.0; }
 // misaligned GEMM leaves the wgmma/TMA kernels for sm75-era mma.sync kernels with 2-byte loads
 // (cutlass_75_*_align1): 0.17-0.24 of the aligned rate in dsplan's own H100 measurements
 // (cuBLAS 13.1, docs/model.md §4.1 "Misaligned GEMMs on Hopper"), taken as 0.2.
-// Batched products (batch > 1: the per-head attention GEMMs) with a misaligned dimension
-// start every head's operands at a misaligned address. Before Hopper they ran without
+// Per-head attention products whose head dimension is not a multiple of 8
+// (GemmShape::heads_misaligned) start every head's operands at a misaligned address. A
+// misaligned sequence length is not that case (the plain rate). Before Hopper they ran without
 // tensor cores: with fp32 accumulation (PyTorch's compute type for 16-bit GEMMs) that is
 // the fp32 FMA rate. BigScience's A100 runs with head dimensions 108 and 150 took 1.3-1.4x
 // the step of their aligned twins, which that rate reproduces (docs/model.md §4.1,
 // "Misaligned attention GEMMs").
 double alignment_penalty(const GemmShape& s, Precision p, const GpuSpec& gpu) {
   if (aligned(s.m, 8) && aligned(s.n, 8) && aligned(s.k, 8)) return 1.0;
-  return misaligned_rate(s.batch > 1, p, gpu);
+  return misaligned_rate(s.heads_misaligned, p, gpu);
 }
 
 }  // namespace
 
-double misaligned_rate(bool batched, Precision p, const GpuSpec& gpu) {
+double misaligned_rate(bool heads, Precision p, const GpuSpec& gpu) {
   if (p == Precision::fp32) return 1.0;
   if (gpu.arch == GpuArch::hopper) return 0.2;
-  if (batched) {
+  if (heads) {
     const double tc = gpu.matmul_peak(p).v;
     return tc > 0 ? std::min(1.0, gpu.matmul_peak(Precision::fp32).v / tc) : 1.0;
   }
@@ -147,12 +148,12 @@ GemmMemo::~GemmMemo() { delete[] slots_; }
 
 const GemmEstimate& GemmMemo::get(const GemmShape& s, Precision p, const GpuSpec& gpu,
                                   const Efficiency& eff) {
-  std::uint64_t h = static_cast<std::uint64_t>(p);
+  std::uint64_t h = static_cast<std::uint64_t>(p) + (s.heads_misaligned ? 8 : 0);
   // Round dimensions have all-zero low mantissa bits: mix each fully before the next.
   for (double x : {s.m, s.n, s.k, s.batch}) h = hash_finish(h ^ bits(x));
   Slot& slot = slots_[h & (kGemmMemoSlots - 1)];
   if (!slot.used || slot.precision != p || slot.shape.m != s.m || slot.shape.n != s.n ||
-      slot.shape.k != s.k || slot.shape.batch != s.batch) {
+      slot.shape.k != s.k || slot.shape.batch != s.batch || slot.shape.heads_misaligned != s.heads_misaligned) {
     slot.value = estimate_gemm(s, p, gpu, eff);
     slot.shape = s;
     slot.precision = p;

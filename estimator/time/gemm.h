@@ -15,6 +15,9 @@ namespace dsplan {
 // C[M,N] = A[M,K] * B[K,N], `batch` independent products (bmm).
 struct GemmShape {
   double m = 0, n = 0, k = 0, batch = 1;
+  // Per-head attention products whose head dimension is not a multiple of 8: every head's
+  // operands start at a misaligned address (misaligned_rate's `batched` case).
+  bool heads_misaligned = false;
 };
 
 // How the model priced one GEMM (exposed for tests and explanations).
@@ -37,8 +40,9 @@ GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
                            const Efficiency& eff);
 
 // The fraction of the aligned tensor-core rate a 16-bit GEMM keeps when one of its
-// dimensions is not a multiple of 8: `batched` for the per-head attention products.
-double misaligned_rate(bool batched, Precision p, const GpuSpec& gpu);
+// dimensions is not a multiple of 8: `heads` for per-head attention products whose head
+// dimension is the misaligned one.
+double misaligned_rate(bool heads, Precision p, const GpuSpec& gpu);
 
 inline Seconds gemm_time(const GemmShape& s, Precision p, const GpuSpec& gpu,
                          const Efficiency& eff) {

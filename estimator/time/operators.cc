@@ -47,21 +47,25 @@ struct Acc {
   Flops f;
   int launches = 0;          // kernels the host issues
   GemmMemo* memo = nullptr;  // GEMM estimates shared across operator_costs calls, or none
-  void gemm(double m, double n, double k, double batch = 1) {
-    const GemmShape s{m, n, k, batch};
+  void gemm(double m, double n, double k, double batch = 1, bool heads_misaligned = false) {
+    const GemmShape s{m, n, k, batch, heads_misaligned};
     const GemmEstimate g = memo ? memo->get(s, p, gpu, eff) : estimate_gemm(s, p, gpu, eff);
     t += g.time;
     f += g.flops;
     launches += 1;
   }
   // wgrad of a forward GEMM C[m,n] = A[m,k] B[k,n]: dB = A^T dC.
-  void gemm_wgrad(double m, double n, double k, double batch = 1) { gemm(k, n, m, batch); }
+  void gemm_wgrad(double m, double n, double k, double batch = 1, bool heads = false) {
+    gemm(k, n, m, batch, heads);
+  }
   // dgrad of that GEMM: dA = dC B^T.
-  void gemm_dgrad(double m, double n, double k, double batch = 1) { gemm(m, k, n, batch); }
+  void gemm_dgrad(double m, double n, double k, double batch = 1, bool heads = false) {
+    gemm(m, k, n, batch, heads);
+  }
   // dgrad + wgrad of that GEMM.
-  void gemm_bwd(double m, double n, double k, double batch = 1) {
-    gemm_dgrad(m, n, k, batch);
-    gemm_wgrad(m, n, k, batch);
+  void gemm_bwd(double m, double n, double k, double batch = 1, bool heads = false) {
+    gemm_dgrad(m, n, k, batch, heads);
+    gemm_wgrad(m, n, k, batch, heads);
   }
   void mem(double bytes, int kernels = 1) {
     t += Seconds(bytes / (gpu.hbm_bw.v * eff.hbm_fraction)) + eff.kernel_overhead * kernels;
@@ -208,10 +212,11 @@ void attention_core_fwd(Acc& a, const Dims& d) {
     a.flops_kernel(fl, flash_fraction(a, d, false), flash_fwd_hbm_bytes(d, a.gpu));
     return;
   }
-  a.gemm(d.s, d.s, hd, bh);  // Q K^T
+  const bool odd = std::fmod(hd, 8.0) != 0.0;  // every head starts misaligned (gemm.h)
+  a.gemm(d.s, d.s, hd, bh, odd);               // Q K^T
   const Elementwise w = score_elementwise(d);
   a.mem(w.bytes, w.kernels);
-  a.gemm(d.s, hd, d.s, bh);  // P V
+  a.gemm(d.s, hd, d.s, bh, odd);  // P V
 }
 
 void attention_core_bwd(Acc& a, const Dims& d) {
@@ -221,10 +226,11 @@ void attention_core_bwd(Acc& a, const Dims& d) {
     a.flops_kernel(fl, flash_fraction(a, d, true), 2.0 * flash_fwd_hbm_bytes(d, a.gpu));
     return;
   }
-  a.gemm_bwd(d.s, hd, d.s, bh);  // P V
+  const bool odd = std::fmod(hd, 8.0) != 0.0;
+  a.gemm_bwd(d.s, hd, d.s, bh, odd);  // P V
   const Elementwise w = score_elementwise(d);
   a.mem(2.0 * w.bytes, 2 * w.kernels);
-  a.gemm_bwd(d.s, d.s, hd, bh);  // Q K^T
+  a.gemm_bwd(d.s, d.s, hd, bh, odd);  // Q K^T
 }
 
 // Fused kernels (Megatron: Transformer Engine / Apex) read and write each tensor once. The

@@ -105,16 +105,18 @@ TEST(Gemm, MisalignedGemmOnHopperRunsAtAFifth) {
 TEST(Gemm, MisalignedAttentionGemmsLeaveTensorCoresBeforeHopper) {
   const GpuSpec a = a100();
   const Efficiency eff = default_efficiency(a);
-  const GemmEstimate odd = estimate_gemm({2048, 2048, 108, 64}, Precision::fp16, a, eff);
+  const GemmEstimate odd = estimate_gemm({2048, 2048, 108, 64, true}, Precision::fp16, a, eff);
   const GemmEstimate even = estimate_gemm({2048, 2048, 112, 64}, Precision::fp16, a, eff);
   EXPECT_NEAR(odd.eta_align, 19.5 / 312.0, 1e-3);
   EXPECT_DOUBLE_EQ(even.eta_align, 1.0);
   EXPECT_GT(odd.time.v, 10.0 * even.time.v);
+  // A misaligned sequence length (2047) with an aligned head dimension is the plain case.
+  EXPECT_DOUBLE_EQ(estimate_gemm({2047, 2047, 112, 64}, Precision::fp16, a, eff).eta_align, 0.5);
   const GpuSpec v = v100();
-  EXPECT_NEAR(estimate_gemm({512, 512, 150, 96}, Precision::fp16, v, default_efficiency(v)).eta_align, 0.125,
+  EXPECT_NEAR(estimate_gemm({512, 512, 150, 96, true}, Precision::fp16, v, default_efficiency(v)).eta_align, 0.125,
               1e-3);
   const GpuSpec h = h200();
-  EXPECT_DOUBLE_EQ(estimate_gemm({2048, 2048, 108, 64}, Precision::bf16, h, default_efficiency(h)).eta_align,
+  EXPECT_DOUBLE_EQ(estimate_gemm({2048, 2048, 108, 64, true}, Precision::bf16, h, default_efficiency(h)).eta_align,
                    0.2);
 }
 
@@ -129,7 +131,7 @@ TEST(Gemm, MemoReturnsTheEstimateItCaches) {
   for (int i = 1; i <= 1500; ++i) {
     shapes.push_back({2048.0, 128.0 * (i % 40 + 1), 64.0 * (i / 40 + 1), 1});
     shapes.push_back({1024.0 * (i % 7 + 1), 4096.0, 8.0 * i, 1});
-    shapes.push_back({2048.0, 2048.0, 64.0 + i % 3, double(i % 50 + 1)});
+    shapes.push_back({2048.0, 2048.0, 64.0 + i % 3, double(i % 50 + 1), i % 2 == 0});
   }
   for (int pass = 0; pass < 2; ++pass)
     for (std::size_t j = 0; j < shapes.size(); ++j) {
