@@ -175,5 +175,29 @@ TEST(ValidationMap, MetaH100Variant) {
   EXPECT_EQ(plain.cluster.node.gpu.name, meta.cluster.node.gpu.name);  // same SMs and clocks
 }
 
+// BigScience's 104B tune-up (validation/evidence/bigscience-104b-v100.json): Jean Zay's
+// V100 32GB nodes hold 4 GPUs on NVLink, and --use-bnb-optimizer is bitsandbytes' 8-bit
+// Adam. Without those words a row keeps the defaults (an unmapped V100 32GB multi-node row
+// does not map at all).
+TEST(ValidationMap, JeanZayV100AndBnbOptimizer) {
+  json row = ds_row(1, "Megatron-DeepSpeed; --use-bnb-optimizer (bitsandbytes 8-bit Adam)");
+  row["hardware"] = {
+      {"gpu", "V100 SXM2 32GB"},
+      {"num_gpus", 128},
+      {"nodes", 32},
+      {"interconnect", "Jean Zay gpu_p1: 4 V100 per node on NVLink; 4x Omni-Path 100 Gb/s per node"}};
+  row["parallel"]["precision"] = "fp16 mixed";
+  const PlanRequest r = request_of(row);
+  EXPECT_EQ(r.cluster.node.gpus_per_node, 4);
+  EXPECT_NEAR(r.cluster.node.gpu.memory.v / (1024.0 * 1024 * 1024), 31.7, 0.1);
+  EXPECT_EQ(r.cluster.node.gpu.arch, GpuArch::volta);
+  EXPECT_EQ(r.space.run.optimizer, Optimizer::adam_8bit);
+  row["parallel"]["other"] = "Megatron-DeepSpeed";
+  EXPECT_EQ(request_of(row).space.run.optimizer, Optimizer::adam);
+  row["hardware"]["interconnect"] = "4x Omni-Path 100 Gb/s per node";
+  std::vector<std::string> notes;
+  EXPECT_FALSE(validation::rows::row_request(row, notes));
+}
+
 }  // namespace
 }  // namespace dsplan::test
