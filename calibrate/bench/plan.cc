@@ -6,6 +6,8 @@
 #include <set>
 #include <tuple>
 
+#include "estimator/params.h"
+
 namespace dsplan {
 namespace {
 
@@ -42,8 +44,9 @@ std::vector<Linear> model_linears(const ModelSpec& m, int t) {
                            {"mlp_up", m.hidden, ffn * (m.gated_mlp ? 2 : 1)},
                            {"mlp_down", ffn, m.hidden},
                            {"logits", m.hidden, (m.vocab + t - 1) / t}};
-  if (t == 1 && !m.fused_qkv) v.insert(v.end(), {{"q", m.hidden, q}, {"kv", m.hidden, kv}});
-  if (t == 1 && m.gated_mlp && !m.fused_gate_up) v.push_back({"mlp_gate_or_up", m.hidden, ffn});
+  const LayerLinears lin = layer_linears(m, /*megatron_layers=*/t > 1);
+  if (lin.qkv > 1) v.insert(v.end(), {{"q", m.hidden, q}, {"kv", m.hidden, kv}});
+  if (lin.up_gate > 1) v.push_back({"mlp_gate_or_up", m.hidden, ffn});
   return v;
 }
 

@@ -17,8 +17,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "estimator/time/memo_cache.h"
-
 namespace dsplan {
 
 namespace {
@@ -126,8 +124,6 @@ GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
 
 namespace {
 
-constexpr std::size_t kGemmMemoSlots = 1024;  // a power of two; a search's shapes fit
-
 std::uint64_t bits(double x) {
   std::uint64_t u;
   std::memcpy(&u, &x, sizeof u);
@@ -136,30 +132,12 @@ std::uint64_t bits(double x) {
 
 }  // namespace
 
-struct GemmMemo::Slot {
-  GemmShape shape;
-  Precision precision = Precision::bf16;
-  bool used = false;
-  GemmEstimate value;
-};
-
-GemmMemo::GemmMemo() : slots_(new Slot[kGemmMemoSlots]) {}
-GemmMemo::~GemmMemo() { delete[] slots_; }
-
 const GemmEstimate& GemmMemo::get(const GemmShape& s, Precision p, const GpuSpec& gpu,
                                   const Efficiency& eff) {
   std::uint64_t h = static_cast<std::uint64_t>(p) + (s.heads_misaligned ? 8 : 0);
   // Round dimensions have all-zero low mantissa bits: mix each fully before the next.
   for (double x : {s.m, s.n, s.k, s.batch}) h = hash_finish(h ^ bits(x));
-  Slot& slot = slots_[h & (kGemmMemoSlots - 1)];
-  if (!slot.used || slot.precision != p || slot.shape.m != s.m || slot.shape.n != s.n ||
-      slot.shape.k != s.k || slot.shape.batch != s.batch || slot.shape.heads_misaligned != s.heads_misaligned) {
-    slot.value = estimate_gemm(s, p, gpu, eff);
-    slot.shape = s;
-    slot.precision = p;
-    slot.used = true;
-  }
-  return slot.value;
+  return table_.get(Key{s, p}, h, [&] { return estimate_gemm(s, p, gpu, eff); });
 }
 
 }  // namespace dsplan

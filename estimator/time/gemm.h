@@ -9,6 +9,7 @@
 #include "core/hardware_spec.h"
 #include "core/train_config.h"
 #include "core/units.h"
+#include "estimator/time/memo_cache.h"
 
 namespace dsplan {
 
@@ -16,8 +17,9 @@ namespace dsplan {
 struct GemmShape {
   double m = 0, n = 0, k = 0, batch = 1;
   // Per-head attention products whose head dimension is not a multiple of 8: every head's
-  // operands start at a misaligned address (misaligned_rate's `batched` case).
+  // operands start at a misaligned address (misaligned_rate's `heads` case).
   bool heads_misaligned = false;
+  friend bool operator==(const GemmShape&, const GemmShape&) = default;
 };
 
 // How the model priced one GEMM (exposed for tests and explanations).
@@ -51,21 +53,21 @@ inline Seconds gemm_time(const GemmShape& s, Precision p, const GpuSpec& gpu,
 
 // GEMM estimates of one GPU and efficiency set, memoised by shape and precision: a search
 // asks for a few hundred distinct shapes some ten thousand times (the same linears under
-// every checkpointing, attention and framework choice). Direct-mapped, the newest entry wins,
-// allocated once; not thread-safe (it belongs to one StepTimeModel, estimator/step_time.h).
+// every checkpointing, attention and framework choice). A MemoCache: not thread-safe (it
+// belongs to one StepTimeModel, estimator/step_time.h).
 class GemmMemo {
  public:
-  GemmMemo();
-  ~GemmMemo();
-  GemmMemo(const GemmMemo&) = delete;
-  GemmMemo& operator=(const GemmMemo&) = delete;
   // estimate_gemm(s, p, gpu, eff), computed on a miss. gpu and eff must be the same on
   // every call to one memo.
   const GemmEstimate& get(const GemmShape& s, Precision p, const GpuSpec& gpu, const Efficiency& eff);
 
  private:
-  struct Slot;
-  Slot* slots_;
+  struct Key {
+    GemmShape shape;
+    Precision precision = Precision::bf16;
+    bool operator==(const Key&) const = default;
+  };
+  MemoCache<Key, GemmEstimate, 1024> table_;  // a search's shapes fit
 };
 
 // Bytes per element of GEMM operands in this training precision.

@@ -124,6 +124,8 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
 }
 
 double head_dim(const Dims& d) { return d.hq / (d.heads * d.t); }
+// Every head of the per-head attention GEMMs starts misaligned (GemmShape::heads_misaligned).
+bool heads_misaligned(const Dims& d) { return std::fmod(head_dim(d), 8.0) != 0.0; }
 
 // FlashAttention's rate relative to the GEMM rate. auto: Megatron on Hopper runs Transformer
 // Engine, which prefers cuDNN's fused attention there over FlashAttention-2 ("to give
@@ -212,8 +214,8 @@ void attention_core_fwd(Acc& a, const Dims& d) {
     a.flops_kernel(fl, flash_fraction(a, d, false), flash_fwd_hbm_bytes(d, a.gpu));
     return;
   }
-  const bool odd = std::fmod(hd, 8.0) != 0.0;  // every head starts misaligned (gemm.h)
-  a.gemm(d.s, d.s, hd, bh, odd);               // Q K^T
+  const bool odd = heads_misaligned(d);
+  a.gemm(d.s, d.s, hd, bh, odd);  // Q K^T
   const Elementwise w = score_elementwise(d);
   a.mem(w.bytes, w.kernels);
   a.gemm(d.s, hd, d.s, bh, odd);  // P V
@@ -226,7 +228,7 @@ void attention_core_bwd(Acc& a, const Dims& d) {
     a.flops_kernel(fl, flash_fraction(a, d, true), 2.0 * flash_fwd_hbm_bytes(d, a.gpu));
     return;
   }
-  const bool odd = std::fmod(hd, 8.0) != 0.0;
+  const bool odd = heads_misaligned(d);
   a.gemm_bwd(d.s, hd, d.s, bh, odd);  // P V
   const Elementwise w = score_elementwise(d);
   a.mem(2.0 * w.bytes, 2 * w.kernels);
