@@ -142,6 +142,7 @@ Expected<ModelSpec> row_model(const Json& row, std::vector<std::string>& notes) 
       spec.dropout = at(m, "dropout").get<bool>();
       if (!spec.dropout) notes.push_back("no dropout (the row's recipe sets the dropout probabilities to 0)");
     }
+    block_kernels(m, spec, notes);
     if (spec.kv_heads < 1 || spec.heads % spec.kv_heads != 0)
       return Diagnostic{"", "/model/kv_heads", "kv_heads must divide heads", ""};
   }

@@ -161,4 +161,20 @@ Expected<ValidationSet> load_validation(const Json& rows, const std::string& fil
   return set;
 }
 
+// Llama's blocks use RMSNorm and SwiGLU (Touvron et al. 2023, "LLaMA", section 2.2), kept
+// by Llama 2 and 3. Outside Megatron the norm runs as an eager chain of ops (docs/model.md
+// §4, "Elementwise"), so a Llama row priced with LayerNorm's one kernel reads optimistic.
+void rows::block_kernels(const Json& model, ModelSpec& spec, std::vector<std::string>& notes) {
+  const std::string norm = rows::str(model, "norm");
+  if (rows::has(norm, "rms")) {
+    spec.norm = NormKind::rmsnorm;
+  } else if (rows::has(norm, "layer")) {
+    spec.norm = NormKind::layernorm;
+  } else if (rows::has(rows::str(model, "name"), "llama")) {
+    spec.norm = NormKind::rmsnorm;
+    notes.push_back("Llama: RMSNorm, and SiLU in the gated MLP");
+  }
+  if (spec.norm == NormKind::rmsnorm && spec.gated_mlp) spec.activation = Activation::silu;
+}
+
 }  // namespace dsplan::validation

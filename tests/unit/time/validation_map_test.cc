@@ -199,5 +199,25 @@ TEST(ValidationMap, JeanZayV100AndBnbOptimizer) {
   EXPECT_FALSE(validation::rows::row_request(row, notes));
 }
 
+// A shape-only row is a Megatron GPT (LayerNorm) unless its model says otherwise: Llama's
+// blocks use RMSNorm and SwiGLU, which outside Megatron run as eager chains of kernels. An
+// explicit "norm" key wins over the name.
+TEST(ValidationMap, LlamaRowsTakeRmsNorm) {
+  json row = ds_row(3, "PyTorch FSDP FULL_SHARD");
+  EXPECT_EQ(request_of(row).model.norm, NormKind::layernorm);
+  EXPECT_EQ(request_of(row).model.activation, Activation::gelu);
+  row["model"]["name"] = "Llama 2 7B (IBM LlamaT, FMS llama 7b)";
+  row["model"]["gated_mlp"] = true;
+  EXPECT_EQ(request_of(row).model.norm, NormKind::rmsnorm);
+  EXPECT_EQ(request_of(row).model.activation, Activation::silu);
+  row["model"]["norm"] = "layernorm";
+  EXPECT_EQ(request_of(row).model.norm, NormKind::layernorm);
+  row["model"]["name"] = "GPT test";
+  row["model"]["norm"] = "RMSNorm";
+  EXPECT_EQ(request_of(row).model.norm, NormKind::rmsnorm);
+  row["model"]["gated_mlp"] = false;  // an ungated MLP keeps its activation
+  EXPECT_EQ(request_of(row).model.activation, Activation::gelu);
+}
+
 }  // namespace
 }  // namespace dsplan::test
