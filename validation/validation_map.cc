@@ -137,12 +137,11 @@ Expected<ModelSpec> row_model(const Json& row, std::vector<std::string>& notes) 
     if (at(m, "gated_mlp").is_boolean()) spec.gated_mlp = at(m, "gated_mlp").get<bool>();
     if (at(m, "tied_embeddings").is_boolean()) spec.tied_embeddings = at(m, "tied_embeddings").get<bool>();
     if (at(m, "linear_bias").is_boolean()) spec.linear_bias = at(m, "linear_bias").get<bool>();
-    if (has(str(m, "position"), "rotary") || has(str(m, "position"), "rope")) spec.position = PositionKind::rotary;
     if (at(m, "dropout").is_boolean()) {  // the recipe's dropout probabilities, > 0 or all 0
       spec.dropout = at(m, "dropout").get<bool>();
       if (!spec.dropout) notes.push_back("no dropout (the row's recipe sets the dropout probabilities to 0)");
     }
-    block_kernels(m, spec, notes);
+    block_details(m, spec, notes);
     if (spec.kv_heads < 1 || spec.heads % spec.kv_heads != 0)
       return Diagnostic{"", "/model/kv_heads", "kv_heads must divide heads", ""};
   }

@@ -164,7 +164,10 @@ Expected<ValidationSet> load_validation(const Json& rows, const std::string& fil
 // Llama's blocks use RMSNorm and SwiGLU (Touvron et al. 2023, "LLaMA", section 2.2), kept
 // by Llama 2 and 3. Outside Megatron the norm runs as an eager chain of ops (docs/model.md
 // §4, "Elementwise"), so a Llama row priced with LayerNorm's one kernel reads optimistic.
-void rows::block_kernels(const Json& model, ModelSpec& spec, std::vector<std::string>& notes) {
+void rows::block_details(const Json& model, ModelSpec& spec, std::vector<std::string>& notes) {
+  const std::string position = rows::str(model, "position");
+  if (rows::has(position, "rotary") || rows::has(position, "rope")) spec.position = PositionKind::rotary;
+  if (rows::has(position, "alibi")) spec.position = PositionKind::alibi;  // no position table
   const std::string norm = rows::str(model, "norm");
   if (rows::has(norm, "rms")) {
     spec.norm = NormKind::rmsnorm;

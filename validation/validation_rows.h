@@ -88,10 +88,11 @@ Expected<SystemSpec> system_named(const std::string& name);
 // The projection layout of the code a row ran (ModelSpec::fused_qkv, fused_gate_up), where
 // its text names that code; a note is appended when it overrides the model's own.
 void projection_layout(const Json& row, ModelSpec& spec, std::vector<std::string>& notes);
-// The norm (and with it a gated MLP's activation) of a shape-only row's model: the model's
-// "norm" key ("rmsnorm" or "layernorm"), else RMSNorm and SiLU for a Llama-family name,
-// else the Megatron GPT's LayerNorm, left as it is.
-void block_kernels(const Json& model, ModelSpec& spec, std::vector<std::string>& notes);
+// The position scheme (model "position": rotary/RoPE, ALiBi, else learned) and the norm, and
+// with it a gated MLP's activation, of a shape-only row's model: the model's "norm" key
+// ("rmsnorm" or "layernorm"), else RMSNorm and SiLU for a Llama-family name, else the
+// Megatron GPT's LayerNorm, left as it is.
+void block_details(const Json& model, ModelSpec& spec, std::vector<std::string>& notes);
 }  // namespace rows
 
 void add_orderings(const Json& rows, ValidationSet& set);

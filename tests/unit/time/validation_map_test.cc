@@ -219,5 +219,16 @@ TEST(ValidationMap, LlamaRowsTakeRmsNorm) {
   EXPECT_EQ(request_of(row).model.activation, Activation::gelu);
 }
 
+// Positions as the row names them: BigScience's ALiBi has no position table, NeoX's and
+// Llama's rotary neither; without a name a GPT keeps its learned table.
+TEST(ValidationMap, PositionSchemeNamed) {
+  json row = ds_row(1, "Megatron-DeepSpeed");
+  EXPECT_EQ(request_of(row).model.position, PositionKind::learned);
+  row["model"]["position"] = "alibi";
+  EXPECT_EQ(request_of(row).model.position, PositionKind::alibi);
+  row["model"]["position"] = "rotary";
+  EXPECT_EQ(request_of(row).model.position, PositionKind::rotary);
+}
+
 }  // namespace
 }  // namespace dsplan::test
