@@ -72,6 +72,13 @@ struct ModelSpec {
   std::optional<bool> dropout;
 };
 
+// The attention head width and key/value head count, with the fallbacks of a hand-built
+// spec (a loaded model always sets both): hidden / heads, and MHA's kv_heads = heads.
+inline int head_dim_of(const ModelSpec& m) {
+  return m.head_dim > 0 ? m.head_dim : m.hidden / (m.heads > 0 ? m.heads : 1);
+}
+inline int kv_heads_of(const ModelSpec& m) { return m.kv_heads > 0 ? m.kv_heads : m.heads; }
+
 inline bool has_dropout(const ModelSpec& m) {
   return m.dropout.value_or(m.norm == NormKind::layernorm);
 }

@@ -11,9 +11,9 @@ namespace dsplan {
 
 ParamCounts count_params(const ModelSpec& m) {
   const std::int64_t h = m.hidden;
-  const std::int64_t d = m.head_dim > 0 ? m.head_dim : m.hidden / std::max(1, m.heads);
+  const std::int64_t d = head_dim_of(m);
   const std::int64_t q = static_cast<std::int64_t>(m.heads) * d;
-  const std::int64_t kv = static_cast<std::int64_t>(m.kv_heads > 0 ? m.kv_heads : m.heads) * d;
+  const std::int64_t kv = static_cast<std::int64_t>(kv_heads_of(m)) * d;
   const std::int64_t f = m.ffn_hidden;
   const std::int64_t norm = m.norm == NormKind::layernorm && m.norm_bias ? 2 * h : h;
   const bool b = m.linear_bias;

@@ -36,8 +36,8 @@ struct RankParams {
 RankParams rank_params(const ModelSpec& m, const TrainConfig& cfg, double threshold) {
   const ParamCounts c = count_params(m);
   const double t = cfg.tp, h = m.hidden, f = m.ffn_hidden;
-  const double d = m.head_dim > 0 ? m.head_dim : m.hidden / std::max(1, m.heads);
-  const double qkv = d * (m.heads + 2.0 * (m.kv_heads > 0 ? m.kv_heads : m.heads));
+  const double d = head_dim_of(m);
+  const double qkv = d * (m.heads + 2.0 * kv_heads_of(m));
   const double bias_rep = m.linear_bias ? 2 * h : 0;  // row-parallel output biases
   const double layer_rep = static_cast<double>(c.layer_norms) + bias_rep;
   RankParams r;
@@ -65,13 +65,13 @@ RankParams rank_params(const ModelSpec& m, const TrainConfig& cfg, double thresh
 
 LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   LayerShape x;
-  const double d = m.head_dim > 0 ? m.head_dim : m.hidden / std::max(1, m.heads);
+  const double d = head_dim_of(m);
   x.b = cfg.micro_batch;
   x.s = cfg.seq_len;
   x.h = m.hidden;
   x.heads = m.heads;
   x.q = d * m.heads;
-  x.kv = d * (m.kv_heads > 0 ? m.kv_heads : m.heads);
+  x.kv = d * kv_heads_of(m);
   x.f = m.ffn_hidden;
   x.mlp_tensors = !m.gated_mlp ? 2 : cfg.framework == Framework::megatron ? 3 : 4;
   x.t = cfg.tp;

@@ -32,7 +32,7 @@ bool SearchSpace::pinned() const {
 std::string tp_problem(int tp, const ModelSpec& m, const Cluster& c, bool within_node) {
   if (tp < 1) return "must be at least 1";
   if (m.heads % tp != 0) return "does not divide the " + std::to_string(m.heads) + " attention heads";
-  int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  const int kv = kv_heads_of(m);
   if (kv % tp != 0) return "does not divide the " + std::to_string(kv) + " key/value heads";
   if (tp > c.num_gpus) return "exceeds the " + std::to_string(c.num_gpus) + " GPUs";
   if (c.num_gpus % tp != 0) return "does not divide the " + std::to_string(c.num_gpus) + " GPUs";

@@ -33,7 +33,7 @@ std::vector<std::string> alignment_advice(const ModelSpec& m, const std::vector<
   if (p == Precision::fp32 || m.heads <= 0) return out;
   const std::string plain = rate_text(misaligned_rate(false, p, gpu));
   const std::string batched = rate_text(misaligned_rate(true, p, gpu));
-  const int hd = m.head_dim > 0 ? m.head_dim : m.hidden / m.heads;
+  const int hd = head_dim_of(m);
   if (misaligned(hd))
     out.push_back("head dimension " + std::to_string(hd) +
                   " is not a multiple of 8: without FlashAttention the attention GEMMs run at " + batched +
@@ -44,7 +44,7 @@ std::vector<std::string> alignment_advice(const ModelSpec& m, const std::vector<
                   plain + " of the tensor rate");
   std::vector<int> vocab_bad, width_bad, width_good;
   std::string widths;
-  const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  const int kv = kv_heads_of(m);
   for (int t : tps) {
     if (t < 1 || m.heads % t != 0) continue;
     if (m.vocab_logits && misaligned(padded_vocab(m, t) / t)) vocab_bad.push_back(t);

@@ -95,14 +95,14 @@ struct Dims {
 
 Dims dims(const ModelSpec& m, const OpKey& k) {
   Dims d{};
-  const double hd = m.head_dim > 0 ? m.head_dim : double(m.hidden) / std::max(1, m.heads);
+  const double hd = head_dim_of(m);
   d.b = k.micro_batch;
   d.s = k.seq_len;
   d.h = m.hidden;
   d.t = std::max(1, k.tp);
   d.heads = m.heads / d.t;
   d.hq = m.heads * hd;
-  d.hkv = (m.kv_heads > 0 ? m.kv_heads : m.heads) * hd;
+  d.hkv = kv_heads_of(m) * hd;
   d.f = m.ffn_hidden;
   d.T = d.b * d.s;
   d.Ts = k.sequence_parallel ? d.T / d.t : d.T;

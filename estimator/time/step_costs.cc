@@ -106,8 +106,8 @@ std::uint64_t hash_of(const CommKey& k) {
 
 StepTimeModel::StepTimeModel(const ModelSpec& model, const Cluster& cluster, const Efficiency& eff)
     : model_(model), cluster_(cluster), eff_(eff), caches_(std::make_unique<Caches>(cluster, eff)) {
-  const double hd = model.head_dim > 0 ? model.head_dim : double(model.hidden) / std::max(1, model.heads);
-  const double kv = model.kv_heads > 0 ? model.kv_heads : model.heads;
+  const double hd = head_dim_of(model);
+  const double kv = kv_heads_of(model);
   attn_width_ = model.heads * hd;
   matmul_params_per_layer_ = double(model.hidden) * (attn_width_ + 2.0 * kv * hd) +
                              attn_width_ * model.hidden +
