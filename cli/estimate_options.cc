@@ -203,7 +203,9 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
       ->check(number_check(false, kMinInterNodeGbps, kMaxInterNodeGbps,
                            "Gbit/s per node in [0.01, 1000000], e.g. 1600"));
   sub->add_option("--framework", o.framework, "deepspeed (default), megatron, fsdp or ddp");
-  sub->add_option("--precision", o.precision, "fp32, fp16 or bf16 (default bf16 where supported, else fp16)");
+  sub->add_option("--precision", o.precision,
+                  "fp32, fp16 or bf16 (default bf16 where supported, else fp16); fp8: bf16 with Transformer "
+                  "Engine FP8 linears (Megatron, Hopper)");
   sub->add_option("--optimizer", o.optimizer, "adam (default), sgd, adafactor or adam-8bit");
   sub->add_option("--seq", o.seq, "Sequence length (default: the model's maximum context)")
       ->check(number_check(true, 0, 1 << 24, "tokens, an integer in [1, 16777216]; 0 = the model's maximum"));
@@ -372,6 +374,20 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     plan.assumptions.push_back(std::string("precision ") + name(s.run.precision) + " (mixed) for " + gpu.name);
   } else {
     s.run.precision = parse_one<Precision>("precision", o.precision, precision_names(), Precision::bf16, errs);
+    if (s.run.precision == Precision::fp8) {  // bf16 mixed precision with FP8 linears
+      s.run.precision = Precision::bf16;
+      s.run.fp8 = true;
+      if (!(gpu.fp8_tc_flop_per_clk_sm > 0))
+        errs.push_back(flag_error("precision", gpu.name + " has no FP8 tensor cores",
+                                  "fp8 needs Hopper (h100-80gb, h200-141gb); fp32, fp16 or bf16 here"));
+      else if (s.run.framework != Framework::megatron)
+        errs.push_back(flag_error("precision", "fp8 is modelled for Megatron with Transformer Engine only",
+                                  "add --framework megatron, or use bf16"));
+      plan.assumptions.push_back(
+          "fp8: Transformer Engine's delayed-scaling hybrid recipe on the transformer "
+          "layers' linears (E4M3 forward, E5M2 gradients); attention, logits and the "
+          "rest in bf16; weights cast once per step");
+    }
     if (s.run.precision == Precision::bf16 && !(gpu.bf16_tc_flop_per_clk_sm > 0))
       errs.push_back(
           flag_error("precision", gpu.name + " has no bf16 tensor cores", "fp16 or fp32 on this GPU"));

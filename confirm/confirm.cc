@@ -26,10 +26,10 @@ std::string fmt(const char* f, double v) {
 bool contains_oom(const TrainConfig& c, const TrainConfig& o) {
   return c.zero_stage == o.zero_stage && c.tp == o.tp && c.pp == o.pp && c.vpp == o.vpp &&
          c.checkpointing == o.checkpointing && c.recompute_layers == o.recompute_layers &&
-         c.flash_attention == o.flash_attention &&
-         c.sequence_parallel == o.sequence_parallel && c.offload == o.offload &&
-         c.precision == o.precision && c.framework == o.framework && c.optimizer == o.optimizer &&
-         c.seq_len == o.seq_len && c.micro_batch >= o.micro_batch;
+         c.flash_attention == o.flash_attention && c.sequence_parallel == o.sequence_parallel &&
+         c.offload == o.offload && c.precision == o.precision && c.fp8 == o.fp8 &&
+         c.framework == o.framework && c.optimizer == o.optimizer && c.seq_len == o.seq_len &&
+         c.micro_batch >= o.micro_batch;
 }
 
 class Selector {

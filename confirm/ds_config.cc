@@ -123,6 +123,7 @@ std::string experiment_name(const TrainConfig& c) {
   if (c.offload == Offload::all) s << "_offall";
   if (c.precision == Precision::fp16) s << "_fp16";
   if (c.precision == Precision::fp32) s << "_fp32";
+  if (c.fp8) s << "_fp8";
   if (c.optimizer == Optimizer::sgd) s << "_sgd";
   if (c.optimizer == Optimizer::adafactor) s << "_adafactor";
   if (c.optimizer == Optimizer::adam_8bit) s << "_adam8bit";
@@ -174,6 +175,10 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
     a.insert(a.end(), {"--attention-backend", "flash"});
   if (c.precision == Precision::fp16) a.push_back("--fp16");
   if (c.precision == Precision::bf16) a.push_back("--bf16");
+  // Transformer Engine's delayed scaling as dsplan prices it (TrainConfig::fp8).
+  if (c.fp8)
+    a.insert(a.end(),
+             {"--fp8-format", "hybrid", "--fp8-amax-history-len", "1024", "--fp8-amax-compute-algo", "max"});
   if (c.framework == Framework::deepspeed) a.insert(a.end(), {"--zero-stage", str(c.zero_stage)});
   if (c.framework == Framework::megatron && c.zero_stage >= 1) a.push_back("--use-distributed-optimizer");
   if (c.megatron_overlap()) {

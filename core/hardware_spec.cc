@@ -11,6 +11,9 @@ FlopsPerSecond GpuSpec::matmul_peak(Precision p) const {
     case Precision::fp16: per_clk = fp16_tc_flop_per_clk_sm; break;
     case Precision::bf16: per_clk = bf16_tc_flop_per_clk_sm > 0 ? bf16_tc_flop_per_clk_sm
                                                                 : fp32_flop_per_clk_sm; break;
+    case Precision::fp8:
+      per_clk = fp8_tc_flop_per_clk_sm;
+      break;
     case Precision::fp32: return vector_peak();
   }
   return FlopsPerSecond(sm_count * per_clk * tensor_clock_MHz * 1e6);

@@ -25,6 +25,7 @@ struct GpuSpec {
   double fp16_tc_flop_per_clk_sm = 0;
   double bf16_tc_flop_per_clk_sm = 0;
   double tf32_tc_flop_per_clk_sm = 0;
+  double fp8_tc_flop_per_clk_sm = 0;  // E4M3/E5M2 operands (Hopper and later)
   double fp32_flop_per_clk_sm = 0;
   Bytes l2;
   int nvlink_links = 0;               // 0 = no NVLink (PCIe card)

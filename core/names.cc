@@ -23,7 +23,7 @@ std::optional<E> lookup(const std::vector<std::string>& names, std::string_view 
   const char* name(Enum e) { return fn()[static_cast<size_t>(e)].c_str(); }
 
 DSPLAN_NAMES(Framework, framework_names, "deepspeed", "megatron", "fsdp", "ddp")
-DSPLAN_NAMES(Precision, precision_names, "fp32", "fp16", "bf16")
+DSPLAN_NAMES(Precision, precision_names, "fp32", "fp16", "bf16", "fp8")
 DSPLAN_NAMES(Optimizer, optimizer_names, "adam", "sgd", "adafactor", "adam-8bit")
 DSPLAN_NAMES(Checkpointing, checkpointing_names, "none", "selective", "full", "block")
 DSPLAN_NAMES(Offload, offload_names, "none", "optimizer", "all")

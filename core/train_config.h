@@ -8,7 +8,9 @@
 namespace dsplan {
 
 enum class Framework : std::uint8_t { deepspeed, megatron, fsdp, ddp };
-enum class Precision : std::uint8_t { fp32, fp16, bf16 };
+// The training precision (fp32, or fp16/bf16 mixed precision). fp8 is a GEMM operand
+// precision only (TrainConfig::fp8): a config's `precision` is never fp8.
+enum class Precision : std::uint8_t { fp32, fp16, bf16, fp8 };
 enum class Optimizer : std::uint8_t { adam, sgd, adafactor, adam_8bit };
 // none; selective (the attention core, Korthikanti et al.); full (every layer of a stage
 // recomputes its forward); block (only the first recompute_layers layers of each stage do,
@@ -122,6 +124,11 @@ struct TrainConfig {
   int fsdp_version = 1;
   // Which FlashAttention-class kernel runs when flash_attention is on.
   AttentionKernel attention = AttentionKernel::auto_;
+  // FP8 linears (Transformer Engine's delayed-scaling "hybrid" recipe: E4M3 forward, E5M2
+  // gradients; Megatron's --fp8-format hybrid): the transformer layers' linear GEMMs run
+  // on FP8 tensor cores, everything else at `precision` (bf16 or fp16). Megatron only;
+  // needs FP8 tensor cores (Hopper). docs/model.md §4.1, "FP8 linears".
+  bool fp8 = false;
 
   std::int64_t global_batch() const {
     return static_cast<std::int64_t>(micro_batch) * grad_accum * dp;

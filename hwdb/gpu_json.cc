@@ -22,6 +22,8 @@ void read_compute(JsonObjectReader& r, GpuSpec& g) {
              "dense FLOP per clock per SM; 0 when the GPU has no bf16 tensor cores", true);
   get_number(r, "tf32_tc_flop_per_clk_sm", g.tf32_tc_flop_per_clk_sm, 65536,
              "dense FLOP per clock per SM; 0 when the GPU has no tf32 tensor cores", true);
+  get_number(r, "fp8_tc_flop_per_clk_sm", g.fp8_tc_flop_per_clk_sm, 131072,
+             "dense FLOP per clock per SM; 0 (or absent) when the GPU has no FP8 tensor cores", true, false);
   get_number(r, "fp32_flop_per_clk_sm", g.fp32_flop_per_clk_sm, 65536, per_clk);
 }
 
@@ -80,24 +82,24 @@ Expected<GpuSpec> parse_gpu_json(const Json& j0, const std::string& file,
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Warray-bounds"
 Json gpu_to_json(const GpuSpec& g) {
-  return Json{
-      {"name", g.name},
-      {"arch", name(g.arch)},
-      {"memory_GiB", tidy(in_GiB(g.memory))},
-      {"hbm_GBps", tidy(in_GBps(g.hbm_bw))},
-      {"sm_count", g.sm_count},
-      {"tensor_clock_MHz", tidy(g.tensor_clock_MHz)},
-      {"boost_clock_MHz", tidy(g.boost_clock_MHz)},
-      {"fp16_tc_flop_per_clk_sm", tidy(g.fp16_tc_flop_per_clk_sm)},
-      {"bf16_tc_flop_per_clk_sm", tidy(g.bf16_tc_flop_per_clk_sm)},
-      {"tf32_tc_flop_per_clk_sm", tidy(g.tf32_tc_flop_per_clk_sm)},
-      {"fp32_flop_per_clk_sm", tidy(g.fp32_flop_per_clk_sm)},
-      {"l2_MiB", tidy(in_MiB(g.l2))},
-      {"nvlink_links", g.nvlink_links},
-      {"nvlink_GBps_per_link", tidy(in_GBps(g.nvlink_bw_per_link))},
-      {"pcie_gen", g.pcie_gen},
-      {"pcie_GBps", tidy(in_GBps(g.pcie_bw))},
-      {"tdp_W", tidy(g.tdp_W)}};
+  return Json{{"name", g.name},
+              {"arch", name(g.arch)},
+              {"memory_GiB", tidy(in_GiB(g.memory))},
+              {"hbm_GBps", tidy(in_GBps(g.hbm_bw))},
+              {"sm_count", g.sm_count},
+              {"tensor_clock_MHz", tidy(g.tensor_clock_MHz)},
+              {"boost_clock_MHz", tidy(g.boost_clock_MHz)},
+              {"fp16_tc_flop_per_clk_sm", tidy(g.fp16_tc_flop_per_clk_sm)},
+              {"bf16_tc_flop_per_clk_sm", tidy(g.bf16_tc_flop_per_clk_sm)},
+              {"tf32_tc_flop_per_clk_sm", tidy(g.tf32_tc_flop_per_clk_sm)},
+              {"fp8_tc_flop_per_clk_sm", tidy(g.fp8_tc_flop_per_clk_sm)},
+              {"fp32_flop_per_clk_sm", tidy(g.fp32_flop_per_clk_sm)},
+              {"l2_MiB", tidy(in_MiB(g.l2))},
+              {"nvlink_links", g.nvlink_links},
+              {"nvlink_GBps_per_link", tidy(in_GBps(g.nvlink_bw_per_link))},
+              {"pcie_gen", g.pcie_gen},
+              {"pcie_GBps", tidy(in_GBps(g.pcie_bw))},
+              {"tdp_W", tidy(g.tdp_W)}};
 }
 #pragma GCC diagnostic pop
 

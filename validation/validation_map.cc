@@ -281,12 +281,6 @@ Checkpointing row_ckpt(const Json& p, std::vector<std::string>& notes) {
   return Checkpointing::none;
 }
 
-Precision row_precision(const std::string& p) {
-  if (has(p, "bf16")) return Precision::bf16;
-  if (has(p, "fp16")) return Precision::fp16;
-  return Precision::fp32;
-}
-
 int zero_stage(const Json& p, std::vector<std::string>& notes) {
   const std::string other = str(p, "other");
   if (has(other, "ShardedDDP")) {
@@ -425,7 +419,7 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   SearchSpace& s = req.space;
   s.run.seq_len = static_cast<int>(num(m, "seq_len", 0));
   if (s.run.seq_len <= 0) return Diagnostic{"", "/model/seq_len", "row has no sequence length", ""};
-  s.run.precision = row_precision(str(p, "precision"));
+  rows::precision(str(p, "precision"), s.run, notes);
   s.run.framework = row_framework(row, notes);
   const bool hf_trainer = has(str(row, "source"), "huggingface") || has(str(row, "source"), "autotuning/hf");
   if (hf_trainer) {

@@ -180,4 +180,14 @@ void rows::block_details(const Json& model, ModelSpec& spec, std::vector<std::st
   if (spec.norm == NormKind::rmsnorm && spec.gated_mlp) spec.activation = Activation::silu;
 }
 
+void rows::precision(const std::string& text, TrainConfig& run, std::vector<std::string>& notes) {
+  run.fp8 = has(text, "fp8");
+  run.precision = has(text, "bf16") || run.fp8 ? Precision::bf16
+                  : has(text, "fp16")          ? Precision::fp16
+                                               : Precision::fp32;
+  if (run.fp8)
+    notes.push_back(
+        "fp8: bf16 with Transformer Engine FP8 linears (delayed scaling, weights cast once per step)");
+}
+
 }  // namespace dsplan::validation

@@ -93,6 +93,9 @@ void projection_layout(const Json& row, ModelSpec& spec, std::vector<std::string
 // ("rmsnorm" or "layernorm"), else RMSNorm and SiLU for a Llama-family name, else the
 // Megatron GPT's LayerNorm, left as it is.
 void block_details(const Json& model, ModelSpec& spec, std::vector<std::string>& notes);
+// A row's precision ("bf16", "fp16 mixed", "fp32"; "fp8": bf16 with Transformer Engine FP8
+// linears, which sets run.fp8 and appends a note).
+void precision(const std::string& text, TrainConfig& run, std::vector<std::string>& notes);
 }  // namespace rows
 
 void add_orderings(const Json& rows, ValidationSet& set);

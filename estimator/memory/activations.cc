@@ -12,6 +12,9 @@
 //    being freed. Selective recomputation and FlashAttention drop these; FlashAttention
 //    saves a 4-byte logsumexp per row and head instead.
 // With e = 2, q = kv = h, f = 4h, dropout: 10 sbh + 24 sbh/t + 5 a s^2 b / t (Korthikanti).
+// FP8 linears (Transformer Engine) save the inputs of QKV, FC1, the projection and FC2 as
+// 1-byte FP8 (the transposed copy their weight-gradient GEMM reads) instead of e bytes.
+// The norm inputs, Q, K, V and the activation input keep e.
 #include "estimator/memory/activations.h"
 
 #include <algorithm>
@@ -24,8 +27,9 @@ LayerActivation layer_activation(const LayerShape& x) {
   const double masks = x.dropout ? 2 * sb * x.h : 0;
   const double norms = x.norms * x.residual_bytes() * sb * x.h;  // norm inputs
   // QKV and FC1 inputs: the norm outputs (one shared tensor when one norm feeds both).
-  a.replicated = (norms + (x.norms + x.input_copies) * x.e * sb * x.h + masks) / (x.sp ? x.t : 1);
-  a.sharded = x.e * sb * (2 * x.q + 2 * x.kv + x.mlp_tensors * x.f) / x.t;
+  const double li = x.fp8 ? 1 : x.e;  // bytes per saved linear-input element
+  a.replicated = (norms + (x.norms + x.input_copies) * li * sb * x.h + masks) / (x.sp ? x.t : 1);
+  a.sharded = (x.e * sb * (x.q + 2 * x.kv + (x.mlp_tensors - 1) * x.f) + li * sb * (x.q + x.f)) / x.t;
   if (x.eager_rotary) a.sharded += x.e * sb * (x.q + x.kv) / x.t;        // pre-rotation Q, K
   if (x.repeat_kv && x.kv < x.q) a.sharded += 2 * x.e * sb * (x.q - x.kv) / x.t;  // repeat_kv
   const double s2 = x.b * x.heads * x.s * x.s / x.t;

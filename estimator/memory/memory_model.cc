@@ -82,6 +82,7 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   x.norms = m.norms_per_layer;
   x.flash = cfg.flash_attention;
   x.selective = cfg.checkpointing == Checkpointing::selective;
+  x.fp8 = cfg.fp8;
   x.amp_softmax = cfg.framework == Framework::ddp && mixed;
   const bool eager = cfg.framework != Framework::megatron;  // PyTorch model code, not TE
   x.eager_rotary = eager && m.position == PositionKind::rotary;
@@ -223,7 +224,11 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
   r.grads = Bytes(ms.grads);
   r.optimizer = Bytes(ms.optimizer);
   r.activations = Bytes(act);
-  r.buffers = Bytes(ms.gathered + std::max(0.0, live_buffers));
+  // FP8 linears keep each layer weight's FP8 copy and its transpose (1 + 1 B/param), cast
+  // on the first micro-batch of a step and reused by the rest (Transformer Engine's weight
+  // workspaces; Megatron passes is_first_microbatch).
+  const double fp8_weights = cfg.fp8 ? 2.0 * rp.layer * st.layers : 0.0;
+  r.buffers = Bytes(ms.gathered + std::max(0.0, live_buffers) + fp8_weights);
   r.allocated = r.params + r.grads + r.optimizer + r.activations + r.buffers;
   r.reserved = r.allocated * (1 + opt.fragmentation);
   r.device = r.reserved + opt.cuda_context + Bytes(nccl_buffer_bytes(cl.node.gpu.arch, cfg));

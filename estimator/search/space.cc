@@ -150,6 +150,13 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
   if (sp && tp < 2) why.push_back("sequence parallelism needs tp > 1");
   if (s.run.precision == Precision::bf16 && c.node.gpu.bf16_tc_flop_per_clk_sm <= 0)
     why.push_back(c.node.gpu.name + " has no bf16 tensor cores");
+  if (s.run.fp8) {
+    if (c.node.gpu.fp8_tc_flop_per_clk_sm <= 0) why.push_back(c.node.gpu.name + " has no FP8 tensor cores");
+    if (s.run.framework != Framework::megatron)
+      why.push_back("FP8 linears are modelled for Megatron with Transformer Engine only");
+    if (s.run.precision == Precision::fp32)
+      why.push_back("FP8 linears run inside bf16 or fp16 mixed precision");
+  }
   return why;
 }
 

@@ -8,7 +8,8 @@
 // The per-tile fixed costs behind eta(K) (prologue, epilogue writing C) and the
 // operand-bandwidth penalty of small tiles are time costs set by the memory system; on a
 // slower math pipe (fp32 SIMT, or bf16 on Volta) they are smaller relative to the main
-// loop, so both scale with the pipe's rate relative to the 16-bit tensor-core rate.
+// loop, so both scale with the pipe's rate relative to the 16-bit tensor-core rate. FP8's
+// main loop is twice as fast per K step (see k_half below).
 #include "estimator/time/gemm.h"
 
 #include <algorithm>
@@ -52,8 +53,10 @@ bool aligned(double x, double mult) { return std::fmod(x, mult) == 0.0; }
 // the fp32 FMA rate. BigScience's A100 runs with head dimensions 108 and 150 took 1.3-1.4x
 // the step of their aligned twins, which that rate reproduces (docs/model.md §4.1,
 // "Misaligned attention GEMMs").
+// FP8 operands want the same 16 bytes: multiples of 16 (Transformer Engine requires them).
 double alignment_penalty(const GemmShape& s, Precision p, const GpuSpec& gpu) {
-  if (aligned(s.m, 8) && aligned(s.n, 8) && aligned(s.k, 8)) return 1.0;
+  const double q = p == Precision::fp8 ? 16 : 8;
+  if (aligned(s.m, q) && aligned(s.n, q) && aligned(s.k, q)) return 1.0;
   return misaligned_rate(s.heads_misaligned, p, gpu);
 }
 
@@ -82,7 +85,10 @@ GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
   const double align = alignment_penalty(s, p, gpu);
   const double tc = gpu.matmul_peak(Precision::fp16).v;
   const double rate_ratio = tc > 0 ? std::min(1.0, gpu.matmul_peak(p).v / tc) : 1.0;
-  const double k_half = eff.gemm_k_half * rate_ratio;
+  // FP8: the main loop runs twice as fast per K step on half the operand bytes. The
+  // operand streams (tile_eff) are as busy as in 16-bit, but the epilogue writes the same
+  // 16-bit C tile, so the per-tile fixed cost is worth twice the K steps.
+  const double k_half = eff.gemm_k_half * (p == Precision::fp8 ? 2.0 : rate_ratio);
   const double base_bytes = e * s.batch * (s.m * s.k + s.k * s.n + s.m * s.n);
 
   double best_t = -1;

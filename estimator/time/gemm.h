@@ -70,7 +70,9 @@ class GemmMemo {
   MemoCache<Key, GemmEstimate, 1024> table_;  // a search's shapes fit
 };
 
-// Bytes per element of GEMM operands in this training precision.
-inline double element_bytes(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; }
+// Bytes per element of GEMM operands in this precision.
+inline double element_bytes(Precision p) {
+  return p == Precision::fp32 ? 4.0 : p == Precision::fp8 ? 1.0 : 2.0;
+}
 
 }  // namespace dsplan

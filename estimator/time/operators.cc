@@ -25,6 +25,14 @@
 //    residual stream come out in fp32 (type promotion), so elementwise tensors are 4-byte,
 //    the QKV and FC1 inputs and the attention probabilities are cast down (r 4 B, w 2 B),
 //    and every weight is cast once per forward (6 B/param).
+//  - FP8 linears (Transformer Engine, Megatron only): the four linears' forward, data- and
+//    weight-gradient GEMMs take FP8 operands (1 B, the FP8 tensor peak); the attention
+//    core, the logits GEMM and everything elementwise stay 16-bit. Each linear casts its
+//    inputs: the norm emits QKV's and FC1's input in FP8 itself (1 B written instead of
+//    e) and a transpose writes the copy the weight gradient reads (r 1, w 1); the
+//    projection's and FC2's inputs and every output gradient are cast and transposed in
+//    one kernel (r e, w 1 + 1). Weights are cast and transposed (r e, w 2 per parameter)
+//    once per step.
 #include "estimator/time/operators.h"
 
 #include <algorithm>
@@ -47,9 +55,10 @@ struct Acc {
   Flops f;
   int launches = 0;          // kernels the host issues
   GemmMemo* memo = nullptr;  // GEMM estimates shared across operator_costs calls, or none
+  Precision gemm_p = p;      // operand precision of the GEMMs (fp8 for FP8 linears)
   void gemm(double m, double n, double k, double batch = 1, bool heads_misaligned = false) {
     const GemmShape s{m, n, k, batch, heads_misaligned};
-    const GemmEstimate g = memo ? memo->get(s, p, gpu, eff) : estimate_gemm(s, p, gpu, eff);
+    const GemmEstimate g = memo ? memo->get(s, gemm_p, gpu, eff) : estimate_gemm(s, gemm_p, gpu, eff);
     t += g.time;
     f += g.flops;
     launches += 1;
@@ -88,6 +97,7 @@ struct Dims {
   double b, s, h, hq, hkv, f, t, T, Ts, e, ew, heads;
   bool gated, megatron, flash, causal, autocast, act_unfused, dropout;
   bool rms, rope;  // RMSNorm; rotary position embedding of q and k
+  bool fp8;        // FP8 linears
   int norms;
   LayerLinears linears;  // Q, K, V and gate/up as one linear each or several
   AttentionKernel attention;
@@ -118,6 +128,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.dropout = has_dropout(m);
   d.rms = m.norm == NormKind::rmsnorm;
   d.rope = m.position == PositionKind::rotary;
+  d.fp8 = k.fp8;
   d.norms = m.norms_per_layer;
   d.linears = layer_linears(m, TrainConfig::megatron_layers(k.framework, k.tp));
   return d;
@@ -318,6 +329,7 @@ std::vector<LinearShape> layer_gemm_shapes(const Dims& d) {
 // The forward GEMMs of a layer, or their backward: each linear's data-gradient GEMM, then its
 // weight-gradient GEMM, whose times are summed into `wgrad` (indexed by role) when given.
 void layer_gemms(Acc& a, const Dims& d, bool backward, std::array<Seconds, 4>* wgrad = nullptr) {
+  a.gemm_p = d.fp8 ? Precision::fp8 : a.p;
   for (const LinearShape& s : layer_gemm_shapes(d)) {
     if (!backward) {
       a.gemm(s.m, s.n, s.k);
@@ -328,6 +340,23 @@ void layer_gemms(Acc& a, const Dims& d, bool backward, std::array<Seconds, 4>* w
     a.gemm_wgrad(s.m, s.n, s.k);
     if (wgrad) (*wgrad)[s.role] += a.t - before;
   }
+}
+
+// The casts of FP8 linears (header comment): forward inputs, backward output gradients.
+Elementwise fp8_casts(const Dims& d) {
+  Elementwise w;
+  if (!d.fp8) return w;
+  const double e = d.e;
+  // QKV and FC1: the norm writes FP8 (saving e - 1 B on its Ts x h output), a transpose
+  // of the gathered T x h input. Projection and FC2: cast + transpose of their inputs.
+  w.bytes =
+      2.0 * (d.T * d.h * 2.0 - d.Ts * d.h * (e - 1.0)) + (d.T * d.hq / d.t + d.T * d.f / d.t) * (e + 2.0);
+  w.kernels = 4;
+  for (const LinearShape& s : layer_gemm_shapes(d)) {
+    w.bwd_bytes += d.T * s.n * (e + 2.0);  // the output gradient, cast + transpose
+    w.bwd_kernels += 1;
+  }
+  return w;
 }
 
 double layer_weight_params(const ModelSpec& m) {
@@ -343,6 +372,13 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   Acc fwd{gpu, eff, k.precision, {}, {}, 0, memo};
   layer_gemms(fwd, d, false);
   fwd.mem(w.bytes, w.kernels);
+  const Elementwise casts = fp8_casts(d);
+  if (d.fp8) {
+    fwd.mem(casts.bytes, casts.kernels);
+    Acc wc{gpu, eff, k.precision, {}, {}, 0, memo};
+    wc.mem(layer_weight_params(m) / d.t * (d.e + 2.0), d.linears.total());
+    o.fp8_weight_cast = wc.t;
+  }
   // Autocast casts each weight and bias tensor to 16 bits once per forward (one kernel
   // each), and its backward casts each 16-bit gradient back to the fp32 parameter's
   // (r 2, w 4 bytes per parameter), for each linear of the model code (d.linears).
@@ -352,6 +388,7 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   std::array<Seconds, 4> wgrad{};
   layer_gemms(bwd, d, true, &wgrad);
   bwd.mem(w.bwd_bytes, w.bwd_kernels);
+  if (d.fp8) bwd.mem(casts.bwd_bytes, casts.bwd_kernels);
   if (d.autocast) bwd.mem(layer_weight_params(m) / d.t * 6.0, cast_tensors);
   if (m.linear_bias) {  // each bias gradient: a reduction over the tokens of the output gradient
     double out_cols = 0;

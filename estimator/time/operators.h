@@ -28,6 +28,7 @@ struct OpKey {
   Framework framework = Framework::deepspeed;
   AttentionKernel attention = AttentionKernel::auto_;
   CrossEntropy cross_entropy = CrossEntropy::eager;
+  bool fp8 = false;  // FP8 linears (TrainConfig::fp8)
   bool operator==(const OpKey&) const = default;
 };
 
@@ -41,6 +42,9 @@ struct OpCosts {
   // Weight-gradient GEMMs of the column-parallel QKV and FC1 linears: what Megatron's
   // asynchronous TP backward runs while their input-gradient collective is in flight.
   Seconds wgrad_qkv, wgrad_fc1;
+  // FP8 linears: casting one layer's weights to FP8 (and transposing them), once per step
+  // (the other micro-batches reuse the cast); zero otherwise.
+  Seconds fp8_weight_cast;
   // Outside the layers.
   Seconds embed_fwd, embed_bwd;
   Seconds head_fwd, head_bwd;

@@ -30,6 +30,7 @@ OpKey op_key(const TrainConfig& c) {
   // jit-fused is Megatron-Core's: elsewhere the framework's eager loss runs (one memo key).
   const bool foreign_jit = c.cross_entropy == CrossEntropy::jit_fused && c.framework != Framework::megatron;
   k.cross_entropy = foreign_jit ? CrossEntropy::eager : c.cross_entropy;
+  k.fp8 = c.fp8;
   return k;
 }
 
@@ -60,7 +61,7 @@ CommKey comm_key(const TrainConfig& c) {
 }
 
 // The operator key packed into one word (tp 11 bits, micro-batch 17, sequence 21, then the
-// flags and enums): distinct keys within those ranges get distinct hashes, so they can only
+// flags and enums; 63 bits): distinct keys within those ranges get distinct hashes, so they can only
 // meet in a slot, not in the hash. (Mixed field by field, 8 of the 392 keys of a gpt-2.7b
 // search shared a hash and evicted each other up to 12 times.) Keys beyond the ranges
 // still compare whole.
@@ -81,6 +82,7 @@ std::uint64_t hash_of(const OpKey& k) {
   put(std::uint64_t(k.framework), 2);
   put(std::uint64_t(k.attention), 3);
   put(std::uint64_t(k.cross_entropy), 2);
+  put(std::uint64_t(k.fp8), 1);
   return h;
 }
 
@@ -186,6 +188,8 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.micro_batches = std::max(1, cfg.grad_accum);
   c.layers_per_rank = ce.layers_per_rank;
   c.layer.fwd = op.fwd + pc.layer_fwd_extra + pc.layer_zero3_overhead;
+  // FP8 weight casts run on a step's first micro-batch: spread as the per-step passes are.
+  c.layer.fwd += op.fp8_weight_cast * (1.0 / std::max(1, cfg.grad_accum));
   // Accumulation runs on micro-batches 2..m and the per-step passes (DDP's bucket copies,
   // DeepSpeed's reduction) once per step: spread over the m micro-batches so that the step
   // pays (m - 1) and 1 of them.

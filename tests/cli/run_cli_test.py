@@ -83,6 +83,13 @@ def contract_check(check, doc):
         notes = [a for a in doc.get("assumptions", []) if "jit-fused cross-entropy" in a]
         return ["config %d lacks cross_entropy jit-fused" % i for i in bad] + \
             ([] if len(notes) == 1 else ["want one jit-fused assumption, got %d" % len(notes)])
+    if check == "fp8_linears":
+        # --precision fp8 reaches every config (written back as "fp8", which a plan reads as
+        # bf16 + FP8 linears) and is stated once in the assumptions.
+        bad = [i for i, c in enumerate(configs) if c.get("precision") != "fp8"]
+        notes = [a for a in doc.get("assumptions", []) if a.startswith("fp8: Transformer Engine")]
+        return ["config %d has precision %r" % (i, configs[i].get("precision")) for i in bad] + \
+            ([] if len(notes) == 1 else ["want one fp8 assumption, got %d" % len(notes)])
     if check == "host_bound_note":
         # The best config's step is set by the host (the profile's 33.6 us per kernel), and
         # the assumptions say so with that rate; its step is well above the GPU work it names.

@@ -62,6 +62,7 @@ inline GpuSpec h200() {
   g.fp16_tc_flop_per_clk_sm = 4096;
   g.bf16_tc_flop_per_clk_sm = 4096;
   g.tf32_tc_flop_per_clk_sm = 2048;
+  g.fp8_tc_flop_per_clk_sm = 8192;
   g.fp32_flop_per_clk_sm = 256;
   g.l2 = MiB(50);
   g.nvlink_links = 18;

@@ -1,0 +1,138 @@
+// FP8 linears (TrainConfig::fp8; docs/model.md §4.1 "FP8 linears"): the FP8 GEMM rate, the
+// casts Transformer Engine adds, the once-per-step weight cast, the smaller saved inputs,
+// and where FP8 is not available. Hand-derived numbers below.
+#include <gtest/gtest.h>
+
+#include "estimator/memory/activations.h"
+#include "estimator/search/space.h"
+#include "estimator/time/efficiency_defaults.h"
+#include "estimator/time/gemm.h"
+#include "estimator/time/operators.h"
+#include "fixtures.h"
+
+namespace dsplan {
+namespace {
+
+// 8192^3 on an H200 (H100 SXM compute), default Hopper efficiency (0.7, k_half 160, 3 us):
+//   bf16: peak 132 x 4096 x 1.83 GHz = 989.43 TFLOP/s, F_SM = 989.43e12 x 0.7 / 132
+//         = 5.24698e12; 256x128 tiles: 32 x 64 = 2048 CTAs / 132 SMs = 16 waves;
+//         eta_k = 8192 / 8352 = 0.980843; one wave 2 x 256 x 128 x 8192 / (F_SM x eta_k)
+//         = 104.32 us; 16 waves = 1669.10 us.
+//   fp8:  twice the FLOP/clk (8192), F_SM = 10.49395e12; k_half doubles (320: the epilogue
+//         writes the same 16-bit tile while the main loop runs twice as fast), eta_k =
+//         8192 / 8512 = 0.962406; one wave 53.158 us; 16 waves = 850.54 us. Operands are
+//         1 B: 3 x 8192^2 B / (4800 GB/s x 0.8) = 52.4 us, compute-bound.
+TEST(Fp8, GemmRunsAtTwiceTheRateLessTheLongerFixedCost) {
+  const GpuSpec gpu = test::h200();
+  const Efficiency eff = default_efficiency(gpu);
+  const GemmEstimate b = estimate_gemm({8192, 8192, 8192, 1}, Precision::bf16, gpu, eff);
+  const GemmEstimate f = estimate_gemm({8192, 8192, 8192, 1}, Precision::fp8, gpu, eff);
+  EXPECT_DOUBLE_EQ(b.waves, 16);
+  EXPECT_DOUBLE_EQ(f.waves, 16);
+  EXPECT_NEAR(in_us(b.t_math), 1669.10, 0.05);
+  EXPECT_NEAR(in_us(f.t_math), 850.54, 0.05);
+  EXPECT_NEAR(in_us(f.t_mem), 52.43, 0.01);
+  EXPECT_NEAR(in_us(f.time), 850.54 + 3.0, 0.05);
+}
+
+// FP8 operands need 16-byte (16-element) alignment: 8200 is a multiple of 8, not of 16.
+TEST(Fp8, SixteenElementAlignment) {
+  const GpuSpec gpu = test::h200();
+  const Efficiency eff = default_efficiency(gpu);
+  EXPECT_DOUBLE_EQ(estimate_gemm({8192, 8200, 4096, 1}, Precision::bf16, gpu, eff).eta_align, 1.0);
+  EXPECT_DOUBLE_EQ(estimate_gemm({8192, 8200, 4096, 1}, Precision::fp8, gpu, eff).eta_align, 0.2);
+}
+
+OpKey megatron_key(bool fp8) {
+  OpKey k;
+  k.micro_batch = 1;
+  k.seq_len = 2048;
+  k.flash = true;
+  k.precision = Precision::bf16;
+  k.framework = Framework::megatron;
+  k.fp8 = fp8;
+  return k;
+}
+
+// GPT layer h = 4096 (32 heads, FFN 4h, biases), TP 1, on an H200:
+//   weights of the layer: 12 h^2 + 9 h (QKV 3h^2 + 3h, projection h^2 + h, FC1 4h^2 + 4h,
+//   FC2 4h^2 + h) = 201,363,456; cast + transpose reads 2 B and writes 1 + 1 B per weight:
+//   805,453,824 B / (4800 GB/s x 0.8) = 209.75 us, + 4 kernels x 3 us = 221.75 us, once per step.
+// The attention core stays bf16 (same time as without FP8) and the linears get faster.
+TEST(Fp8, WeightCastOncePerStepAndAttentionStaysBf16) {
+  const ModelSpec m = test::gpt("gpt-4096", 32, 4096, 32, 2048, 50257, 128);
+  const GpuSpec gpu = test::h200();
+  const Efficiency eff = default_efficiency(gpu);
+  const OpCosts bf = operator_costs(m, gpu, eff, megatron_key(false));
+  const OpCosts f8 = operator_costs(m, gpu, eff, megatron_key(true));
+  EXPECT_NEAR(in_us(f8.fp8_weight_cast), 221.75, 0.01);
+  EXPECT_DOUBLE_EQ(in_us(bf.fp8_weight_cast), 0.0);
+  EXPECT_DOUBLE_EQ(in_us(f8.attn_core_fwd), in_us(bf.attn_core_fwd));
+  EXPECT_DOUBLE_EQ(in_us(f8.head_fwd), in_us(bf.head_fwd));  // the logits GEMM stays bf16
+  EXPECT_LT(f8.fwd.v, bf.fwd.v);
+  EXPECT_LT(f8.bwd.v, bf.bwd.v);
+}
+
+// The backward's casts: each linear's output gradient is cast and transposed (r 2, w 1 + 1
+// B per element): T x (3h + h + 4h + h) x 4 B = 2048 x 36864 x 4 = 301,989,888 B / 3.84e12
+// = 78.64 us + 4 x 3 us = 90.64 us. The weight-gradient GEMM of QKV (M = h, N = 3h, K = T)
+// is priced at FP8, so the backward minus its FP8 GEMMs and casts is the bf16 backward
+// minus its bf16 GEMMs: checked through the QKV wgrad, which is the FP8 GEMM's time.
+TEST(Fp8, BackwardCastsAndFp8WeightGradients) {
+  const ModelSpec m = test::gpt("gpt-4096", 32, 4096, 32, 2048, 50257, 128);
+  const GpuSpec gpu = test::h200();
+  const Efficiency eff = default_efficiency(gpu);
+  const OpCosts f8 = operator_costs(m, gpu, eff, megatron_key(true));
+  const Seconds wgrad = gemm_time({4096, 3 * 4096, 2048, 1}, Precision::fp8, gpu, eff);
+  EXPECT_DOUBLE_EQ(in_us(f8.wgrad_qkv), in_us(wgrad));
+  const OpCosts bf = operator_costs(m, gpu, eff, megatron_key(false));
+  const Seconds wgrad_bf = gemm_time({4096, 3 * 4096, 2048, 1}, Precision::bf16, gpu, eff);
+  EXPECT_DOUBLE_EQ(in_us(bf.wgrad_qkv), in_us(wgrad_bf));
+  // Every backward GEMM of the layer, FP8 minus bf16, plus the casts, is the difference.
+  double gemms = 0;
+  const double h = 4096, T = 2048;
+  const double shapes[4][3] = {{T, 3 * h, h}, {T, h, h}, {T, 4 * h, h}, {T, h, 4 * h}};
+  for (const auto& s : shapes) {
+    for (const GemmShape g : {GemmShape{s[0], s[2], s[1], 1}, GemmShape{s[2], s[1], s[0], 1}})
+      gemms += gemm_time(g, Precision::fp8, gpu, eff).v - gemm_time(g, Precision::bf16, gpu, eff).v;
+  }
+  EXPECT_NEAR(in_us(f8.bwd) - in_us(bf.bwd), gemms * 1e6 + 90.64, 0.01);
+}
+
+// Saved linear inputs in FP8 (Korthikanti's GPT-3 layer, s = 2048, h = 12288, a = 96, t = 1):
+// sbh (34 + 5as/h) = 114 sbh in 16-bit. FP8 saves the QKV and FC1 inputs (2 sbh each), the
+// projection input (2 sbh) and the FC2 input (8 sbh) at half the bytes: 34 - 7 = 27, so
+// 107 sbh.
+TEST(Fp8, LinearInputsSavedInOneByte) {
+  LayerShape x;
+  x.b = 1, x.s = 2048, x.h = 12288, x.heads = 96, x.q = 12288, x.kv = 12288, x.f = 4 * 12288, x.t = 1;
+  const double sbh = x.s * x.b * x.h;
+  EXPECT_DOUBLE_EQ(layer_activation(x).total(), 114 * sbh);
+  x.fp8 = true;
+  EXPECT_DOUBLE_EQ(layer_activation(x).total(), 107 * sbh);
+}
+
+// FP8 needs FP8 tensor cores and Megatron (Transformer Engine): a result with reasons.
+TEST(Fp8, InfeasibleWithoutFp8TensorCoresOrOutsideMegatron) {
+  const ModelSpec m = test::gpt("gpt-4096", 4, 4096, 32, 2048, 50257, 128);
+  SearchSpace s;
+  s.run.framework = Framework::megatron;
+  s.run.fp8 = true;
+  TrainConfig cfg;
+  const Cluster a100 = test::cluster(test::dgx_a100(), 8);
+  const auto why =
+      make_config(s, m, a100, 1, 1, 1, 1, 1, 1, Checkpointing::none, true, false, Offload::none, cfg);
+  ASSERT_FALSE(why.empty());
+  EXPECT_NE(why.back().find("no FP8 tensor cores"), std::string::npos);
+  const Cluster h200 = test::cluster(test::dgx_h200(true), 8);
+  EXPECT_TRUE(make_config(s, m, h200, 1, 1, 1, 1, 1, 1, Checkpointing::none, true, false, Offload::none, cfg)
+                  .empty());
+  s.run.framework = Framework::deepspeed;
+  const auto ds =
+      make_config(s, m, h200, 1, 1, 1, 1, 1, 1, Checkpointing::none, true, false, Offload::none, cfg);
+  ASSERT_FALSE(ds.empty());
+  EXPECT_NE(ds.back().find("Megatron"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dsplan
