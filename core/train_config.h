@@ -150,6 +150,9 @@ struct TrainConfig {
   // Megatron-Core overlaps its data-parallel reduction with the backward (bucketed) and,
   // with the distributed optimizer, the parameter all-gather with the next forward.
   bool megatron_overlap() const { return framework == Framework::megatron && zero.overlap_comm == 1; }
+  // FP8 linears with Megatron's distributed optimizer keep the layers' weights in FP8 and
+  // all-gather them in FP8 (--fp8-param-gather, NeMo's fp8_params; what dsplan emits).
+  bool fp8_param_gather() const { return fp8 && framework == Framework::megatron && zero_stage >= 1; }
   bool megatron_async_tp() const {
     return framework == Framework::megatron && (megatron_release == 0 || megatron_release >= 202109);
   }

@@ -187,7 +187,8 @@ void rows::precision(const std::string& text, TrainConfig& run, std::vector<std:
                                                : Precision::fp32;
   if (run.fp8)
     notes.push_back(
-        "fp8: bf16 with Transformer Engine FP8 linears (delayed scaling, weights cast once per step)");
+        "fp8: bf16 with Transformer Engine FP8 linears (delayed scaling; FP8 weights and parameter gather "
+        "with the distributed optimizer, else weights cast once per step)");
 }
 
 }  // namespace dsplan::validation

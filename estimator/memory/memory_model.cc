@@ -226,8 +226,9 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
   r.activations = Bytes(act);
   // FP8 linears keep each layer weight's FP8 copy and its transpose (1 + 1 B/param), cast
   // on the first micro-batch of a step and reused by the rest (Transformer Engine's weight
-  // workspaces; Megatron passes is_first_microbatch).
-  const double fp8_weights = cfg.fp8 ? 2.0 * rp.layer * st.layers : 0.0;
+  // workspaces; Megatron passes is_first_microbatch). With FP8 parameter gather the FP8
+  // weight and its transpose take the 16-bit weight's 2 B instead: nothing extra.
+  const double fp8_weights = cfg.fp8 && !cfg.fp8_param_gather() ? 2.0 * rp.layer * st.layers : 0.0;
   r.buffers = Bytes(ms.gathered + std::max(0.0, live_buffers) + fp8_weights);
   r.allocated = r.params + r.grads + r.optimizer + r.activations + r.buffers;
   r.reserved = r.allocated * (1 + opt.fragmentation);

@@ -25,14 +25,7 @@
 //    residual stream come out in fp32 (type promotion), so elementwise tensors are 4-byte,
 //    the QKV and FC1 inputs and the attention probabilities are cast down (r 4 B, w 2 B),
 //    and every weight is cast once per forward (6 B/param).
-//  - FP8 linears (Transformer Engine, Megatron only): the four linears' forward, data- and
-//    weight-gradient GEMMs take FP8 operands (1 B, the FP8 tensor peak); the attention
-//    core, the logits GEMM and everything elementwise stay 16-bit. Each linear casts its
-//    inputs: the norm emits QKV's and FC1's input in FP8 itself (1 B written instead of
-//    e) and a transpose writes the copy the weight gradient reads (r 1, w 1); the
-//    projection's and FC2's inputs and every output gradient are cast and transposed in
-//    one kernel (r e, w 1 + 1). Weights are cast and transposed (r e, w 2 per parameter)
-//    once per step.
+//  - FP8 linears: GEMMs at the FP8 rate, plus the casts of fp8.h.
 #include "estimator/time/operators.h"
 
 #include <algorithm>
@@ -41,6 +34,7 @@
 #include <vector>
 
 #include "estimator/params.h"
+#include "estimator/time/fp8.h"
 #include "estimator/time/gemm.h"
 
 namespace dsplan {
@@ -340,23 +334,7 @@ void layer_gemms(Acc& a, const Dims& d, bool backward, std::array<Seconds, 4>* w
     a.gemm_wgrad(s.m, s.n, s.k);
     if (wgrad) (*wgrad)[s.role] += a.t - before;
   }
-}
-
-// The casts of FP8 linears (header comment): forward inputs, backward output gradients.
-Elementwise fp8_casts(const Dims& d) {
-  Elementwise w;
-  if (!d.fp8) return w;
-  const double e = d.e;
-  // QKV and FC1: the norm writes FP8 (saving e - 1 B on its Ts x h output), a transpose
-  // of the gathered T x h input. Projection and FC2: cast + transpose of their inputs.
-  w.bytes =
-      2.0 * (d.T * d.h * 2.0 - d.Ts * d.h * (e - 1.0)) + (d.T * d.hq / d.t + d.T * d.f / d.t) * (e + 2.0);
-  w.kernels = 4;
-  for (const LinearShape& s : layer_gemm_shapes(d)) {
-    w.bwd_bytes += d.T * s.n * (e + 2.0);  // the output gradient, cast + transpose
-    w.bwd_kernels += 1;
-  }
-  return w;
+  a.gemm_p = a.p;  // the attention GEMMs after it stay 16-bit
 }
 
 double layer_weight_params(const ModelSpec& m) {
@@ -372,12 +350,15 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   Acc fwd{gpu, eff, k.precision, {}, {}, 0, memo};
   layer_gemms(fwd, d, false);
   fwd.mem(w.bytes, w.kernels);
-  const Elementwise casts = fp8_casts(d);
+  double out_cols = 0;  // the linears' output widths on this rank
+  for (const LinearShape& g : layer_gemm_shapes(d)) out_cols += g.n;
+  const Fp8Casts casts = fp8_casts(d.T, d.Ts, d.h, d.e, d.hq / d.t, d.f / d.t, out_cols, d.linears.total());
   if (d.fp8) {
-    fwd.mem(casts.bytes, casts.kernels);
-    Acc wc{gpu, eff, k.precision, {}, {}, 0, memo};
-    wc.mem(layer_weight_params(m) / d.t * (d.e + 2.0), d.linears.total());
-    o.fp8_weight_cast = wc.t;
+    fwd.mem(casts.fwd_bytes, casts.fwd_kernels);
+    Acc wc{gpu, eff, k.precision, {}, {}, 0, memo}, wt = wc;
+    wc.mem(layer_weight_params(m) / d.t * fp8_weight_bytes_per_param(d.e, false), d.linears.total());
+    wt.mem(layer_weight_params(m) / d.t * fp8_weight_bytes_per_param(d.e, true), d.linears.total());
+    o.fp8_weight_cast = wc.t, o.fp8_weight_transpose = wt.t;
   }
   // Autocast casts each weight and bias tensor to 16 bits once per forward (one kernel
   // each), and its backward casts each 16-bit gradient back to the fp32 parameter's
@@ -390,11 +371,8 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   bwd.mem(w.bwd_bytes, w.bwd_kernels);
   if (d.fp8) bwd.mem(casts.bwd_bytes, casts.bwd_kernels);
   if (d.autocast) bwd.mem(layer_weight_params(m) / d.t * 6.0, cast_tensors);
-  if (m.linear_bias) {  // each bias gradient: a reduction over the tokens of the output gradient
-    double out_cols = 0;
-    for (const LinearShape& g : layer_gemm_shapes(d)) out_cols += g.n;
-    bwd.mem(d.T * out_cols * d.e, d.linears.total());
-  }
+  // each bias gradient: a reduction over the tokens of the output gradient
+  if (m.linear_bias) bwd.mem(d.T * out_cols * d.e, d.linears.total());
   attention_core_bwd(bwd, d);
   o.attn_core_fwd = core.t;
   o.fwd = fwd.t + core.t;

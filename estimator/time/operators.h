@@ -42,9 +42,10 @@ struct OpCosts {
   // Weight-gradient GEMMs of the column-parallel QKV and FC1 linears: what Megatron's
   // asynchronous TP backward runs while their input-gradient collective is in flight.
   Seconds wgrad_qkv, wgrad_fc1;
-  // FP8 linears: casting one layer's weights to FP8 (and transposing them), once per step
-  // (the other micro-batches reuse the cast); zero otherwise.
-  Seconds fp8_weight_cast;
+  // FP8 linears: casting one layer's weights to FP8 and transposing them, once per step
+  // (the other micro-batches reuse the cast); with FP8 parameter gather the weights arrive
+  // in FP8 and only the transpose runs. Zero without FP8.
+  Seconds fp8_weight_cast, fp8_weight_transpose;
   // Outside the layers.
   Seconds embed_fwd, embed_bwd;
   Seconds head_fwd, head_bwd;

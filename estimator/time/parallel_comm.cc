@@ -133,11 +133,16 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
     const int n = std::max(1, stage_tensors(m, sp, cfg));
     o.param_allgather = c.time(Collective::broadcast, Bytes(sp.max_stage() * 4.0 / n), pl.dp) * double(n);
   } else if (cfg.megatron_overlap() && cfg.zero_stage >= 1) {
-    const double first = std::min(sp.max_stage(), megatron_bucket_elems(cfg.dp)) * e;
+    // FP8 parameter gather: the layers' weights travel as 1-byte FP8.
+    const double pe =
+        cfg.fp8_param_gather() ? (L * sp.layer + sp.nonlayer() * e) / std::max(1.0, sp.max_stage()) : e;
+    const double first = std::min(sp.max_stage(), megatron_bucket_elems(cfg.dp)) * pe;
     o.param_allgather = c.time(Collective::all_gather, Bytes(first), pl.dp);
   } else if (cfg.zero_stage == 1 || cfg.zero_stage == 2 || cfg.deepspeed_bf16_optimizer()) {
-    o.param_allgather = bucketed(c, Collective::all_gather, sp.max_stage() * e,
-                                 cfg.zero.allgather_bucket_elems * e, pl.dp);
+    const double pe =
+        cfg.fp8_param_gather() ? (L * sp.layer + sp.nonlayer() * e) / std::max(1.0, sp.max_stage()) : e;
+    o.param_allgather =
+        bucketed(c, Collective::all_gather, sp.max_stage() * pe, cfg.zero.allgather_bucket_elems * e, pl.dp);
   }
 }
 

@@ -24,6 +24,7 @@ struct CommKey {
   bool fsdp_reduce_fp32 = false;
   int fsdp_version = 1;
   bool overflow_step = false;
+  bool fp8 = false;  // FP8 parameter gather (TrainConfig::fp8_param_gather)
   Precision precision = Precision::bf16;
   Framework framework = Framework::deepspeed;
   Optimizer optimizer = Optimizer::adam;

@@ -49,6 +49,7 @@ CommKey comm_key(const TrainConfig& c) {
   k.fsdp_reduce_fp32 = c.fsdp_reduce_fp32;
   k.fsdp_version = c.fsdp_version;
   k.overflow_step = c.overflow_step;
+  k.fp8 = c.fp8;
   k.precision = c.precision;
   k.framework = c.framework;
   k.optimizer = c.optimizer;
@@ -88,15 +89,14 @@ std::uint64_t hash_of(const OpKey& k) {
 
 std::uint64_t hash_of(const CommKey& k) {
   std::uint64_t h = 1099511628211ULL;
-  for (std::uint64_t v : {std::uint64_t(k.tp), std::uint64_t(k.pp), std::uint64_t(k.dp),
-                          std::uint64_t(k.micro_batch), std::uint64_t(k.seq_len),
-                          std::uint64_t(k.zero_stage), std::uint64_t(k.overlap_comm + 1),
-                          std::uint64_t(k.fused_optimizer + 1),
-                          std::uint64_t(k.precision), std::uint64_t(k.framework),
-                          std::uint64_t(k.optimizer), std::uint64_t(k.offload),
-                          std::uint64_t(k.sequence_parallel), std::uint64_t(k.megatron_fp32_grads),
-                          std::uint64_t(k.fsdp_hybrid), std::uint64_t(k.fsdp_reduce_fp32) + 2,
-                          std::uint64_t(k.fsdp_version), std::uint64_t(k.overflow_step) + 4})
+  for (std::uint64_t v :
+       {std::uint64_t(k.tp), std::uint64_t(k.pp), std::uint64_t(k.dp), std::uint64_t(k.micro_batch),
+        std::uint64_t(k.seq_len), std::uint64_t(k.zero_stage), std::uint64_t(k.overlap_comm + 1),
+        std::uint64_t(k.fused_optimizer + 1), std::uint64_t(k.precision), std::uint64_t(k.framework),
+        std::uint64_t(k.optimizer), std::uint64_t(k.offload), std::uint64_t(k.sequence_parallel),
+        std::uint64_t(k.megatron_fp32_grads), std::uint64_t(k.fsdp_hybrid),
+        std::uint64_t(k.fsdp_reduce_fp32) + 2, std::uint64_t(k.fsdp_version),
+        std::uint64_t(k.overflow_step) + 4, std::uint64_t(k.fp8) + 8})
     h = hash_mix(h, v);
   for (double d : {k.reduce_bucket, k.allgather_bucket, k.prefetch_bucket}) {
     std::uint64_t bits;
@@ -189,7 +189,8 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.layers_per_rank = ce.layers_per_rank;
   c.layer.fwd = op.fwd + pc.layer_fwd_extra + pc.layer_zero3_overhead;
   // FP8 weight casts run on a step's first micro-batch: spread as the per-step passes are.
-  c.layer.fwd += op.fp8_weight_cast * (1.0 / std::max(1, cfg.grad_accum));
+  const Seconds fp8_weights = cfg.fp8_param_gather() ? op.fp8_weight_transpose : op.fp8_weight_cast;
+  c.layer.fwd += fp8_weights * (1.0 / std::max(1, cfg.grad_accum));
   // Accumulation runs on micro-batches 2..m and the per-step passes (DDP's bucket copies,
   // DeepSpeed's reduction) once per step: spread over the m micro-batches so that the step
   // pays (m - 1) and 1 of them.

@@ -237,6 +237,27 @@ TEST(MegatronArgs, OverlapFlags) {
   EXPECT_FALSE(has(megatron_args(c, small_gpt()), "--overlap-grad-reduce"));
 }
 
+// FP8 linears: TE's hybrid delayed-scaling flags after --bf16, and FP8 parameter gather with
+// the distributed optimizer only (zero_stage >= 1), as dsplan prices it; the name says fp8.
+TEST(MegatronArgs, Fp8Flags) {
+  TrainConfig c = config(1, 2, 1, 2);
+  c.framework = Framework::megatron;
+  c.fp8 = true;
+  auto a = megatron_args(c, small_gpt());
+  const auto at = [&](const std::string& f) { return std::find(a.begin(), a.end(), f) - a.begin(); };
+  ASSERT_LT(at("--fp8-format") + 1, static_cast<long>(a.size()));
+  EXPECT_EQ(a[at("--fp8-format") + 1], "hybrid");
+  EXPECT_LT(at("--bf16"), at("--fp8-format"));
+  EXPECT_LT(at("--fp8-param-gather"), static_cast<long>(a.size()));
+  EXPECT_TRUE(c.fp8_param_gather());
+  EXPECT_EQ(experiment_name(c), "z1_tp1_pp1_gas1_tmbspg2_fp8_megatron");
+  c.zero_stage = 0;
+  a = megatron_args(c, small_gpt());
+  EXPECT_FALSE(c.fp8_param_gather());
+  EXPECT_EQ(at("--fp8-param-gather"), static_cast<long>(a.size()));
+  EXPECT_LT(at("--fp8-format"), static_cast<long>(a.size()));
+}
+
 // A pinned attention kernel becomes Megatron-Core's --attention-backend: cuDNN is TE's
 // "fused" backend, FA2/FA3 its "flash" one; auto leaves the choice to Transformer Engine.
 TEST(MegatronArgs, AttentionBackend) {

@@ -204,5 +204,29 @@ TEST(Agreement, HostBoundStepAgrees) {
   EXPECT_GT(closed.compute.v, stall.v);
 }
 
+// FP8 linears (Megatron on dgx-h100 nodes, llama2-7b, ZeRO 0 and 1, gas 1 and 8): with
+// nothing overlapped and no pipeline the tiers agree as for bf16 (the FP8 weight cast is
+// a per-step pass both spread over the micro-batches), and FP8 is faster than bf16.
+TEST(Agreement, Fp8LinearsAgree) {
+  const auto m = model_preset("llama2-7b");
+  const auto node = system_preset("dgx-h100");
+  ASSERT_TRUE(m.ok() && node.ok());
+  Cluster cl;
+  cl.node = node.value();
+  cl.num_gpus = 16;
+  const StepTimeModel t(m.value(), cl, default_efficiency(cl.node.gpu));
+  for (int zero : {0, 1})
+    for (int gas : {1, 8}) {
+      TrainConfig cfg = config(2, 1, 1, gas, zero);
+      cfg.framework = Framework::megatron;
+      cfg.dp = 8;
+      cfg.fp8 = true;
+      const Row r = compare(t, "llama2-7b", cfg);
+      EXPECT_NEAR(r.ratio(), 1.0, kExact) << describe(r);
+      cfg.fp8 = false;
+      EXPECT_LT(r.closed_ms, in_ms(t.estimate(cfg).step)) << describe(r);
+    }
+}
+
 }  // namespace
 }  // namespace dsplan

@@ -3,6 +3,7 @@
 // and where FP8 is not available. Hand-derived numbers below.
 #include <gtest/gtest.h>
 
+#include "estimator/memory.h"
 #include "estimator/memory/activations.h"
 #include "estimator/search/space.h"
 #include "estimator/time/efficiency_defaults.h"
@@ -77,15 +78,19 @@ TEST(Fp8, WeightCastOncePerStepAndAttentionStaysBf16) {
 // B per element): T x (3h + h + 4h + h) x 4 B = 2048 x 36864 x 4 = 301,989,888 B / 3.84e12
 // = 78.64 us + 4 x 3 us = 90.64 us. The weight-gradient GEMM of QKV (M = h, N = 3h, K = T)
 // is priced at FP8, so the backward minus its FP8 GEMMs and casts is the bf16 backward
-// minus its bf16 GEMMs: checked through the QKV wgrad, which is the FP8 GEMM's time.
-TEST(Fp8, BackwardCastsAndFp8WeightGradients) {
+// minus its bf16 GEMMs: checked through the QKV wgrad, which is the FP8 GEMM's time. Without
+// FlashAttention the attention GEMMs after the linears' in the backward stay bf16.
+class Fp8Backward : public ::testing::TestWithParam<bool> {};
+TEST_P(Fp8Backward, CastsAndFp8WeightGradients) {
   const ModelSpec m = test::gpt("gpt-4096", 32, 4096, 32, 2048, 50257, 128);
   const GpuSpec gpu = test::h200();
   const Efficiency eff = default_efficiency(gpu);
-  const OpCosts f8 = operator_costs(m, gpu, eff, megatron_key(true));
+  OpKey k8 = megatron_key(true), kb = megatron_key(false);
+  k8.flash = kb.flash = GetParam();
+  const OpCosts f8 = operator_costs(m, gpu, eff, k8);
   const Seconds wgrad = gemm_time({4096, 3 * 4096, 2048, 1}, Precision::fp8, gpu, eff);
   EXPECT_DOUBLE_EQ(in_us(f8.wgrad_qkv), in_us(wgrad));
-  const OpCosts bf = operator_costs(m, gpu, eff, megatron_key(false));
+  const OpCosts bf = operator_costs(m, gpu, eff, kb);
   const Seconds wgrad_bf = gemm_time({4096, 3 * 4096, 2048, 1}, Precision::bf16, gpu, eff);
   EXPECT_DOUBLE_EQ(in_us(bf.wgrad_qkv), in_us(wgrad_bf));
   // Every backward GEMM of the layer, FP8 minus bf16, plus the casts, is the difference.
@@ -98,6 +103,7 @@ TEST(Fp8, BackwardCastsAndFp8WeightGradients) {
   }
   EXPECT_NEAR(in_us(f8.bwd) - in_us(bf.bwd), gemms * 1e6 + 90.64, 0.01);
 }
+INSTANTIATE_TEST_SUITE_P(Flash, Fp8Backward, ::testing::Bool());
 
 // Saved linear inputs in FP8 (Korthikanti's GPT-3 layer, s = 2048, h = 12288, a = 96, t = 1):
 // sbh (34 + 5as/h) = 114 sbh in 16-bit. FP8 saves the QKV and FC1 inputs (2 sbh each), the
@@ -110,6 +116,28 @@ TEST(Fp8, LinearInputsSavedInOneByte) {
   EXPECT_DOUBLE_EQ(layer_activation(x).total(), 114 * sbh);
   x.fp8 = true;
   EXPECT_DOUBLE_EQ(layer_activation(x).total(), 107 * sbh);
+}
+
+// The FP8 weight cache: without the distributed optimizer TE keeps each layer weight's FP8
+// copy and its transpose beside the bf16 weight (2 B per layer parameter): 4 layers of
+// 12 h^2 + 13 h (linears with biases, two LayerNorms) = 201,379,840 x 4 x 2 B =
+// 1,611,038,720 B more buffers. With ZeRO-1 (the distributed optimizer) the FP8 weights and
+// their transposes replace the bf16 weights (FP8 parameter gather): nothing extra.
+TEST(Fp8, WeightCacheUnlessParametersGatherInFp8) {
+  const ModelSpec m = test::gpt("gpt-4096", 4, 4096, 32, 2048, 50257, 128);
+  const MemoryModel mm(m, test::cluster(test::dgx_h200(true), 8));
+  TrainConfig cfg;
+  cfg.framework = Framework::megatron;
+  cfg.dp = 8;
+  cfg.seq_len = 2048;
+  cfg.flash_attention = true;
+  const double bf16 = mm.estimate(cfg).buffers.v;
+  cfg.fp8 = true;
+  EXPECT_DOUBLE_EQ(mm.estimate(cfg).buffers.v - bf16, 1611038720.0);
+  cfg.zero_stage = 1;
+  const double fp8_z1 = mm.estimate(cfg).buffers.v;
+  cfg.fp8 = false;
+  EXPECT_DOUBLE_EQ(fp8_z1, mm.estimate(cfg).buffers.v);
 }
 
 // FP8 needs FP8 tensor cores and Megatron (Transformer Engine): a result with reasons.

@@ -1,0 +1,42 @@
+// What FP8 linears add to a layer (Transformer Engine as Megatron and NeMo run it; Megatron
+// only; docs/model.md §4.1 "FP8 linears"). The four linears' forward, data- and
+// weight-gradient GEMMs take FP8 operands (1 B, the FP8 tensor peak; operators.cc); the
+// attention core, the logits GEMM and everything elementwise stay 16-bit. Hopper's FP8 MMA
+// reads K-major operands only, so each FP8 operand of a weight gradient needs a transposed
+// copy. Per micro-batch:
+//  - QKV and FC1 inputs: the fused norm writes its output in FP8 (1 B instead of e on its
+//    Ts x h elements) and a transpose writes the copy the weight gradient reads (r 1, w 1
+//    over the gathered T x h);
+//  - projection and FC2 inputs, and in backward every linear's output gradient: one
+//    cast-transpose kernel (r e, w 1 + 1).
+// Per step: the weights are cast and transposed (r e, w 2 per layer parameter), or, with
+// FP8 parameter gather, arrive in FP8 and are only transposed (r 1, w 1).
+#pragma once
+
+namespace dsplan {
+
+struct Fp8Casts {
+  double fwd_bytes = 0, bwd_bytes = 0;
+  int fwd_kernels = 0, bwd_kernels = 0;
+};
+
+// T tokens of the micro-batch, Ts of them on this rank's norm output (sequence parallel),
+// h hidden, e bytes per 16-bit element; proj_in and fc2_in: the projection's and FC2's
+// input widths on this rank; outputs: the sum of the linears' output widths on this rank,
+// `linears` of them.
+inline Fp8Casts fp8_casts(double T, double Ts, double h, double e, double proj_in, double fc2_in,
+                          double outputs, int linears) {
+  Fp8Casts c;
+  c.fwd_bytes = 2.0 * (T * h * 2.0 - Ts * h * (e - 1.0)) + T * (proj_in + fc2_in) * (e + 2.0);
+  c.fwd_kernels = 4;
+  c.bwd_bytes = T * outputs * (e + 2.0);
+  c.bwd_kernels = linears;
+  return c;
+}
+
+// Bytes per layer parameter of the once-per-step weight work.
+inline double fp8_weight_bytes_per_param(double e, bool fp8_param_gather) {
+  return fp8_param_gather ? 2.0 : e + 2.0;
+}
+
+}  // namespace dsplan
