@@ -260,6 +260,9 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "logits), fused (one kernel over the 16-bit logits writing their gradient in place: "
                   "flash-attn's CrossEntropyLoss(inplace_backward=True), Apex xentropy, Liger-Kernel) or "
                   "jit-fused (megatron only: Megatron-Core's --cross-entropy-loss-fusion, NeMo's default)");
+  sub->add_option("--fp8-recipe", o.fp8_recipe,
+                  "FP8 scaling with --precision fp8: delayed (default; Transformer Engine's amax history) or "
+                  "tensorwise (per-tensor current scaling: an amax pass before every cast)");
   sub->add_option("--grad-reduce-in-fp32", o.grad_reduce_in_fp32,
                   "Gradient reduction in fp32 or 16 bits (default, on, off). Megatron: fp32 gradient buffer and "
                   "data-parallel reduction (default on, Megatron-LM's bf16 rule; off: Megatron-Core "
@@ -383,15 +386,24 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
       else if (s.run.framework != Framework::megatron)
         errs.push_back(flag_error("precision", "fp8 is modelled for Megatron with Transformer Engine only",
                                   "add --framework megatron, or use bf16"));
+      s.run.fp8_recipe = parse_one<Fp8Recipe>("fp8-recipe", o.fp8_recipe.empty() ? "delayed" : o.fp8_recipe,
+                                              fp8_recipe_names(), Fp8Recipe::delayed, errs);
       plan.assumptions.push_back(
-          "fp8: Transformer Engine's delayed-scaling hybrid recipe on the transformer "
-          "layers' linears (E4M3 forward, E5M2 gradients); attention, logits and the "
-          "rest in bf16; weights cast once per step");
+          std::string(
+              "fp8: Transformer Engine's hybrid recipe (E4M3 forward, E5M2 gradients) on the transformer "
+              "layers' linears, ") +
+          (s.run.fp8_recipe == Fp8Recipe::tensorwise ? "per-tensor current scaling" : "delayed scaling") +
+          "; attention, logits and the rest in bf16; FP8 weights gathered in FP8 with the distributed "
+          "optimizer, "
+          "else cast once per step");
     }
     if (s.run.precision == Precision::bf16 && !(gpu.bf16_tc_flop_per_clk_sm > 0))
       errs.push_back(
           flag_error("precision", gpu.name + " has no bf16 tensor cores", "fp16 or fp32 on this GPU"));
   }
+  if (!s.run.fp8 && !o.fp8_recipe.empty())
+    errs.push_back(
+        flag_error("fp8-recipe", "applies to --precision fp8 only", "leave it out, or add --precision fp8"));
   s.run.seq_len = o.seq > 0 ? o.seq : req.model.max_positions;
   if (o.seq <= 0) plan.assumptions.push_back("sequence length " + std::to_string(s.run.seq_len) + " (model maximum)");
   if (o.seq < 0 || s.run.seq_len < 1)

@@ -179,6 +179,7 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   if (c.fp8)
     a.insert(a.end(),
              {"--fp8-format", "hybrid", "--fp8-amax-history-len", "1024", "--fp8-amax-compute-algo", "max"});
+  if (c.fp8 && c.fp8_recipe == Fp8Recipe::tensorwise) a.insert(a.end(), {"--fp8-recipe", "tensorwise"});
   if (c.fp8_param_gather()) a.push_back("--fp8-param-gather");
   if (c.framework == Framework::deepspeed) a.insert(a.end(), {"--zero-stage", str(c.zero_stage)});
   if (c.framework == Framework::megatron && c.zero_stage >= 1) a.push_back("--use-distributed-optimizer");

@@ -38,6 +38,10 @@ enum class AttentionKernel : std::uint8_t { auto_, fa2, cudnn, fa3, triton };
 // passes fused three ways (cast + max, subtract + exp + sum, divide) and one in backward;
 // Megatron only (validate sets it for NeMo rows).
 enum class CrossEntropy : std::uint8_t { eager, fused, jit_fused };
+// How FP8 linears scale their tensors (Megatron's --fp8-recipe; docs/model.md §4.1): delayed
+// (scales from an amax history, the amax taken inside the cast) or tensorwise (per-tensor
+// current scaling: each cast first reads its tensor for the amax; Megatron-Bridge's H100 default).
+enum class Fp8Recipe : std::uint8_t { delayed, tensorwise };
 
 // DeepSpeed ZeRO knobs (deepspeed/runtime/zero/config.py defaults), in elements.
 struct ZeroKnobs {
@@ -129,6 +133,7 @@ struct TrainConfig {
   // on FP8 tensor cores, everything else at `precision` (bf16 or fp16). Megatron only;
   // needs FP8 tensor cores (Hopper). docs/model.md §4.1, "FP8 linears".
   bool fp8 = false;
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
 
   std::int64_t global_batch() const {
     return static_cast<std::int64_t>(micro_batch) * grad_accum * dp;

@@ -419,7 +419,7 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   SearchSpace& s = req.space;
   s.run.seq_len = static_cast<int>(num(m, "seq_len", 0));
   if (s.run.seq_len <= 0) return Diagnostic{"", "/model/seq_len", "row has no sequence length", ""};
-  rows::precision(str(p, "precision"), s.run, notes);
+  rows::precision(str(p, "precision"), str(p, "other"), s.run, notes);
   s.run.framework = row_framework(row, notes);
   const bool hf_trainer = has(str(row, "source"), "huggingface") || has(str(row, "source"), "autotuning/hf");
   if (hf_trainer) {

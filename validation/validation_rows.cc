@@ -180,15 +180,19 @@ void rows::block_details(const Json& model, ModelSpec& spec, std::vector<std::st
   if (spec.norm == NormKind::rmsnorm && spec.gated_mlp) spec.activation = Activation::silu;
 }
 
-void rows::precision(const std::string& text, TrainConfig& run, std::vector<std::string>& notes) {
+void rows::precision(const std::string& text, const std::string& other, TrainConfig& run,
+                     std::vector<std::string>& notes) {
   run.fp8 = has(text, "fp8");
+  const bool current = has(other, "current scaling") || has(other, "tensorwise");
+  if (run.fp8 && current) run.fp8_recipe = Fp8Recipe::tensorwise;
   run.precision = has(text, "bf16") || run.fp8 ? Precision::bf16
                   : has(text, "fp16")          ? Precision::fp16
                                                : Precision::fp32;
   if (run.fp8)
-    notes.push_back(
-        "fp8: bf16 with Transformer Engine FP8 linears (delayed scaling; FP8 weights and parameter gather "
-        "with the distributed optimizer, else weights cast once per step)");
+    notes.push_back(std::string("fp8: bf16 with Transformer Engine FP8 linears (") +
+                    (current ? "per-tensor current scaling" : "delayed scaling") +
+                    "; FP8 weights and parameter gather with the distributed optimizer, else weights cast "
+                    "once per step)");
 }
 
 }  // namespace dsplan::validation

@@ -94,8 +94,10 @@ void projection_layout(const Json& row, ModelSpec& spec, std::vector<std::string
 // Megatron GPT's LayerNorm, left as it is.
 void block_details(const Json& model, ModelSpec& spec, std::vector<std::string>& notes);
 // A row's precision ("bf16", "fp16 mixed", "fp32"; "fp8": bf16 with Transformer Engine FP8
-// linears, which sets run.fp8 and appends a note).
-void precision(const std::string& text, TrainConfig& run, std::vector<std::string>& notes);
+// linears, which sets run.fp8 and appends a note, with per-tensor current scaling where the
+// row's parallel.other names "current scaling" or "tensorwise").
+void precision(const std::string& text, const std::string& other, TrainConfig& run,
+               std::vector<std::string>& notes);
 }  // namespace rows
 
 void add_orderings(const Json& rows, ValidationSet& set);

@@ -11,6 +11,10 @@
 //    cast-transpose kernel (r e, w 1 + 1).
 // Per step: the weights are cast and transposed (r e, w 2 per layer parameter), or, with
 // FP8 parameter gather, arrive in FP8 and are only transposed (r 1, w 1).
+// Per-tensor current scaling (Fp8Recipe::tensorwise) needs a tensor's amax before its cast:
+// the norm writes its output in 16 bits, and every activation, gradient and weight cast is
+// preceded by an amax pass (r e, one more kernel): each cast of T x n elements moves
+// 2e + 2 bytes per element instead of e + 2 (the norm-fed ones 2e + 2 instead of 3 - e).
 #pragma once
 
 namespace dsplan {
@@ -25,18 +29,20 @@ struct Fp8Casts {
 // input widths on this rank; outputs: the sum of the linears' output widths on this rank,
 // `linears` of them.
 inline Fp8Casts fp8_casts(double T, double Ts, double h, double e, double proj_in, double fc2_in,
-                          double outputs, int linears) {
+                          double outputs, int linears, bool current) {
   Fp8Casts c;
-  c.fwd_bytes = 2.0 * (T * h * 2.0 - Ts * h * (e - 1.0)) + T * (proj_in + fc2_in) * (e + 2.0);
-  c.fwd_kernels = 4;
-  c.bwd_bytes = T * outputs * (e + 2.0);
-  c.bwd_kernels = linears;
+  const double cast = current ? 2.0 * e + 2.0 : e + 2.0;  // bytes per element of one cast
+  c.fwd_bytes = (current ? 2.0 * T * h * cast : 2.0 * (T * h * 2.0 - Ts * h * (e - 1.0))) +
+                T * (proj_in + fc2_in) * cast;
+  c.fwd_kernels = current ? 8 : 4;
+  c.bwd_bytes = T * outputs * cast;
+  c.bwd_kernels = current ? 2 * linears : linears;
   return c;
 }
 
 // Bytes per layer parameter of the once-per-step weight work.
-inline double fp8_weight_bytes_per_param(double e, bool fp8_param_gather) {
-  return fp8_param_gather ? 2.0 : e + 2.0;
+inline double fp8_weight_bytes_per_param(double e, bool fp8_param_gather, bool current) {
+  return fp8_param_gather ? 2.0 : current ? 2.0 * e + 2.0 : e + 2.0;
 }
 
 }  // namespace dsplan

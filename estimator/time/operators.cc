@@ -352,12 +352,16 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   fwd.mem(w.bytes, w.kernels);
   double out_cols = 0;  // the linears' output widths on this rank
   for (const LinearShape& g : layer_gemm_shapes(d)) out_cols += g.n;
-  const Fp8Casts casts = fp8_casts(d.T, d.Ts, d.h, d.e, d.hq / d.t, d.f / d.t, out_cols, d.linears.total());
+  const bool current = k.fp8_recipe == Fp8Recipe::tensorwise;
+  const Fp8Casts casts =
+      fp8_casts(d.T, d.Ts, d.h, d.e, d.hq / d.t, d.f / d.t, out_cols, d.linears.total(), current);
   if (d.fp8) {
     fwd.mem(casts.fwd_bytes, casts.fwd_kernels);
     Acc wc{gpu, eff, k.precision, {}, {}, 0, memo}, wt = wc;
-    wc.mem(layer_weight_params(m) / d.t * fp8_weight_bytes_per_param(d.e, false), d.linears.total());
-    wt.mem(layer_weight_params(m) / d.t * fp8_weight_bytes_per_param(d.e, true), d.linears.total());
+    const int amax = current ? 2 : 1;  // current scaling: an amax kernel before each cast
+    wc.mem(layer_weight_params(m) / d.t * fp8_weight_bytes_per_param(d.e, false, current),
+           amax * d.linears.total());
+    wt.mem(layer_weight_params(m) / d.t * fp8_weight_bytes_per_param(d.e, true, current), d.linears.total());
     o.fp8_weight_cast = wc.t, o.fp8_weight_transpose = wt.t;
   }
   // Autocast casts each weight and bias tensor to 16 bits once per forward (one kernel

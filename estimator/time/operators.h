@@ -29,6 +29,7 @@ struct OpKey {
   AttentionKernel attention = AttentionKernel::auto_;
   CrossEntropy cross_entropy = CrossEntropy::eager;
   bool fp8 = false;  // FP8 linears (TrainConfig::fp8)
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   bool operator==(const OpKey&) const = default;
 };
 

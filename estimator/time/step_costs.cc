@@ -31,6 +31,7 @@ OpKey op_key(const TrainConfig& c) {
   const bool foreign_jit = c.cross_entropy == CrossEntropy::jit_fused && c.framework != Framework::megatron;
   k.cross_entropy = foreign_jit ? CrossEntropy::eager : c.cross_entropy;
   k.fp8 = c.fp8;
+  k.fp8_recipe = c.fp8 ? c.fp8_recipe : Fp8Recipe::delayed;
   return k;
 }
 
@@ -62,7 +63,7 @@ CommKey comm_key(const TrainConfig& c) {
 }
 
 // The operator key packed into one word (tp 11 bits, micro-batch 17, sequence 21, then the
-// flags and enums; 63 bits): distinct keys within those ranges get distinct hashes, so they can only
+// flags and enums; 64 bits): distinct keys within those ranges get distinct hashes, so they can only
 // meet in a slot, not in the hash. (Mixed field by field, 8 of the 392 keys of a gpt-2.7b
 // search shared a hash and evicted each other up to 12 times.) Keys beyond the ranges
 // still compare whole.
@@ -84,6 +85,7 @@ std::uint64_t hash_of(const OpKey& k) {
   put(std::uint64_t(k.attention), 3);
   put(std::uint64_t(k.cross_entropy), 2);
   put(std::uint64_t(k.fp8), 1);
+  put(std::uint64_t(k.fp8_recipe), 1);
   return h;
 }
 

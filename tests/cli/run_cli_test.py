@@ -86,9 +86,11 @@ def contract_check(check, doc):
     if check == "fp8_linears":
         # --precision fp8 reaches every config (written back as "fp8", which a plan reads as
         # bf16 + FP8 linears) and is stated once in the assumptions.
-        bad = [i for i, c in enumerate(configs) if c.get("precision") != "fp8"]
+        bad = [i for i, c in enumerate(configs)
+               if c.get("precision") != "fp8" or c.get("fp8_recipe") not in ("delayed", "tensorwise")]
         notes = [a for a in doc.get("assumptions", []) if a.startswith("fp8: Transformer Engine")]
-        return ["config %d has precision %r" % (i, configs[i].get("precision")) for i in bad] + \
+        return ["config %d has precision %r, fp8_recipe %r" % (i, configs[i].get("precision"),
+                                                               configs[i].get("fp8_recipe")) for i in bad] + \
             ([] if len(notes) == 1 else ["want one fp8 assumption, got %d" % len(notes)])
     if check == "host_bound_note":
         # The best config's step is set by the host (the profile's 33.6 us per kernel), and

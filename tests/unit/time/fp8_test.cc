@@ -105,6 +105,27 @@ TEST_P(Fp8Backward, CastsAndFp8WeightGradients) {
 }
 INSTANTIATE_TEST_SUITE_P(Flash, Fp8Backward, ::testing::Bool());
 
+// Per-tensor current scaling reads every tensor for its amax before the cast (r e, one more
+// kernel each). Same layer (T = 2048, h = 4096, e = 2, TP 1, no SP; Th = 8,388,608):
+//   forward, delayed: 2 x (T h x 2 - T h x 1) + T x 5h x 4 = 22 Th; current: 2 x T h x 6
+//   + T x 5h x 6 = 42 Th. 20 Th = 167,772,160 B / 3.84e12 = 43.69 us + 4 kernels x 3 us
+//   = 55.69 us more.
+//   backward: T x 9h x (6 - 4) = 18 Th = 150,994,944 B: 39.32 us + 4 x 3 us = 51.32 us more.
+//   weights once per step: (6 - 4) x 201,363,456 = 402,726,912 B: 104.88 us + 4 x 3 us
+//   = 116.88 us more.
+TEST(Fp8, CurrentScalingAddsAnAmaxPassPerCast) {
+  const ModelSpec m = test::gpt("gpt-4096", 32, 4096, 32, 2048, 50257, 128);
+  const GpuSpec gpu = test::h200();
+  const Efficiency eff = default_efficiency(gpu);
+  OpKey k = megatron_key(true);
+  const OpCosts delayed = operator_costs(m, gpu, eff, k);
+  k.fp8_recipe = Fp8Recipe::tensorwise;
+  const OpCosts current = operator_costs(m, gpu, eff, k);
+  EXPECT_NEAR(in_us(current.fwd) - in_us(delayed.fwd), 55.69, 0.01);
+  EXPECT_NEAR(in_us(current.bwd) - in_us(delayed.bwd), 51.32, 0.01);
+  EXPECT_NEAR(in_us(current.fp8_weight_cast) - in_us(delayed.fp8_weight_cast), 116.88, 0.01);
+}
+
 // Saved linear inputs in FP8 (Korthikanti's GPT-3 layer, s = 2048, h = 12288, a = 96, t = 1):
 // sbh (34 + 5as/h) = 114 sbh in 16-bit. FP8 saves the QKV and FC1 inputs (2 sbh each), the
 // projection input (2 sbh) and the FC2 input (8 sbh) at half the bytes: 34 - 7 = 27, so
