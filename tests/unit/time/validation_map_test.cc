@@ -230,5 +230,27 @@ TEST(ValidationMap, PositionSchemeNamed) {
   EXPECT_EQ(request_of(row).model.position, PositionKind::rotary);
 }
 
+// FP8 rows: "fp8" in the precision is bf16 with FP8 linears, with per-tensor current scaling
+// where parallel.other names it. NVTE_FUSED_ATTN=0 in a row's text is Transformer Engine
+// told not to use cuDNN's attention: FlashAttention-2's rate, not the Hopper auto choice.
+TEST(ValidationMap, Fp8AndTransformerEngineAttentionNamed) {
+  json row = ds_row(1, "distributed optimizer");
+  row["source"] = "NVIDIA/dgxc-benchmarking: NeMo (Megatron-Core)";
+  row["parallel"]["precision"] = "fp8";
+  const TrainConfig delayed = request_of(row).space.run;
+  EXPECT_TRUE(delayed.fp8);
+  EXPECT_EQ(delayed.precision, Precision::bf16);
+  EXPECT_EQ(delayed.fp8_recipe, Fp8Recipe::delayed);
+  EXPECT_EQ(delayed.attention, AttentionKernel::auto_);
+  row["parallel"]["other"] = "FP8 per-tensor current scaling; NVTE_FUSED_ATTN=0";
+  const TrainConfig current = request_of(row).space.run;
+  EXPECT_EQ(current.fp8_recipe, Fp8Recipe::tensorwise);
+  EXPECT_EQ(current.attention, AttentionKernel::fa2);
+  row["parallel"]["precision"] = "bf16";  // "current scaling" means nothing without FP8
+  EXPECT_FALSE(request_of(row).space.run.fp8);
+  row["parallel"]["other"] = "cuDNN fused attention (NVTE_FUSED_ATTN=1)";
+  EXPECT_EQ(request_of(row).space.run.attention, AttentionKernel::auto_);
+}
+
 }  // namespace
 }  // namespace dsplan::test
