@@ -394,8 +394,7 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
               "layers' linears, ") +
           (s.run.fp8_recipe == Fp8Recipe::tensorwise ? "per-tensor current scaling" : "delayed scaling") +
           "; attention, logits and the rest in bf16; FP8 weights gathered in FP8 with the distributed "
-          "optimizer, "
-          "else cast once per step");
+          "optimizer, else cast once per step");
     }
     if (s.run.precision == Precision::bf16 && !(gpu.bf16_tc_flop_per_clk_sm > 0))
       errs.push_back(

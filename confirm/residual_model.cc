@@ -92,6 +92,7 @@ FeatureRow residual_features(const TrainConfig& c, const ModelSpec& m, const Pre
   const double step = p.step_s > 0 ? p.step_s : 1.0;
   const double alloc = p.allocated_gib > 0 ? p.allocated_gib : 1.0;
   auto f = [](double v) { return static_cast<float>(v); };
+  const Precision precision = c.fp8 ? Precision::fp8 : c.precision;  // fp8: bf16 + FP8 linears
   return {f(c.zero_stage),
           f(c.tp),
           f(c.pp),
@@ -104,7 +105,7 @@ FeatureRow residual_features(const TrainConfig& c, const ModelSpec& m, const Pre
           f(c.flash_attention),
           f(c.sequence_parallel),
           f(static_cast<int>(c.offload)),
-          f(static_cast<int>(c.fp8 ? Precision::fp8 : c.precision)),
+          f(static_cast<int>(precision)),
           f(m.layers),
           f(m.hidden),
           f(m.heads),

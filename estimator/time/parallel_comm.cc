@@ -125,6 +125,9 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
   o.grad_reduce_tail_replica = replica_reduce(sp.nonlayer() * g);
   o.grad_reduce_tail = bucketed(c, red, sp.nonlayer() * g, bucket, shard_group) + o.grad_reduce_tail_replica;
   if (cfg.overflow_step) return;  // an fp16 overflow step updates nothing: no parameters to gather
+  // Bytes per gathered parameter: e, or with FP8 parameter gather 1 for the layers' weights.
+  const double pe =
+      cfg.fp8_param_gather() ? (L * sp.layer + sp.nonlayer() * e) / std::max(1.0, sp.max_stage()) : e;
   if (cfg.ddp_zero_redundancy()) {
     // torch's ZeroRedundancyOptimizer on DDP: after its step every rank broadcasts the
     // parameters it owns, one broadcast per parameter (parameters_as_bucket_view False, the
@@ -133,14 +136,9 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
     const int n = std::max(1, stage_tensors(m, sp, cfg));
     o.param_allgather = c.time(Collective::broadcast, Bytes(sp.max_stage() * 4.0 / n), pl.dp) * double(n);
   } else if (cfg.megatron_overlap() && cfg.zero_stage >= 1) {
-    // FP8 parameter gather: the layers' weights travel as 1-byte FP8.
-    const double pe =
-        cfg.fp8_param_gather() ? (L * sp.layer + sp.nonlayer() * e) / std::max(1.0, sp.max_stage()) : e;
     const double first = std::min(sp.max_stage(), megatron_bucket_elems(cfg.dp)) * pe;
     o.param_allgather = c.time(Collective::all_gather, Bytes(first), pl.dp);
   } else if (cfg.zero_stage == 1 || cfg.zero_stage == 2 || cfg.deepspeed_bf16_optimizer()) {
-    const double pe =
-        cfg.fp8_param_gather() ? (L * sp.layer + sp.nonlayer() * e) / std::max(1.0, sp.max_stage()) : e;
     o.param_allgather =
         bucketed(c, Collective::all_gather, sp.max_stage() * pe, cfg.zero.allgather_bucket_elems * e, pl.dp);
   }

@@ -50,7 +50,7 @@ CommKey comm_key(const TrainConfig& c) {
   k.fsdp_reduce_fp32 = c.fsdp_reduce_fp32;
   k.fsdp_version = c.fsdp_version;
   k.overflow_step = c.overflow_step;
-  k.fp8 = c.fp8;
+  k.fp8 = c.fp8_param_gather();
   k.precision = c.precision;
   k.framework = c.framework;
   k.optimizer = c.optimizer;
