@@ -15,6 +15,7 @@
 #include "core/model_spec.h"
 #include "core/train_config.h"
 #include "core/units.h"
+#include "estimator/params.h"
 
 namespace dsplan {
 
@@ -51,6 +52,7 @@ class MemoryModel {
   ModelSpec model_;
   Cluster cluster_;
   MemoryOptions options_;
+  ParamCounts counts_;  // count_params(model_), once: estimate() runs per configuration
 };
 
 }  // namespace dsplan

@@ -33,8 +33,7 @@ struct RankParams {
   bool untied_head = false;
 };
 
-RankParams rank_params(const ModelSpec& m, const TrainConfig& cfg, double threshold) {
-  const ParamCounts c = count_params(m);
+RankParams rank_params(const ModelSpec& m, const ParamCounts& c, const TrainConfig& cfg, double threshold) {
   const double t = cfg.tp, h = m.hidden, f = m.ffn_hidden;
   const double d = head_dim_of(m);
   const double qkv = d * (m.heads + 2.0 * kv_heads_of(m));
@@ -110,23 +109,42 @@ struct StageLoad {
   bool last = false;
 };
 
-// Peak activation bytes of one stage. Three phases never overlap: the loss (logits of
-// the last micro-batch on the last stage, at the end of its forward), and the backward of
-// one layer (its gradient temporaries, plus under full recomputation its re-run forward).
-double stage_activations(const ModelSpec& m, const TrainConfig& cfg, const LayerShape& x,
-                         const StageLoad& st) {
-  double stored = 0;
-  double layer_phase = layer_backward_transient(x);
+// One layer's activation figures, the same for every stage of a configuration: computed
+// once per estimate and shared by the first and the last stage.
+struct LayerBytes {
+  double stored = 0;      // a layer's saved activations (selective recompute applied)
+  double checkpoint = 0;  // a recomputed layer's saved input
+  double transient = 0;   // one layer's backward temporaries
+  double rerun = 0;       // a recomputed layer's forward, alive during its backward
+};
+
+LayerBytes layer_bytes(const TrainConfig& cfg, const LayerShape& x) {
+  LayerBytes b;
+  b.stored = layer_activation(x).total();
+  b.transient = layer_backward_transient(x);
   if (recomputes_layers(cfg.checkpointing)) {
     // Recomputed layers keep only their input; block recompute keeps the others whole.
     LayerShape live = x;
     live.selective = false;
+    b.checkpoint = layer_checkpoint_bytes(x);
+    b.rerun = layer_activation(live).total();
+  }
+  return b;
+}
+
+// Peak activation bytes of one stage. Three phases never overlap: the loss (logits of
+// the last micro-batch on the last stage, at the end of its forward), and the backward of
+// one layer (its gradient temporaries, plus under full recomputation its re-run forward).
+double stage_activations(const ModelSpec& m, const TrainConfig& cfg, const LayerShape& x,
+                         const LayerBytes& lb, const StageLoad& st) {
+  double stored = 0;
+  double layer_phase = lb.transient;
+  if (recomputes_layers(cfg.checkpointing)) {
     const int n = cfg.recomputed_layers(st.layers);
-    stored = (layer_checkpoint_bytes(x) * n + layer_activation(x).total() * (st.layers - n)) *
-             st.in_flight;
-    if (n > 0) layer_phase += layer_activation(live).total();
+    stored = (lb.checkpoint * n + lb.stored * (st.layers - n)) * st.in_flight;
+    if (n > 0) layer_phase += lb.rerun;
   } else {
-    stored = layer_activation(x).total() * st.layers * st.in_flight;
+    stored = lb.stored * st.layers * st.in_flight;
   }
   const double sb = x.s * x.b;
   if (st.first) {
@@ -188,7 +206,8 @@ Buffers framework_buffers(const TrainConfig& cfg, double params, double w) {
 }
 
 MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const MemoryOptions& opt,
-                             const TrainConfig& cfg, const RankParams& rp, const StageLoad& st) {
+                             const TrainConfig& cfg, const RankParams& rp, const LayerShape& x,
+                             const LayerBytes& lb, const StageLoad& st) {
   ModelStateInputs in;
   in.framework = cfg.framework;
   in.precision = cfg.precision;
@@ -213,8 +232,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
   in.nodes = cl.nodes();
   const ModelStateMemory ms = model_state_memory(in);
 
-  const LayerShape x = layer_shape(m, cfg);
-  const double act = stage_activations(m, cfg, x, st);
+  const double act = stage_activations(m, cfg, x, lb, st);
   Buffers buf = framework_buffers(cfg, st.params, x.e);
   buf.after = std::max(buf.after, ms.step_only);
   const double live_buffers = std::max(buf.during, buf.after - act);
@@ -241,10 +259,10 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
 }  // namespace
 
 MemoryModel::MemoryModel(const ModelSpec& model, const Cluster& cluster, MemoryOptions options)
-    : model_(model), cluster_(cluster), options_(options) {}
+    : model_(model), cluster_(cluster), options_(options), counts_(count_params(model)) {}
 
 MemoryBreakdown MemoryModel::estimate(const TrainConfig& cfg) const {
-  const RankParams rp = rank_params(model_, cfg, cfg.zero.param_persistence_threshold);
+  const RankParams rp = rank_params(model_, counts_, cfg, cfg.zero.param_persistence_threshold);
   const int p = std::max(1, cfg.pp);
   const int layers = (model_.layers + p - 1) / p;
   const double head = rp.embed;  // untied LM head, or the tied embedding's copy (p > 1)
@@ -259,13 +277,15 @@ MemoryBreakdown MemoryModel::estimate(const TrainConfig& cfg) const {
     first.in_flight = std::min(p, std::max(1, cfg.grad_accum));
     if (cfg.vpp > 1) first.in_flight *= 1 + (p - 1.0) / (p * static_cast<double>(cfg.vpp));
   }
-  MemoryBreakdown best = stage_memory(model_, cluster_, options_, cfg, rp, first);
+  const LayerShape x = layer_shape(model_, cfg);
+  const LayerBytes lb = layer_bytes(cfg, x);
+  MemoryBreakdown best = stage_memory(model_, cluster_, options_, cfg, rp, x, lb, first);
   if (p > 1) {
     StageLoad last;
     last.layers = layers;
     last.last = true;
     last.params = layers * rp.layer + rp.tail + head;
-    const MemoryBreakdown other = stage_memory(model_, cluster_, options_, cfg, rp, last);
+    const MemoryBreakdown other = stage_memory(model_, cluster_, options_, cfg, rp, x, lb, last);
     if (other.device > best.device) best = other;
   }
   return best;

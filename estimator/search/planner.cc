@@ -128,14 +128,23 @@ std::unique_ptr<SearchStrategy> make_exhaustive_strategy(const SearchSpace& s, c
   return std::make_unique<ExhaustiveStrategy>(s, m, c);
 }
 
+void evaluate_into(const TrainConfig& cfg, const MemoryModel& mem, const StepTimeModel& time,
+                   const Cluster& c, Evaluation& e) {
+  e.cfg = cfg;
+  e.memory = mem.estimate(cfg);
+  time.estimate_into(cfg, e.time);
+  e.fits = false;
+  e.simulated = false;
+  e.reasons.clear();
+  e.samples_per_s = e.tokens_per_s = e.tflops_per_gpu = e.hw_tflops_per_gpu = e.mfu = 0;
+  check_fit(e, c);
+  fill_throughput(e, c);
+}
+
 Evaluation evaluate(const TrainConfig& cfg, const MemoryModel& mem, const StepTimeModel& time,
                     const Cluster& c) {
   Evaluation e;
-  e.cfg = cfg;
-  e.memory = mem.estimate(cfg);
-  e.time = time.estimate(cfg);
-  check_fit(e, c);
-  fill_throughput(e, c);
+  evaluate_into(cfg, mem, time, c, e);
   return e;
 }
 
@@ -173,6 +182,7 @@ PlanResult plan(const PlanRequest& req) {
   std::map<int, std::vector<TrainConfig>> deepest;
   std::set<int> valid_stages;  // stages with at least one structurally valid configuration
   std::vector<std::string> invalid;
+  Evaluation e;  // scratch, reused for every configuration
   const bool pinned = space.pinned();
 
   while (auto cfg = strategy->next(invalid)) {
@@ -180,16 +190,16 @@ PlanResult plan(const PlanRequest& req) {
       ++out.invalid;
       for (const auto& r : invalid) ++out.rejections[r];
       if (pinned) {  // the user asked for exactly this point: return it with its reasons
-        Evaluation e;
-        e.cfg = *cfg;
-        e.memory = mem.estimate(*cfg);
-        e.reasons = invalid;
-        e.headroom = req.cluster.node.gpu.memory - e.memory.device;
-        out.configs.push_back(std::move(e));
+        Evaluation bad;
+        bad.cfg = *cfg;
+        bad.memory = mem.estimate(*cfg);
+        bad.reasons = invalid;
+        bad.headroom = req.cluster.node.gpu.memory - bad.memory.device;
+        out.configs.push_back(std::move(bad));
       }
       continue;
     }
-    Evaluation e = evaluate(*cfg, mem, time, req.cluster);
+    evaluate_into(*cfg, mem, time, req.cluster, e);
     ++out.evaluated;
     valid_stages.insert(e.cfg.zero_stage);
     strategy->report(e);
@@ -203,12 +213,13 @@ PlanResult plan(const PlanRequest& req) {
     }
     auto& heap = e.fits ? best : rejected;
     if (!e.fits && !req.include_infeasible && !pinned) continue;
+    // Copies, not moves: `e` is the scratch the next configuration is evaluated into.
     if (heap.size() < keep) {
-      heap.push_back(std::move(e));
+      heap.push_back(e);
       std::push_heap(heap.begin(), heap.end(), worse_first);
     } else if (better(e, heap.front(), metric)) {
       std::pop_heap(heap.begin(), heap.end(), worse_first);
-      heap.back() = std::move(e);
+      heap.back() = e;
       std::push_heap(heap.begin(), heap.end(), worse_first);
     }
   }

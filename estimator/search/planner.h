@@ -80,6 +80,10 @@ struct PlanResult {
 // Evaluates one configuration with both models (no ranking).
 Evaluation evaluate(const TrainConfig& cfg, const MemoryModel& mem, const StepTimeModel& time,
                     const Cluster& c);
+// The same into `e`, reusing its storage: the search loop's form, which allocates nothing
+// once `e` has held a configuration's critical path and reasons.
+void evaluate_into(const TrainConfig& cfg, const MemoryModel& mem, const StepTimeModel& time,
+                   const Cluster& c, Evaluation& e);
 
 PlanResult plan(const PlanRequest& req);
 

@@ -330,11 +330,13 @@ double grad_element_bytes(const TrainConfig& cfg) {
 }
 
 ParallelComm parallel_comm(const ModelSpec& m, const TrainConfig& cfg, const SystemSpec& node,
-                           const GpuSpec& gpu, const Efficiency& eff, const CollectiveModel& coll) {
+                           const GpuSpec& gpu, const Efficiency& eff, const CollectiveModel& coll,
+                           CommParts parts) {
   ParallelComm o;
   const Placement pl = place(cfg, node);
+  if (parts != CommParts::without_tp) tp_costs(o, m, cfg, pl, coll);
+  if (parts == CommParts::tp_only) return o;
   const StageParams sp = stage_params(m, cfg);
-  tp_costs(o, m, cfg, pl, coll);
   dp_costs(o, m, cfg, sp, pl, coll);
   gradient_handling(o, m, cfg, sp, gpu, eff);
   zero_overheads(o, m, cfg);

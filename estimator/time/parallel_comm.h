@@ -85,7 +85,13 @@ struct ParallelComm {
   bool prefetch = false;
 };
 
+// Which parts parallel_comm fills: all of them, only the TP collectives (tp_* fields: they
+// depend on tp, the micro-batch and the sequence, not on dp or pp), or all but those.
+// StepTimeModel memoises the two halves under different keys.
+enum class CommParts : std::uint8_t { all, tp_only, without_tp };
+
 ParallelComm parallel_comm(const ModelSpec& m, const TrainConfig& cfg, const SystemSpec& node,
-                           const GpuSpec& gpu, const Efficiency& eff, const CollectiveModel& coll);
+                           const GpuSpec& gpu, const Efficiency& eff, const CollectiveModel& coll,
+                           CommParts parts = CommParts::all);
 
 }  // namespace dsplan

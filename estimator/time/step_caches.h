@@ -35,7 +35,7 @@ struct CommKey {
 };
 
 struct CommEntry {
-  ParallelComm comm;
+  ParallelComm comm;  // all but the TP fields (those are the OpEntry's)
   OptimizerCosts opt;
   int layers_per_rank = 1;
 };

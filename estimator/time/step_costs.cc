@@ -40,8 +40,11 @@ CommKey comm_key(const TrainConfig& c) {
   k.tp = std::max(1, c.tp);
   k.pp = std::max(1, c.pp);
   k.dp = std::max(1, c.dp);
-  k.micro_batch = c.micro_batch;
-  k.seq_len = c.seq_len;
+  // The micro-batch and sequence reach the entry only through the pipeline's activation
+  // sends (the TP collectives are the operator entry's): without a pipeline, one entry
+  // serves every micro-batch.
+  k.micro_batch = c.pp > 1 ? c.micro_batch : 0;
+  k.seq_len = c.pp > 1 ? c.seq_len : 0;
   k.zero_stage = c.zero_stage;
   k.overlap_comm = c.zero.overlap_comm;
   k.fused_optimizer = c.fused_optimizer;
@@ -89,22 +92,26 @@ std::uint64_t hash_of(const OpKey& k) {
   return h;
 }
 
+// The communication key packed into four words (degrees and shapes in two, the flags and
+// enums in one, the three bucket sizes folded into one) and mixed: five mixes instead of
+// one per field, on a path that runs for every configuration. Keys still compare whole.
 std::uint64_t hash_of(const CommKey& k) {
-  std::uint64_t h = 1099511628211ULL;
-  for (std::uint64_t v :
-       {std::uint64_t(k.tp), std::uint64_t(k.pp), std::uint64_t(k.dp), std::uint64_t(k.micro_batch),
-        std::uint64_t(k.seq_len), std::uint64_t(k.zero_stage), std::uint64_t(k.overlap_comm + 1),
-        std::uint64_t(k.fused_optimizer + 1), std::uint64_t(k.precision), std::uint64_t(k.framework),
-        std::uint64_t(k.optimizer), std::uint64_t(k.offload), std::uint64_t(k.sequence_parallel),
-        std::uint64_t(k.megatron_fp32_grads), std::uint64_t(k.fsdp_hybrid),
-        std::uint64_t(k.fsdp_reduce_fp32) + 2, std::uint64_t(k.fsdp_version),
-        std::uint64_t(k.overflow_step) + 4, std::uint64_t(k.fp8) + 8})
-    h = hash_mix(h, v);
+  auto u = [](auto v) { return static_cast<std::uint64_t>(v); };
+  const std::uint64_t degrees = u(k.tp) | u(k.pp) << 16 | u(k.dp) << 32;
+  const std::uint64_t shape = u(k.micro_batch) | u(k.seq_len) << 32;
+  const std::uint64_t flags =
+      u(k.zero_stage) | u(k.overlap_comm + 1) << 4 | u(k.fused_optimizer + 1) << 6 | u(k.precision) << 8 |
+      u(k.framework) << 12 | u(k.optimizer) << 16 | u(k.offload) << 20 | u(k.sequence_parallel) << 24 |
+      u(k.megatron_fp32_grads) << 25 | u(k.fsdp_hybrid) << 26 | u(k.fsdp_reduce_fp32) << 27 |
+      u(k.overflow_step) << 28 | u(k.fp8) << 29 | u(k.fsdp_version) << 32;
+  std::uint64_t buckets = 0;
   for (double d : {k.reduce_bucket, k.allgather_bucket, k.prefetch_bucket}) {
     std::uint64_t bits;
     std::memcpy(&bits, &d, sizeof bits);
-    h = hash_mix(h, bits);
+    buckets = buckets * 0x100000001b3ULL ^ bits;
   }
+  std::uint64_t h = 1099511628211ULL;
+  for (std::uint64_t v : {degrees, shape, flags, buckets}) h = hash_mix(h, v);
   return h;
 }
 
@@ -138,7 +145,7 @@ const OpEntry& op_entry(StepTimeModel::Caches& c, const ModelSpec& m, const Clus
   return c.ops.get(k, hash_of(k), [&] {
     OpEntry e;
     e.op = operator_costs(m, cl.node.gpu, eff, k, &c.gemm);
-    e.tp = parallel_comm(m, cfg, cl.node, cl.node.gpu, eff, c.coll);
+    e.tp = parallel_comm(m, cfg, cl.node, cl.node.gpu, eff, c.coll, CommParts::tp_only);
     return e;
   });
 }
@@ -148,7 +155,7 @@ const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const 
   const CommKey k = comm_key(cfg);
   return c.comm.get(k, hash_of(k), [&] {
     CommEntry e;
-    e.comm = parallel_comm(m, cfg, cl.node, cl.node.gpu, eff, c.coll);
+    e.comm = parallel_comm(m, cfg, cl.node, cl.node.gpu, eff, c.coll, CommParts::without_tp);
     const StageParams sp = stage_params(m, cfg);
     e.layers_per_rank = sp.layers_per_rank;
     const bool sharded = cfg.zero_stage >= 1 || cfg.deepspeed_bf16_optimizer();

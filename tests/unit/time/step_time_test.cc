@@ -175,28 +175,41 @@ TEST(StepTime, CopiesAreIndependentAndAgree) {
 }
 
 // The search calls estimate ~1e5-1e6 times through memo tables (step_caches.h). A warm
-// model must give exactly what a fresh one gives for every point, in any order. (Speed is
-// measured by `dsplan bench`, docs/benchmarks.md, not asserted here.)
+// model must give exactly what a fresh one gives for every point, in any order. The
+// communication entry leaves the micro-batch and sequence out of its key without a
+// pipeline (they reach it only through the pipeline's sends), so the grid crosses both
+// with pp 1 and 2. (Speed is measured by `dsplan bench`, docs/benchmarks.md, not asserted
+// here.)
 TEST(StepTime, WarmEstimatesEqualFreshOnes) {
   const StepTimeModel warm = a100_model(gpt_1b(), 64);
   std::vector<TrainConfig> grid;
   for (int tp : {1, 2, 4, 8})
-    for (int zero : {0, 1, 2, 3})
-      for (int mb : {1, 2, 4})
-        for (int gas : {1, 4, 16})
-          for (auto ck : {Checkpointing::none, Checkpointing::full}) {
-            TrainConfig c = base_cfg();
-            c.framework = Framework::deepspeed;
-            c.tp = tp, c.dp = 64 / tp, c.zero_stage = zero, c.micro_batch = mb, c.grad_accum = gas;
-            c.checkpointing = ck;
-            grid.push_back(c);
-          }
+    for (int pp : {1, 2})
+      for (int zero : {0, 1, 2, 3})
+        for (int mb : {1, 2, 4})
+          for (int seq : {1024, 2048})
+            for (int gas : {1, 4, 16})
+              for (auto ck : {Checkpointing::none, Checkpointing::full}) {
+                if (pp > 1 && zero > 1) continue;  // DeepSpeed pipelines take ZeRO 0-1
+                TrainConfig c = base_cfg();
+                c.framework = Framework::deepspeed;
+                c.tp = tp, c.pp = pp, c.dp = 64 / (tp * pp), c.zero_stage = zero;
+                c.micro_batch = mb, c.seq_len = seq, c.grad_accum = gas;
+                c.checkpointing = ck;
+                grid.push_back(c);
+              }
   StepTimeBreakdown out;
   for (const TrainConfig& c : grid) warm.estimate_into(c, out);  // fill the tables
   for (auto it = grid.rbegin(); it != grid.rend(); ++it) {       // reverse order
     warm.estimate_into(*it, out);
     const StepTimeModel fresh = a100_model(gpt_1b(), 64);
-    EXPECT_DOUBLE_EQ(out.step.v, fresh.estimate(*it).step.v);
+    const StepTimeBreakdown f = fresh.estimate(*it);
+    EXPECT_DOUBLE_EQ(out.step.v, f.step.v);
+    EXPECT_DOUBLE_EQ(out.comm_exposed.v, f.comm_exposed.v);
+    EXPECT_DOUBLE_EQ(out.compute.v, f.compute.v);
+    EXPECT_DOUBLE_EQ(out.bubble.v, f.bubble.v);
+    EXPECT_DOUBLE_EQ(out.optimizer.v, f.optimizer.v);
+    EXPECT_EQ(out.critical_path, f.critical_path);
   }
 }
 
