@@ -387,15 +387,9 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   o.wgrad_qkv = wgrad[kQkv];
   o.wgrad_fc1 = wgrad[kFc1];
   o.bwd_flops_hw = bwd.f;
-  if (recomputes_layers(k.ckpt)) {
-    o.recompute = o.fwd;
-    o.host.recompute = o.host.fwd;
-    o.recompute_flops_hw = o.fwd_flops_hw;
-  } else if (k.ckpt == Checkpointing::selective) {
-    o.recompute = o.attn_core_fwd;
-    o.host.recompute = host_time(core.launches, eff);
-    o.recompute_flops_hw = core.f;
-  }
+  o.attn_core_flops_hw = core.f;
+  o.host.attn_core_fwd = host_time(core.launches, eff);
+  set_recompute(o, k.ckpt);
 }
 
 void embedding_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, const GpuSpec& gpu,
@@ -489,6 +483,21 @@ OpCosts operator_costs(const ModelSpec& m, const GpuSpec& gpu, const Efficiency&
   embedding_costs(o, m, d, k, gpu, eff, memo);
   head_costs(o, m, d, k, gpu, eff, memo);
   return o;
+}
+
+void set_recompute(OpCosts& o, Checkpointing ckpt) {
+  o.recompute = Seconds{};
+  o.host.recompute = Seconds{};
+  o.recompute_flops_hw = Flops{};
+  if (recomputes_layers(ckpt)) {
+    o.recompute = o.fwd;
+    o.host.recompute = o.host.fwd;
+    o.recompute_flops_hw = o.fwd_flops_hw;
+  } else if (ckpt == Checkpointing::selective) {
+    o.recompute = o.attn_core_fwd;
+    o.host.recompute = o.host.attn_core_fwd;
+    o.recompute_flops_hw = o.attn_core_flops_hw;
+  }
 }
 
 }  // namespace dsplan

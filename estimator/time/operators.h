@@ -37,6 +37,7 @@ struct OpCosts {
   // One transformer layer.
   Seconds fwd, bwd, recompute;
   Seconds attn_core_fwd;        // the attention core alone (what selective recompute redoes)
+  Flops attn_core_flops_hw;     // its FLOPs
   Flops fwd_flops_hw;           // FLOPs executed in forward (full s x s for standard attention)
   Flops bwd_flops_hw;           // FLOPs executed in backward (flash: its 2.5x recompute incl.)
   Flops recompute_flops_hw;
@@ -59,8 +60,15 @@ struct OpCosts {
   // (estimator/host_stall.h).
   struct Host {
     Seconds fwd, bwd, recompute, embed_fwd, embed_bwd, head_fwd, head_bwd, logit_metric;
+    Seconds attn_core_fwd;
   } host;
 };
+
+// Sets the recompute fields (recompute, host.recompute, recompute_flops_hw) for `ckpt` from
+// the forward's: a recomputed layer reruns its whole forward, selective recompute only the
+// attention core. Nothing else in OpCosts depends on checkpointing, so StepTimeModel
+// computes a layer's operators once and derives each checkpointing mode from them.
+void set_recompute(OpCosts& o, Checkpointing ckpt);
 
 // `memo`, when given, shares GEMM estimates across calls for the same gpu and eff.
 OpCosts operator_costs(const ModelSpec& m, const GpuSpec& gpu, const Efficiency& eff, const OpKey& k,

@@ -44,6 +44,9 @@ struct StepTimeModel::Caches {
   explicit Caches(const Cluster& c, const Efficiency& e) : coll(c.node, e) {}
   CollectiveModel coll;
   MemoCache<OpKey, OpEntry, 4096> ops;
+  // The same keyed without checkpointing (ckpt none): `ops` misses derive their
+  // checkpointing mode from these (set_recompute) instead of recomputing the operators.
+  MemoCache<OpKey, OpEntry, 1024> op_bases;
   GemmMemo gemm;  // the GEMMs behind `ops`
   MemoCache<CommKey, CommEntry, 8192> comm;
 };

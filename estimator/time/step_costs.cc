@@ -143,9 +143,15 @@ const OpEntry& op_entry(StepTimeModel::Caches& c, const ModelSpec& m, const Clus
                         const Efficiency& eff, const TrainConfig& cfg) {
   const OpKey k = op_key(cfg);
   return c.ops.get(k, hash_of(k), [&] {
-    OpEntry e;
-    e.op = operator_costs(m, cl.node.gpu, eff, k, &c.gemm);
-    e.tp = parallel_comm(m, cfg, cl.node, cl.node.gpu, eff, c.coll, CommParts::tp_only);
+    OpKey base = k;
+    base.ckpt = Checkpointing::none;
+    OpEntry e = c.op_bases.get(base, hash_of(base), [&] {
+      OpEntry b;
+      b.op = operator_costs(m, cl.node.gpu, eff, base, &c.gemm);
+      b.tp = parallel_comm(m, cfg, cl.node, cl.node.gpu, eff, c.coll, CommParts::tp_only);
+      return b;
+    });
+    set_recompute(e.op, k.ckpt);
     return e;
   });
 }

@@ -213,6 +213,38 @@ TEST(StepTime, WarmEstimatesEqualFreshOnes) {
   }
 }
 
+// StepTimeModel computes a layer's operators once without checkpointing and derives each
+// mode's recompute from them (set_recompute; step_caches.h). That holds only while nothing
+// else in OpCosts depends on checkpointing: the derived costs must equal operator_costs
+// run with the mode itself, field for field, with and without FlashAttention.
+TEST(StepTime, CheckpointingModesDeriveFromOneOperatorPass) {
+  const A100Comm a(8);
+  for (bool flash : {false, true})
+    for (auto ck :
+         {Checkpointing::none, Checkpointing::selective, Checkpointing::full, Checkpointing::block}) {
+      OpKey k;
+      k.tp = 2, k.micro_batch = 2, k.seq_len = 2048, k.flash = flash, k.precision = Precision::bf16;
+      k.framework = Framework::megatron;
+      k.ckpt = ck;
+      const OpCosts direct = operator_costs(a.m, a.c.node.gpu, a.eff, k);
+      k.ckpt = Checkpointing::none;
+      OpCosts derived = operator_costs(a.m, a.c.node.gpu, a.eff, k);
+      set_recompute(derived, ck);
+      EXPECT_EQ(derived.recompute.v, direct.recompute.v);
+      EXPECT_EQ(derived.host.recompute.v, direct.host.recompute.v);
+      EXPECT_EQ(derived.recompute_flops_hw.v, direct.recompute_flops_hw.v);
+      EXPECT_EQ(derived.fwd.v, direct.fwd.v);
+      EXPECT_EQ(derived.bwd.v, direct.bwd.v);
+      EXPECT_EQ(derived.head_bwd.v, direct.head_bwd.v);
+      EXPECT_EQ(derived.embed_bwd.v, direct.embed_bwd.v);
+      // full and block rerun the whole forward, selective the attention core, none nothing
+      const double expected = ck == Checkpointing::none        ? 0.0
+                              : ck == Checkpointing::selective ? direct.attn_core_fwd.v
+                                                               : direct.fwd.v;
+      EXPECT_EQ(derived.recompute.v, expected);
+    }
+}
+
 // Memory passes over a layer's gradients (parallel_comm.cc, gradient_handling). One layer
 // of gpt_1b has 12 h^2 + 13 h = 50,331,648 + 26,624 = 50,358,272 parameters; DGX A100 moves
 // 2,039 GB/s x 0.8 = 1.6312e12 B/s at 4 us per kernel:
