@@ -1,10 +1,14 @@
 // `dsplan bench`: speed of the model, measured rather than asserted in unit tests.
-//  - closed-form tier: memory + step-time evaluations per second on one core, over the
+//  - closed-form tier: evaluations per second on one core (memory, step time, fit and
+//    throughput: the planner's evaluate_into, as its search loop runs it), over the
 //    structurally valid points of the gpt-2.7b / 16-GPU default space, cycled (warm memo
 //    tables), and again with fresh models for every pass (cold: operator and collective
 //    costs computed once per distinct shape, as in one estimate);
 //  - whole-space ranking: wall time of `estimate` (both tiers) for gpt-2.7b on 16 GPUs
 //    and gpt-175b on 1024 GPUs, median of repeats.
+// `--passes N` runs exactly N passes of each closed-form loop instead of timing them for
+// `--min-seconds`, so that an instruction counter (valgrind --tool=callgrind) sees the same
+// work on every machine: wall-clock rates vary with the VM, instruction counts do not.
 // Results go to docs/benchmarks.md by hand; `--json` for machines.
 #include <algorithm>
 #include <chrono>
@@ -20,6 +24,7 @@ namespace {
 struct BenchCli {
   int repeats = 5;
   double min_seconds = 2.0;
+  int passes = 0;  // > 0: fixed passes over the space instead of min_seconds
   bool json = false;
 };
 
@@ -70,11 +75,16 @@ int run(const BenchCli& b) {
   const StepTimeModel time(req.model, req.cluster, req.efficiency);
   long long evals = 0;
   double sink = 0;
+  Evaluation scratch;  // what the planner's loop does per configuration (evaluate_into)
   auto t0 = Clock::now();
   double elapsed = 0;
-  while (elapsed < b.min_seconds && !configs.empty()) {
+  auto more = [&b](double seconds, long long done_passes) {
+    return b.passes > 0 ? done_passes < b.passes : seconds < b.min_seconds;
+  };
+  for (long long pass = 0; more(elapsed, pass) && !configs.empty(); ++pass) {
     for (const auto& c : configs) {
-      sink += mem.estimate(c).device.v + time.estimate(c).step.v;
+      evaluate_into(c, mem, time, req.cluster, scratch);
+      sink += scratch.memory.device.v + scratch.time.step.v;
       ++evals;
     }
     elapsed = seconds_since(t0);
@@ -85,11 +95,12 @@ int run(const BenchCli& b) {
   long long cold_evals = 0;
   auto t1 = Clock::now();
   double cold_elapsed = 0;
-  while (cold_elapsed < b.min_seconds && !configs.empty()) {
+  for (long long pass = 0; more(cold_elapsed, pass) && !configs.empty(); ++pass) {
     const MemoryModel cold_mem(req.model, req.cluster, req.memory_options);
     const StepTimeModel cold_time(req.model, req.cluster, req.efficiency);
     for (const auto& c : configs) {
-      sink += cold_mem.estimate(c).device.v + cold_time.estimate(c).step.v;
+      evaluate_into(c, cold_mem, cold_time, req.cluster, scratch);
+      sink += scratch.memory.device.v + scratch.time.step.v;
       ++cold_evals;
     }
     cold_elapsed = seconds_since(t1);
@@ -129,6 +140,10 @@ void add_bench(CLI::App& app, int& exit_code) {
       ->check(number_check(true, 1, 1000, "an integer in [1, 1000]"));
   sub->add_option("--min-seconds", cli->min_seconds, "Minimum time for the closed-form loop (default 2)")
       ->check(number_check(false, 0, 3600, "seconds, a number in [0, 3600]"));
+  sub->add_option(
+         "--passes", cli->passes,
+         "Run exactly N passes of each closed-form loop instead of --min-seconds (for instruction counts)")
+      ->check(number_check(true, 1, 1000000, "an integer in [1, 1000000]"));
   sub->add_flag("--json", cli->json, "Print results as JSON");
   sub->callback([cli, &exit_code] { exit_code = run(*cli); });
 }
