@@ -4,8 +4,9 @@
 //
 // Performance: estimate() is called ~1e5-1e6 times per search. The constructor
 // precomputes model constants; per-layer operator costs (keyed by tp, sp, micro-batch,
-// sequence, checkpointing, flash, precision, framework) and per-parallelism
-// communication costs are memoised in fixed-size tables allocated once. A StepTimeModel
+// sequence, flash, precision, framework; each checkpointing mode derived from one entry)
+// and per-parallelism communication costs (the micro-batch and sequence in the key only
+// with a pipeline) are memoised in fixed-size tables allocated once. A StepTimeModel
 // is therefore NOT thread-safe: give each thread its own copy (copies start with empty
 // tables). estimate_into() reuses the breakdown's storage and does not allocate once warm.
 #pragma once
