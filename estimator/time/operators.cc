@@ -486,18 +486,10 @@ OpCosts operator_costs(const ModelSpec& m, const GpuSpec& gpu, const Efficiency&
 }
 
 void set_recompute(OpCosts& o, Checkpointing ckpt) {
-  o.recompute = Seconds{};
-  o.host.recompute = Seconds{};
-  o.recompute_flops_hw = Flops{};
-  if (recomputes_layers(ckpt)) {
-    o.recompute = o.fwd;
-    o.host.recompute = o.host.fwd;
-    o.recompute_flops_hw = o.fwd_flops_hw;
-  } else if (ckpt == Checkpointing::selective) {
-    o.recompute = o.attn_core_fwd;
-    o.host.recompute = o.host.attn_core_fwd;
-    o.recompute_flops_hw = o.attn_core_flops_hw;
-  }
+  const bool all = recomputes_layers(ckpt), core = ckpt == Checkpointing::selective;
+  o.recompute = all ? o.fwd : core ? o.attn_core_fwd : Seconds{};
+  o.host.recompute = all ? o.host.fwd : core ? o.host.attn_core_fwd : Seconds{};
+  o.recompute_flops_hw = all ? o.fwd_flops_hw : core ? o.attn_core_flops_hw : Flops{};
 }
 
 }  // namespace dsplan
