@@ -141,13 +141,6 @@ void evaluate_into(const TrainConfig& cfg, const MemoryModel& mem, const StepTim
   fill_throughput(e, c);
 }
 
-Evaluation evaluate(const TrainConfig& cfg, const MemoryModel& mem, const StepTimeModel& time,
-                    const Cluster& c) {
-  Evaluation e;
-  evaluate_into(cfg, mem, time, c, e);
-  return e;
-}
-
 int largest_fitting_micro_batch(TrainConfig cfg, const MemoryModel& mem, const Cluster& c,
                                 int limit) {
   auto fits = [&](int b) {

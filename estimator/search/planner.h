@@ -77,11 +77,8 @@ struct PlanResult {
   bool time_ranked = true;
 };
 
-// Evaluates one configuration with both models (no ranking).
-Evaluation evaluate(const TrainConfig& cfg, const MemoryModel& mem, const StepTimeModel& time,
-                    const Cluster& c);
-// The same into `e`, reusing its storage: the search loop's form, which allocates nothing
-// once `e` has held a configuration's critical path and reasons.
+// Evaluates one configuration with both models (no ranking) into `e`, reusing its storage:
+// the search loop allocates nothing once `e` has held a critical path and reasons.
 void evaluate_into(const TrainConfig& cfg, const MemoryModel& mem, const StepTimeModel& time,
                    const Cluster& c, Evaluation& e);
 
