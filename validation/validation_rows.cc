@@ -125,17 +125,25 @@ void load_row(const Json& row, const std::string& file, ValidationSet& set) {
 }  // namespace
 
 // dsplan's reference workload (examples/train_gpt.py) fuses Q, K and V into one linear and
-// a gated MLP's gate and up into another. torchtitan's Llama (models/llama/model.py) keeps
-// wq, wk, wv and w1, w3 apart. Other rows keep the layout of their model: a preset's
-// (Hugging Face's), or the fused Megatron layout of a shape-only row.
+// a gated MLP's gate and up into another, unless the row names its --separate-qkv or
+// --separate-gate-up flags (passed by confirm when the plan keeps them apart, as the
+// llama3.2-1b preset does). torchtitan's Llama (models/llama/model.py) keeps wq, wk, wv and
+// w1, w3 apart. Other rows keep the layout of their model: a preset's (Hugging Face's), or
+// the fused Megatron layout of a shape-only row.
 void rows::projection_layout(const Json& row, ModelSpec& spec, std::vector<std::string>& notes) {
   const std::string other = rows::str(rows::at(row, "parallel"), "other");
-  const bool fused = rows::has(other, "reference workload");
-  if (!fused && !rows::has(other, "torchtitan")) return;
-  if (spec.fused_qkv == fused && (spec.fused_gate_up == fused || !spec.gated_mlp)) return;
-  spec.fused_qkv = spec.fused_gate_up = fused;
-  notes.push_back(fused ? "fused QKV and gate/up linears (dsplan's reference workload)"
-                        : "separate Q, K, V and gate, up linears (torchtitan's Llama)");
+  const bool workload = rows::has(other, "reference workload");
+  if (!workload && !rows::has(other, "torchtitan")) return;
+  const bool qkv = workload && !rows::has(other, "--separate-qkv");
+  const bool gate_up = workload && !rows::has(other, "--separate-gate-up");
+  if (spec.fused_qkv == qkv && (spec.fused_gate_up == gate_up || !spec.gated_mlp)) return;
+  spec.fused_qkv = qkv;
+  spec.fused_gate_up = gate_up;
+  notes.push_back(!workload ? "separate Q, K, V and gate, up linears (torchtitan's Llama)"
+                  : qkv && gate_up
+                      ? "fused QKV and gate/up linears (dsplan's reference workload)"
+                      : std::string("dsplan's reference workload with ") + (qkv ? "fused" : "separate") +
+                            " Q, K, V and " + (gate_up ? "fused" : "separate") + " gate, up linears");
 }
 
 Expected<ValidationSet> load_validation(const Json& rows, const std::string& file) {
