@@ -3,16 +3,17 @@
 # cuBLAS GEMM records for model-shaped GEMMs and the PyTorch cross-check (gemm), kernel
 # breakdowns of the reference workload (profile), and `dsplan confirm` passes: the
 # development models of the session-9 fixes (confirm), the held-out models (heldout), the
-# held-out paths, standard attention and fp16 (paths), and DeepSpeed plans (deepspeed).
+# held-out paths, standard attention and fp16 (paths), and DeepSpeed plans (deepspeed);
+# FP8 against bf16 GEMM rates over K (fp8) and misaligned per-head attention GEMMs (align).
 # Uses the binaries staged by scripts/gpu_stage.sh (carry .gpu). `deepspeed` also needs
 # .whl/ (carry it) with DeepSpeed's sdist and the wheels of hjson, pydantic, pydantic-core,
 # annotated-types, typing-inspection and typing-extensions (`pip download`, docs/confirm.md).
 # Every step's output and exit status is kept in OUTDIR; a failing step does not stop the
 # rest.
 # Usage: scripts/gpu_realruns.sh OUTDIR [PART...]
-#   PART: gemm profile confirm heldout paths deepspeed (default: gemm profile confirm)
+#   PART: gemm profile fp8 align confirm heldout paths deepspeed (default: gemm profile confirm)
 set -uo pipefail
-out=${1:?usage: gpu_realruns.sh OUTDIR [gemm] [profile] [confirm] [heldout] [paths] [deepspeed]}
+out=${1:?usage: gpu_realruns.sh OUTDIR [gemm] [profile] [fp8] [align] [confirm] [heldout] [paths] [deepspeed]}
 shift
 parts=" ${*:-gemm profile confirm} "
 mkdir -p "$out"
@@ -35,6 +36,8 @@ if [[ $parts == *" profile "* ]]; then
   step prof_gpt13b_mbs4 timeout 150 python3 scripts/torch_step_profile.py "$out/prof_gpt13b_mbs4.json" -- \
        --num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --use-flash-attn --mbs 4
 fi
+[[ $parts == *" fp8 "* ]] && step fp8_gemm_k timeout 90 python3 scripts/fp8_gemm_k.py
+[[ $parts == *" align "* ]] && step attention_align timeout 60 python3 scripts/attention_align.py
 confirm_passes() {  # one `dsplan confirm --top 3` of DDP plans per "NAME MODEL CKPT [FLAGS...]"
   for spec in "$@"; do
     set -- $spec
@@ -46,9 +49,9 @@ confirm_passes() {  # one `dsplan confirm --top 3` of DDP plans per "NAME MODEL 
 }
 [[ $parts == *" confirm "* ]] && confirm_passes "gpt2 gpt2 none" "gpt2-medium gpt2-medium none,full" \
                                                 "gpt-1.3b gpt-1.3b none,full"
-[[ $parts == *" heldout "* ]] && confirm_passes "gpt2-large gpt2-large none,full" \
+[[ $parts == *" heldout "* ]] && confirm_passes "llama3.2-1b llama3.2-1b none,full --seq 2048" \
                                                 "gpt2-xl gpt2-xl none,full" \
-                                                "llama3.2-1b llama3.2-1b none,full --seq 2048"
+                                                "gpt2-large gpt2-large none,full"
 [[ $parts == *" paths "* ]] && confirm_passes "gpt2-noflash gpt2 none,selective,full,block --flash off" \
                                               "gpt2-medium-fp16 gpt2-medium none,full --precision fp16"
 if [[ $parts == *" deepspeed "* ]]; then
