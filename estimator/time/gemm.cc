@@ -87,8 +87,11 @@ GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
   const double rate_ratio = tc > 0 ? std::min(1.0, gpu.matmul_peak(p).v / tc) : 1.0;
   // FP8: the main loop runs twice as fast per K step on half the operand bytes. The
   // operand streams (tile_eff) are as busy as in 16-bit, but the epilogue writes the same
-  // 16-bit C tile, so the per-tile fixed cost is worth twice the K steps.
-  const double k_half = eff.gemm_k_half * (p == Precision::fp8 ? 2.0 : rate_ratio);
+  // 16-bit C tile (and applies the scales), so the per-tile fixed cost is worth more K
+  // steps: 2.5x bf16's, measured (FP8/bf16 GEMM rates over K on an H100 and an H200,
+  // docs/model.md §4.1 "FP8 linears"; twice, the bare main-loop argument, over-stated the
+  // speed-up at K <= 2048).
+  const double k_half = eff.gemm_k_half * (p == Precision::fp8 ? 2.5 : rate_ratio);
   const double base_bytes = e * s.batch * (s.m * s.k + s.k * s.n + s.m * s.n);
 
   double best_t = -1;
