@@ -11,25 +11,10 @@
 # Usage: elementwise_rates.py [--mib 1024] [--rows 1024] [--repeats 10]
 import argparse
 import json
-import statistics
 
 import torch
 
-
-def time_op(fn, repeats):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(3):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(repeats):
-            fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / 1e3 / repeats)
-    return statistics.median(times)
+from cuda_timing import time_op
 
 
 def main():
@@ -65,7 +50,7 @@ def main():
     ]
     dev = torch.cuda.get_device_name()
     for name, fn, bytes_per_elem in kernels:
-        t = time_op(fn, a.repeats)
+        t = time_op(fn, a.repeats, warmup=3)
         print(json.dumps({"device": dev, "torch": torch.__version__, "kernel": name, "elements": n,
                           "us": round(t * 1e6, 1), "bytes_per_element": bytes_per_elem,
                           "GBps": round(n * bytes_per_elem / t / 1e9, 1),

@@ -14,25 +14,10 @@
 # Usage: fp8_gemm_k.py [--mn 4096,8192] [--ks 128,256,...] [--shapes M,N,K;...] [--repeats 30]
 import argparse
 import json
-import statistics
 
 import torch
 
-
-def time_op(fn, repeats):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(3):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(repeats):
-            fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / 1e3 / repeats)
-    return statistics.median(times)
+from cuda_timing import time_op
 
 
 def fit_k_half(points):

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "core/json_reader.h"
 #include "estimator/time/efficiency_defaults.h"
 #include "estimator/time/gemm.h"
 #include "hwdb/hwdb.h"
+#include "test_data.h"
 
 namespace dsplan {
 namespace {
@@ -29,15 +29,10 @@ struct Row {
 };
 
 std::vector<Row> load(const std::string& gpu_key) {
-  const std::string path = std::string(DSPLAN_SOURCE_DIR) + "/tests/data/gemm/fp8_vs_bf16_session22.json";
   std::vector<Row> rows;
-  const Expected<std::string> text = read_text_file(path);
-  EXPECT_TRUE(text.ok()) << "cannot read " << path;
-  if (!text) return rows;
-  const Expected<Json> j = parse_json_text(*text, path);
-  EXPECT_TRUE(j.ok()) << "malformed " << path;
-  if (!j) return rows;
-  for (const auto& r : j->at(gpu_key)) {
+  const Json j = test::load_test_data("gemm/fp8_vs_bf16_session22.json");
+  if (!j.contains(gpu_key)) return rows;
+  for (const auto& r : j.at(gpu_key)) {
     const double plain = r.at("fp8_us").get<double>();
     const double fp8 = r.contains("fp8_fast_us") ? (r.at("fp8_fast_us").get<double>() + 2.0 * plain) / 3.0 : plain;
     rows.push_back({r.at("m").get<double>(), r.at("n").get<double>(), r.at("k").get<double>(),

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "core/json_reader.h"
 #include "estimator/time/efficiency_defaults.h"
 #include "estimator/time/gemm.h"
 #include "hwdb/hwdb.h"
+#include "test_data.h"
 
 namespace dsplan {
 namespace {
@@ -26,15 +26,10 @@ struct Row {
 };
 
 std::vector<Row> load_rows() {
-  const std::string path = std::string(DSPLAN_SOURCE_DIR) + "/tests/data/gemm/h100_xla_sm90_bf16.json";
   std::vector<Row> rows;
-  const Expected<std::string> text = read_text_file(path);
-  EXPECT_TRUE(text.ok()) << "cannot read " << path;
-  if (!text) return rows;
-  const Expected<Json> j = parse_json_text(*text, path);
-  EXPECT_TRUE(j.ok()) << "malformed " << path;
-  if (!j) return rows;
-  for (const auto& r : j->at("rows")) {
+  const Json j = test::load_test_data("gemm/h100_xla_sm90_bf16.json");
+  if (!j.contains("rows")) return rows;
+  for (const auto& r : j.at("rows")) {
     rows.push_back({r.at("b").get<double>(), r.at("m").get<double>(), r.at("n").get<double>(),
                     r.at("k").get<double>(), r.at("bf16_TFLOPS").get<double>()});
   }

@@ -1,0 +1,23 @@
+# Timing a GPU operation from Python the way session 22's scripts do: warm-up launches, then
+# three batches of back-to-back launches between CUDA events; the median batch's time per
+# launch, in seconds. Shared by fp8_gemm_k.py and elementwise_rates.py (run from the
+# repository root as `python3 scripts/NAME.py`, which puts scripts/ on the import path).
+import statistics
+
+import torch
+
+
+def time_op(fn, repeats, warmup=5):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(3):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(repeats):
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) / 1e3 / repeats)
+    return statistics.median(times)
