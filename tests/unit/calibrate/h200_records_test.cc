@@ -1,0 +1,71 @@
+// The second GPU's real records: `dsplan calibrate --quick --model llama2-7b` on the lent
+// H200 (cuBLAS 13.1, CUDA 13.0, 2026-11-26; tests/data/calibrate/
+// h200_llama2-7b_quick_records.json). The H200 has the H100's compute (132 SMs, the same
+// tensor peaks) and 4.8 instead of 3.35 TB/s of HBM, so its records should refit on the
+// H200 datasheet with the H100's GEMM rates, and the H100 datasheet should refuse them on
+// bandwidth alone.
+#include <gtest/gtest.h>
+
+#include "calibrate/fit/fit.h"
+#include "calibrate/profile.h"
+#include "hwdb/hwdb.h"
+#include "records_fixture.h"
+
+namespace dsplan {
+namespace {
+
+const std::string kFixture = std::string(DSPLAN_TEST_DATA) + "/calibrate/h200_llama2-7b_quick_records.json";
+
+double tflops(const RawRecords& r, GemmDtype d, std::int64_t m, std::int64_t n, std::int64_t k) {
+  for (const auto& g : r.gemm)
+    if (g.dtype == d && g.m == m && g.n == n && g.k == k) return g.tflops;
+  ADD_FAILURE() << m << "x" << n << "x" << k << " not recorded";
+  return 0;
+}
+
+TEST(H200Records, AreAMeasurementOfAnH200) {
+  const RawRecords r = testing::load_records(kFixture);
+  EXPECT_EQ(r.provenance.kind, "measurement");
+  EXPECT_EQ(r.provenance.sm_count, 132);
+  EXPECT_NE(r.provenance.gpu_name.find("H200"), std::string::npos);
+  EXPECT_EQ(r.gemm.size(), 100u);
+}
+
+// Best bf16 rate 822.5 TFLOP/s = 822.5 / 989.4 = 0.831 of the datasheet (the H100's full
+// pass: 822.6, the same compute); HBM copy 3888.1 / 4800 GB/s = 0.810 (the H100: 0.85 of
+// 3350), so the step-time model's default 0.8 holds on both.
+TEST(H200Records, RefitOnTheH200Datasheet) {
+  auto gpu = gpu_preset("h200-141gb");
+  ASSERT_TRUE(gpu.ok());
+  auto p = fit_records(testing::load_records(kFixture), *gpu);
+  ASSERT_TRUE(p.ok()) << p.errors()[0].to_string();
+  const auto& bf16 = p->fitted.gemm[static_cast<int>(GemmDtype::bf16)];
+  ASSERT_TRUE(bf16);
+  EXPECT_NEAR(bf16->best_TFLOPS / p->datasheet.peak_TFLOPS[static_cast<int>(GemmDtype::bf16)], 0.831, 0.001);
+  ASSERT_TRUE(p->fitted.hbm_fraction);
+  EXPECT_NEAR(*p->fitted.hbm_fraction, 0.810, 0.001);
+}
+
+// 3888.1 GB/s is 3888.1 / 3350 = 1.161 of the H100's datasheet, above the 1.15 that
+// calibrate accepts: the wrong-GPU check catches an H200 passed off as an H100, though
+// every GEMM rate would pass.
+TEST(H200Records, TheH100DatasheetRefusesThemOnBandwidth) {
+  auto h100 = gpu_preset("h100-80gb");
+  ASSERT_TRUE(h100.ok());
+  auto p = fit_records(testing::load_records(kFixture), *h100);
+  ASSERT_FALSE(p.ok());
+  ASSERT_EQ(p.errors().size(), 1u);
+  EXPECT_EQ(p.errors()[0].json_path, "/bandwidth");
+}
+
+// Misalignment costs the same on both Hopper parts: 2047^3 against 2048^3 in bf16 is
+// 155.3 / 664.4 = 0.234 here and 0.235 on the H100 (h100_records_test.cc), around the
+// step-time model's 0.2 for plain misaligned GEMMs.
+TEST(H200Records, MisalignedGemmsRunAtTheH100sRate) {
+  const RawRecords r = testing::load_records(kFixture);
+  const double cube = tflops(r, GemmDtype::bf16, 2047, 2047, 2047) / tflops(r, GemmDtype::bf16, 2048, 2048, 2048);
+  EXPECT_NEAR(cube, 0.234, 0.002);
+}
+
+}  // namespace
+}  // namespace dsplan
