@@ -18,13 +18,6 @@ const std::string kFull = std::string(DSPLAN_TEST_DATA) + "/calibrate/h100_llama
 
 RawRecords load(const std::string& file = kFixture) { return testing::load_records(file); }
 
-double tflops(const RawRecords& r, GemmDtype d, std::int64_t m, std::int64_t n, std::int64_t k) {
-  for (const auto& g : r.gemm)
-    if (g.dtype == d && g.m == m && g.n == n && g.k == k) return g.tflops;
-  ADD_FAILURE() << m << "x" << n << "x" << k << " not recorded";
-  return 0;
-}
-
 TEST(H100Records, AreAMeasurementOfAnH100) {
   const RawRecords r = load();
   EXPECT_EQ(r.provenance.kind, "measurement");
@@ -62,8 +55,10 @@ TEST(H100Records, RefitOnTheH100DatasheetFromAlignedGemmsOnly) {
 // step-time model's 0.2 lies inside the measured range.
 TEST(H100Records, MisalignedGemmsRunAtAFifthOfTheAlignedRate) {
   const RawRecords r = load();
-  const double cube = tflops(r, GemmDtype::bf16, 2047, 2047, 2047) / tflops(r, GemmDtype::bf16, 2048, 2048, 2048);
-  const double logits = tflops(r, GemmDtype::bf16, 2048, 768, 50257) / tflops(r, GemmDtype::bf16, 2048, 50257, 768);
+  const double cube = testing::recorded_tflops(r, GemmDtype::bf16, 2047, 2047, 2047) /
+                      testing::recorded_tflops(r, GemmDtype::bf16, 2048, 2048, 2048);
+  const double logits = testing::recorded_tflops(r, GemmDtype::bf16, 2048, 768, 50257) /
+                        testing::recorded_tflops(r, GemmDtype::bf16, 2048, 50257, 768);
   EXPECT_NEAR(cube, 0.235, 0.005);
   EXPECT_NEAR(logits, 0.194, 0.005);
   EXPECT_LE(std::min(cube, logits), 0.2);

@@ -16,13 +16,6 @@ namespace {
 
 const std::string kFixture = std::string(DSPLAN_TEST_DATA) + "/calibrate/h200_llama2-7b_quick_records.json";
 
-double tflops(const RawRecords& r, GemmDtype d, std::int64_t m, std::int64_t n, std::int64_t k) {
-  for (const auto& g : r.gemm)
-    if (g.dtype == d && g.m == m && g.n == n && g.k == k) return g.tflops;
-  ADD_FAILURE() << m << "x" << n << "x" << k << " not recorded";
-  return 0;
-}
-
 TEST(H200Records, AreAMeasurementOfAnH200) {
   const RawRecords r = testing::load_records(kFixture);
   EXPECT_EQ(r.provenance.kind, "measurement");
@@ -63,7 +56,8 @@ TEST(H200Records, TheH100DatasheetRefusesThemOnBandwidth) {
 // step-time model's 0.2 for plain misaligned GEMMs.
 TEST(H200Records, MisalignedGemmsRunAtTheH100sRate) {
   const RawRecords r = testing::load_records(kFixture);
-  const double cube = tflops(r, GemmDtype::bf16, 2047, 2047, 2047) / tflops(r, GemmDtype::bf16, 2048, 2048, 2048);
+  const double cube = testing::recorded_tflops(r, GemmDtype::bf16, 2047, 2047, 2047) /
+                      testing::recorded_tflops(r, GemmDtype::bf16, 2048, 2048, 2048);
   EXPECT_NEAR(cube, 0.234, 0.002);
 }
 
