@@ -6,8 +6,15 @@
 // bandwidth alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
 #include "calibrate/fit/fit.h"
 #include "calibrate/profile.h"
+#include "estimator/time/efficiency_defaults.h"
+#include "estimator/time/gemm.h"
 #include "hwdb/hwdb.h"
 #include "records_fixture.h"
 
@@ -15,6 +22,10 @@ namespace dsplan {
 namespace {
 
 const std::string kFixture = std::string(DSPLAN_TEST_DATA) + "/calibrate/h200_llama2-7b_quick_records.json";
+// The two other quick passes of the same session, minutes apart (GPT-1.3B's and GPT-13B's
+// shapes).
+const std::string kGpt13 = std::string(DSPLAN_TEST_DATA) + "/calibrate/h200_gpt-1.3b_quick_records.json";
+const std::string kGpt13b = std::string(DSPLAN_TEST_DATA) + "/calibrate/h200_gpt-13b_quick_records.json";
 
 TEST(H200Records, AreAMeasurementOfAnH200) {
   const RawRecords r = testing::load_records(kFixture);
@@ -59,6 +70,50 @@ TEST(H200Records, MisalignedGemmsRunAtTheH100sRate) {
   const double cube = testing::recorded_tflops(r, GemmDtype::bf16, 2047, 2047, 2047) /
                       testing::recorded_tflops(r, GemmDtype::bf16, 2048, 2048, 2048);
   EXPECT_NEAR(cube, 0.234, 0.002);
+}
+
+// The three passes agree: bf16 8192^3 at 785.8, 786.6 and 786.5 TFLOP/s and the HBM copy
+// at 3888, 3887 and 3903 GB/s, so one pass is a measurement, not a sample of noise.
+TEST(H200Records, ThreePassesAgree) {
+  const RawRecords a = testing::load_records(kFixture), b = testing::load_records(kGpt13),
+                   c = testing::load_records(kGpt13b);
+  EXPECT_EQ(b.gemm.size(), 80u);
+  EXPECT_EQ(c.gemm.size(), 92u);
+  const double ra = testing::recorded_tflops(a, GemmDtype::bf16, 8192, 8192, 8192);
+  for (const RawRecords* r : {&b, &c})
+    EXPECT_NEAR(testing::recorded_tflops(*r, GemmDtype::bf16, 8192, 8192, 8192) / ra, 1.0, 0.005);
+}
+
+// The datasheet GEMM model (default efficiencies, no profile) against every aligned bf16
+// record of training size (>= 2 x 2048^3 FLOPs) of the three passes, 104 GEMMs: the
+// model's time is 1.26x the measured one (geometric mean) because it prices sustained
+// clocks (0.70 of peak) where these are short bursts (0.80-0.83). The spread around that
+// is what the A100-era tile list misses on Hopper (docs/calibration.md): mean |log ratio|
+// 0.062 about the mean, up to 1.68x on wave-quantised mid-size shapes (2048 x 2560 x 5120)
+// that cuBLAS 13's own tiles and stream-K run without waste. The bounds hold the present
+// model; a Hopper tile list should tighten them.
+TEST(H200Records, DatasheetGemmModelAgainstTheRecords) {
+  const GpuSpec gpu = *gpu_preset("h200-141gb");
+  const Efficiency eff = default_efficiency(gpu);
+  std::vector<double> logs;
+  for (const std::string& f : {kFixture, kGpt13, kGpt13b}) {
+    for (const auto& g : testing::load_records(f).gemm) {
+      if (g.dtype != GemmDtype::bf16 || g.m % 8 || g.n % 8 || g.k % 8) continue;
+      const double flops = 2.0 * g.m * g.n * g.k;
+      if (flops < 2.0 * 2048 * 2048 * 2048) continue;
+      const GemmShape s{double(g.m), double(g.n), double(g.k), 1};
+      logs.push_back(
+          std::log(estimate_gemm(s, Precision::bf16, gpu, eff).time.v / (flops / (g.tflops * 1e12))));
+    }
+  }
+  ASSERT_EQ(logs.size(), 104u);
+  double mean = 0, spread = 0, worst = 0;
+  for (double x : logs) mean += x / logs.size();
+  for (double x : logs) spread += std::fabs(x - mean) / logs.size(), worst = std::max(worst, x);
+  EXPECT_GT(std::exp(mean), 1.15);
+  EXPECT_LT(std::exp(mean), 1.40);
+  EXPECT_LT(spread, 0.08);
+  EXPECT_LT(std::exp(worst), 1.80);
 }
 
 }  // namespace
