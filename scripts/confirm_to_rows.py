@@ -49,6 +49,7 @@ def row_for(exp_dir, pass_name, a):
     with open(os.path.join(exp_dir, "metrics.json")) as f:
         metrics = json.load(f)
     cfg, argv = exp["dsplan"]["config"], exp["dsplan"]["argv"]
+    model = pass_name.split("-noflash")[0].split("-fp16")[0]  # the pass's model preset
     ddp = cfg["framework"] == "ddp"
     prec = cfg["precision"]
     other = ("PyTorch DDP path of dsplan's reference workload (examples/train_gpt.py --no-deepspeed): "
@@ -58,7 +59,7 @@ def row_for(exp_dir, pass_name, a):
     split = [f for f in ("--separate-qkv", "--separate-gate-up") if f in argv]
     if split:  # validate reads these flags to price separate linears (validation_rows.cc)
         other += ", with " + " ".join(split)
-    tag = "%s_%s_z%d_mbs%d" % (pass_name.split("-noflash")[0].split("-fp16")[0],
+    tag = "%s_%s_z%d_mbs%d" % (model,
                                "ddp" if ddp else "ds", cfg["zero_stage"], cfg["micro_batch"])
     if cfg["checkpointing"] != "none":
         tag += "_ck" + cfg["checkpointing"].split("-")[0]
@@ -69,7 +70,7 @@ def row_for(exp_dir, pass_name, a):
     return {
         "id": "%s_%s" % (a.prefix, tag),
         "source": a.source,
-        "model": model_block(pass_name.split("-noflash")[0].split("-fp16")[0], argv),
+        "model": model_block(model, argv),
         "hardware": {"gpu": a.gpu, "gpu_mem_gb": a.gpu_mem_gb, "num_gpus": 1, "nodes": 1,
                      "interconnect": "n/a (one GPU)"},
         "parallel": {"tp": cfg["tp"], "pp": cfg["pp"], "dp": cfg["dp"], "zero_stage": cfg["zero_stage"],

@@ -139,11 +139,14 @@ void rows::projection_layout(const Json& row, ModelSpec& spec, std::vector<std::
   if (spec.fused_qkv == qkv && (spec.fused_gate_up == gate_up || !spec.gated_mlp)) return;
   spec.fused_qkv = qkv;
   spec.fused_gate_up = gate_up;
-  notes.push_back(!workload ? "separate Q, K, V and gate, up linears (torchtitan's Llama)"
-                  : qkv && gate_up
-                      ? "fused QKV and gate/up linears (dsplan's reference workload)"
-                      : std::string("dsplan's reference workload with ") + (qkv ? "fused" : "separate") +
-                            " Q, K, V and " + (gate_up ? "fused" : "separate") + " gate, up linears");
+  if (!workload)
+    notes.push_back("separate Q, K, V and gate, up linears (torchtitan's Llama)");
+  else if (qkv && gate_up)
+    notes.push_back("fused QKV and gate/up linears (dsplan's reference workload)");
+  else
+    notes.push_back(std::string(qkv ? "fused QKV" : "separate Q, K, V") + " and " +
+                    (gate_up ? "fused gate/up" : "separate gate, up") +
+                    " linears (dsplan's reference workload)");
 }
 
 Expected<ValidationSet> load_validation(const Json& rows, const std::string& file) {
