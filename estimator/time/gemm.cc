@@ -5,6 +5,9 @@
 // its kernel by heuristics tuned to finish first). HBM time = operand + result bytes
 // (+ fp32 partials for split-K) over the achievable bandwidth; the GEMM costs the max of
 // the two plus a kernel overhead.
+// On Hopper a plain GEMM whose tiles overfill a whole number of waves may instead run
+// stream-K (cuBLAS 12/13's Hopper kernels): no partial last wave, each SM paying the per-tile
+// fixed cost once per tile segment it touches (docs/model.md §4.1 "Stream-K on Hopper").
 // The per-tile fixed costs behind eta(K) (prologue, epilogue writing C) and the
 // operand-bandwidth penalty of small tiles are time costs set by the memory system; on a
 // slower math pipe (fp32 SIMT, or bf16 on Volta) they are smaller relative to the main
@@ -96,6 +99,7 @@ GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
   // speed-up at K <= 2048).
   const double k_half = eff.gemm_k_half * (p == Precision::fp8 ? 2.5 : rate_ratio);
   const double base_bytes = e * s.batch * (s.m * s.k + s.k * s.n + s.m * s.n);
+  const bool stream_k = gpu.arch == GpuArch::hopper && p != Precision::fp32 && s.batch == 1;
 
   double best_t = -1;
   for (const Tile& t : kTiles) {
@@ -124,12 +128,40 @@ GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
       best.waves = waves;
       best.eta_tile = s.m * s.n / (tm * t.m * tn * t.n);
       best.eta_wave = tiles / (waves * slots);
+      best.stream_k = false;
       best.eta_k = eta_k;
       best.eta_align = align;
       best.t_math = Seconds(t_math);
       best.t_mem = Seconds(t_mem);
       best.time = Seconds(total);
     }
+    // Hopper's cuBLAS kernels leave no partial last wave (stream-K): each SM takes an equal
+    // share of all tiles' K iterations, and pays the per-tile fixed cost once per tile
+    // segment it touches, about tiles/slots + 1. The split tiles' fp32 partials are written
+    // and read once (fixup). Only plain GEMMs: batched products keep their waves.
+    const double tiles = tm * tn;
+    const double slots = sms * t.ctas_per_sm;
+    if (!stream_k || tiles <= slots || std::fmod(tiles, slots) == 0.0) continue;
+    const double tile_eff = 1.0 - (1.0 - t.efficiency) * rate_ratio;
+    const double per_k = t.ctas_per_sm * 2.0 * t.m * t.n / (f_sm * tile_eff * align);
+    const double t_math = per_k * (tiles * s.k / slots + (tiles / slots + 1.0) * k_half);
+    const double t_mem = (base_bytes + 2.0 * 4.0 * slots * t.m * t.n) / bw;
+    const double total = std::max(t_math, t_mem) + eff.kernel_overhead.v;
+    if (total >= best_t) continue;
+    best_t = total;
+    best.tile_m = t.m;
+    best.tile_n = t.n;
+    best.ctas_per_sm = t.ctas_per_sm;
+    best.tiles = tiles;
+    best.waves = tiles / slots;
+    best.eta_tile = s.m * s.n / (tm * t.m * tn * t.n);
+    best.eta_wave = 1.0;
+    best.stream_k = true;
+    best.eta_k = s.k / (s.k + k_half);
+    best.eta_align = align;
+    best.t_math = Seconds(t_math);
+    best.t_mem = Seconds(t_mem);
+    best.time = Seconds(total);
   }
   return best;
 }

@@ -27,9 +27,10 @@ struct GemmEstimate {
   int tile_m = 0, tile_n = 0;
   int ctas_per_sm = 1;
   double tiles = 0;        // CTAs launched
-  double waves = 0;        // ceil(tiles / (SMs x ctas_per_sm))
+  double waves = 0;        // ceil(tiles / (SMs x ctas_per_sm)); stream-K: tiles / slots
   double eta_tile = 1;     // useful / computed area
-  double eta_wave = 1;     // tiles / (waves x slots)
+  double eta_wave = 1;     // tiles / (waves x slots); 1 under stream-K
+  bool stream_k = false;   // the partial last wave spread over every SM (Hopper)
   double eta_k = 1;        // main-loop efficiency K/(K + k_half)
   double eta_align = 1;    // 1, or the penalty for misaligned dimensions
   Seconds t_math;          // tensor-core (or fp32-pipe) time of all waves
