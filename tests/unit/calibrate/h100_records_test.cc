@@ -10,8 +10,6 @@
 
 #include "calibrate/fit/fit.h"
 #include "calibrate/profile.h"
-#include "estimator/time/efficiency_defaults.h"
-#include "estimator/time/gemm.h"
 #include "hwdb/hwdb.h"
 #include "records_fixture.h"
 
@@ -102,19 +100,8 @@ TEST(H100Records, FullPassRefitsBelowThePeak) {
 // waves (4352 x 1024 x 4096, 3 waves of 128x64 tiles where 2.06 fit) and sits 1.20x above
 // it now.
 TEST(H100Records, NoWaveQuantisedOutliersAgainstTheDatasheetModel) {
-  const GpuSpec gpu = *gpu_preset("h100-80gb");
-  const Efficiency eff = default_efficiency(gpu);
-  std::vector<double> logs;
-  for (const std::string& f : {kFixture, kFull}) {
-    for (const auto& g : load(f).gemm) {
-      if (g.dtype != GemmDtype::bf16 || g.m % 8 || g.n % 8 || g.k % 8) continue;
-      const double flops = 2.0 * g.m * g.n * g.k;
-      if (flops < 2.0 * 2048 * 2048 * 2048) continue;
-      const GemmShape s{double(g.m), double(g.n), double(g.k), 1};
-      logs.push_back(
-          std::log(estimate_gemm(s, Precision::bf16, gpu, eff).time.v / (flops / (g.tflops * 1e12))));
-    }
-  }
+  const std::vector<double> logs =
+      testing::datasheet_gemm_log_ratios(*gpu_preset("h100-80gb"), {kFixture, kFull});
   ASSERT_EQ(logs.size(), 156u);
   double mean = 0, worst = 0;
   for (double x : logs) mean += x / logs.size();

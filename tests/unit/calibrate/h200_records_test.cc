@@ -93,19 +93,8 @@ TEST(H200Records, ThreePassesAgree) {
 // on wave-quantised mid-size shapes (2048 x 2560 x 5120) that cuBLAS 13 runs without waste;
 // the bounds below fail that model on spread and worst case.
 TEST(H200Records, DatasheetGemmModelAgainstTheRecords) {
-  const GpuSpec gpu = *gpu_preset("h200-141gb");
-  const Efficiency eff = default_efficiency(gpu);
-  std::vector<double> logs;
-  for (const std::string& f : {kFixture, kGpt13, kGpt13b}) {
-    for (const auto& g : testing::load_records(f).gemm) {
-      if (g.dtype != GemmDtype::bf16 || g.m % 8 || g.n % 8 || g.k % 8) continue;
-      const double flops = 2.0 * g.m * g.n * g.k;
-      if (flops < 2.0 * 2048 * 2048 * 2048) continue;
-      const GemmShape s{double(g.m), double(g.n), double(g.k), 1};
-      logs.push_back(
-          std::log(estimate_gemm(s, Precision::bf16, gpu, eff).time.v / (flops / (g.tflops * 1e12))));
-    }
-  }
+  const std::vector<double> logs =
+      testing::datasheet_gemm_log_ratios(*gpu_preset("h200-141gb"), {kFixture, kGpt13, kGpt13b});
   ASSERT_EQ(logs.size(), 104u);
   double mean = 0, spread = 0, worst = 0;
   for (double x : logs) mean += x / logs.size();
