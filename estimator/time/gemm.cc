@@ -102,66 +102,54 @@ GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
   const bool stream_k = gpu.arch == GpuArch::hopper && p != Precision::fp32 && s.batch == 1;
 
   double best_t = -1;
+  // The cheapest schedule wins; `c` carries the tile's fields, each schedule sets the rest.
+  auto keep = [&](const GemmEstimate& c) {
+    if (best_t >= 0 && c.time.v >= best_t) return;
+    best_t = c.time.v;
+    best = c;
+  };
   for (const Tile& t : kTiles) {
     const double tm = std::ceil(s.m / t.m), tn = std::ceil(s.n / t.n);
+    const double slots = sms * t.ctas_per_sm;
+    const double tile_eff = 1.0 - (1.0 - t.efficiency) * rate_ratio;
+    GemmEstimate c;
+    c.flops = best.flops;
+    c.tile_m = t.m;
+    c.tile_n = t.n;
+    c.ctas_per_sm = t.ctas_per_sm;
+    c.eta_tile = s.m * s.n / (tm * t.m * tn * t.n);
+    c.eta_align = align;
     for (int split : kSplitK) {
       // cuBLAS splits K only when the output tiles do not fill one wave.
-      if (split > 1 && (s.k / split < kMinKPerSplit || tm * tn * s.batch >= sms * t.ctas_per_sm)) break;
+      if (split > 1 && (s.k / split < kMinKPerSplit || tm * tn * s.batch >= slots)) break;
       const double k_split = s.k / split;
-      const double tiles = tm * tn * s.batch * split;
-      const double slots = sms * t.ctas_per_sm;
-      const double waves = std::ceil(tiles / slots);
-      const double eta_k = k_split / (k_split + k_half);
-      const double tile_eff = 1.0 - (1.0 - t.efficiency) * rate_ratio;
-      const double wave_s = t.ctas_per_sm * 2.0 * t.m * t.n * k_split / (f_sm * tile_eff * eta_k * align);
-      const double t_math = waves * wave_s;
+      c.tiles = tm * tn * s.batch * split;
+      c.waves = std::ceil(c.tiles / slots);
+      c.eta_wave = c.tiles / (c.waves * slots);
+      c.eta_k = k_split / (k_split + k_half);
+      const double wave_s = t.ctas_per_sm * 2.0 * t.m * t.n * k_split / (f_sm * tile_eff * c.eta_k * align);
       const double partial_bytes = split > 1 ? 2.0 * 4.0 * split * s.m * s.n * s.batch : 0.0;
-      const double t_mem = (base_bytes + partial_bytes) / bw;
+      c.t_math = Seconds(c.waves * wave_s);
+      c.t_mem = Seconds((base_bytes + partial_bytes) / bw);
       const double extra = split > 1 ? eff.kernel_overhead.v : 0.0;  // reduction kernel
-      const double total = std::max(t_math, t_mem) + eff.kernel_overhead.v + extra;
-      if (best_t >= 0 && total >= best_t) continue;
-      best_t = total;
-      best.tile_m = t.m;
-      best.tile_n = t.n;
-      best.ctas_per_sm = t.ctas_per_sm;
-      best.tiles = tiles;
-      best.waves = waves;
-      best.eta_tile = s.m * s.n / (tm * t.m * tn * t.n);
-      best.eta_wave = tiles / (waves * slots);
-      best.stream_k = false;
-      best.eta_k = eta_k;
-      best.eta_align = align;
-      best.t_math = Seconds(t_math);
-      best.t_mem = Seconds(t_mem);
-      best.time = Seconds(total);
+      c.time = Seconds(std::max(c.t_math.v, c.t_mem.v) + eff.kernel_overhead.v + extra);
+      keep(c);
     }
     // Hopper's cuBLAS kernels leave no partial last wave (stream-K): each SM takes an equal
     // share of all tiles' K iterations, and pays the per-tile fixed cost once per tile
     // segment it touches, about tiles/slots + 1. The split tiles' fp32 partials are written
     // and read once (fixup). Only plain GEMMs: batched products keep their waves.
-    const double tiles = tm * tn;
-    const double slots = sms * t.ctas_per_sm;
-    if (!stream_k || tiles <= slots || std::fmod(tiles, slots) == 0.0) continue;
-    const double tile_eff = 1.0 - (1.0 - t.efficiency) * rate_ratio;
+    c.tiles = tm * tn;
+    if (!stream_k || c.tiles <= slots || std::fmod(c.tiles, slots) == 0.0) continue;
     const double per_k = t.ctas_per_sm * 2.0 * t.m * t.n / (f_sm * tile_eff * align);
-    const double t_math = per_k * (tiles * s.k / slots + (tiles / slots + 1.0) * k_half);
-    const double t_mem = (base_bytes + 2.0 * 4.0 * slots * t.m * t.n) / bw;
-    const double total = std::max(t_math, t_mem) + eff.kernel_overhead.v;
-    if (total >= best_t) continue;
-    best_t = total;
-    best.tile_m = t.m;
-    best.tile_n = t.n;
-    best.ctas_per_sm = t.ctas_per_sm;
-    best.tiles = tiles;
-    best.waves = tiles / slots;
-    best.eta_tile = s.m * s.n / (tm * t.m * tn * t.n);
-    best.eta_wave = 1.0;
-    best.stream_k = true;
-    best.eta_k = s.k / (s.k + k_half);
-    best.eta_align = align;
-    best.t_math = Seconds(t_math);
-    best.t_mem = Seconds(t_mem);
-    best.time = Seconds(total);
+    c.stream_k = true;
+    c.waves = c.tiles / slots;
+    c.eta_wave = 1.0;
+    c.eta_k = s.k / (s.k + k_half);
+    c.t_math = Seconds(per_k * (c.tiles * s.k / slots + (c.waves + 1.0) * k_half));
+    c.t_mem = Seconds((base_bytes + 2.0 * 4.0 * slots * t.m * t.n) / bw);
+    c.time = Seconds(std::max(c.t_math.v, c.t_mem.v) + eff.kernel_overhead.v);
+    keep(c);
   }
   return best;
 }
