@@ -22,13 +22,7 @@ const std::string kFull = std::string(DSPLAN_TEST_DATA) + "/calibrate/h100_llama
 
 RawRecords load(const std::string& file = kFixture) { return testing::load_records(file); }
 
-TEST(H100Records, AreAMeasurementOfAnH100) {
-  const RawRecords r = load();
-  EXPECT_EQ(r.provenance.kind, "measurement");
-  EXPECT_EQ(r.provenance.sm_count, 132);
-  EXPECT_NE(r.provenance.gpu_name.find("H100"), std::string::npos);
-  EXPECT_EQ(r.gemm.size(), 82u);
-}
+TEST(H100Records, AreAMeasurementOfAnH100) { testing::expect_measurement_of(load(), "H100", 132, 82); }
 
 // bf16: 12 grid shapes + 34 GPT-2 shapes = 46, of which 3 grid shapes (257x129x320,
 // 2047^3, 4097^3) and the 9 logits GEMMs (vocabulary 50257) are misaligned: 34 fitted.

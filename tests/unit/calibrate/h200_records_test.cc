@@ -28,11 +28,7 @@ const std::string kGpt13 = std::string(DSPLAN_TEST_DATA) + "/calibrate/h200_gpt-
 const std::string kGpt13b = std::string(DSPLAN_TEST_DATA) + "/calibrate/h200_gpt-13b_quick_records.json";
 
 TEST(H200Records, AreAMeasurementOfAnH200) {
-  const RawRecords r = testing::load_records(kFixture);
-  EXPECT_EQ(r.provenance.kind, "measurement");
-  EXPECT_EQ(r.provenance.sm_count, 132);
-  EXPECT_NE(r.provenance.gpu_name.find("H200"), std::string::npos);
-  EXPECT_EQ(r.gemm.size(), 100u);
+  testing::expect_measurement_of(testing::load_records(kFixture), "H200", 132, 100);
 }
 
 // Best bf16 rate 822.5 TFLOP/s = 822.5 / 989.4 = 0.831 of the datasheet (the H100's full

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -25,6 +26,15 @@ inline RawRecords load_records(const std::string& file) {
   auto r = parse_records(*j, file);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.errors()[0].to_string());
   return r.ok() ? *r : RawRecords{};
+}
+
+// Records measured on a real GPU whose name contains `gpu`, with `sms` SMs and `gemms` GEMM
+// records.
+inline void expect_measurement_of(const RawRecords& r, const std::string& gpu, int sms, std::size_t gemms) {
+  EXPECT_EQ(r.provenance.kind, "measurement");
+  EXPECT_EQ(r.provenance.sm_count, sms);
+  EXPECT_NE(r.provenance.gpu_name.find(gpu), std::string::npos) << r.provenance.gpu_name;
+  EXPECT_EQ(r.gemm.size(), gemms);
 }
 
 // The measured TFLOP/s of one recorded GEMM shape; a shape that is not recorded fails the test.
