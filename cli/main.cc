@@ -1,5 +1,6 @@
 // dsplan's entry point: builds the CLI11 app from the subcommands in cli/cmd_*.cc, turns
 // parse errors and any escaped exception into a one-line message and exit status 2.
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -7,6 +8,9 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 
@@ -55,6 +59,35 @@ void check_numeric_options(CLI::App& app) {
     opt->check(number_check(integer, lo, hi, integer ? "an integer" : "a number"));
   }
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) check_numeric_options(*sub);
+}
+
+// The first long option in argv[2..] that the chosen command does not have, as a message
+// with the nearest real one ("--seq-len" -> "--seq"), or "" when every option is known.
+// CLI11 reports such a flag as "arguments were not expected", or not at all when a required
+// flag is missing too ("--gpu 16" reads as "--gpus is required").
+std::string unknown_option_message(CLI::App& app, int argc, char** argv) {
+  if (argc < 3) return "";
+  CLI::App* sub = nullptr;
+  for (CLI::App* s : app.get_subcommands([](CLI::App*) { return true; }))
+    if (s->get_name() == argv[1]) sub = s;
+  if (sub == nullptr) return "";
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : sub->get_options())
+    for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
+  for (int i = 2; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") break;  // the rest are positional values
+    if (word.size() < 3 || word.compare(0, 2, "--") != 0) continue;
+    const std::string name = word.substr(0, word.find('='));
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    std::string msg = "unknown option " + name + " for '" + sub->get_name() + "'";
+    std::optional<std::string> near = dsplan::closest_match(name, names);
+    for (const std::string& n : names)  // a longer spelling of a real flag: "--seq-len"
+      if (!near && name.compare(0, n.size() + 1, n + "-") == 0) near = n;
+    if (near) msg += " (did you mean " + *near + "?)";
+    return msg + "\nRun 'dsplan " + sub->get_name() + " --help' for its options.";
+  }
+  return "";
 }
 
 // CLI11's wording for a flag given twice ("--gpus: At Most 1 required but received 2")
@@ -107,6 +140,10 @@ int main(int argc, char** argv) {
       for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
         names += (names.empty() ? "" : ", ") + sub->get_name();
       std::cerr << "dsplan: error: unknown command \"" << argv[1] << "\" (one of: " << names << ")\n";
+      return 2;
+    }
+    if (const std::string unknown = unknown_option_message(app, argc, argv); !unknown.empty()) {
+      std::cerr << "dsplan: error: " << unknown << "\n";
       return 2;
     }
     std::cerr << "dsplan: error: " << plain_parse_message(e.what()) << "\n"
