@@ -446,8 +446,18 @@ void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, c
         b.mem(d.T * v * (8.0 + (cast ? 4.0 + d.e : 0.0)), cast ? 2 : 1);
       }
     } else {
-      f.mem(d.T * v * (d.e + 8.0), 3);  // fp32 upcast, max/sum-exp passes of cross-entropy
-      b.mem(d.T * v * (4.0 + d.e));     // softmax - one-hot, back to 16-bit
+      // torch's cross_entropy: log_softmax, then nll_loss, in fp32 (c = 4) but for FSDP's
+      // 16-bit loss without autocast (c = e), as the memory model has it (activations.h,
+      // LayerShape::fp32_loss). A 16-bit logit is cast up first (e + c). log_softmax's rows
+      // (the vocabulary) are too long for shared memory: it reads a row for the max, again
+      // for the sum of exponentials, and again to write the output (4c). Backward:
+      // nll_loss_backward writes a dense zero-filled gradient (c) and scatters into it,
+      // log_softmax's backward reads it for its row sums, then reads it and the saved output
+      // and writes the input gradient (4c), and the cast's backward casts it down (c + e).
+      const double c = k.framework != Framework::fsdp || d.autocast ? 4.0 : d.e;
+      const bool up = d.e < c;
+      f.mem(d.T * v * ((up ? d.e + c : 0.0) + 4.0 * c), up ? 3 : 2);
+      b.mem(d.T * v * (5.0 * c + (up ? c + d.e : 0.0)), up ? 4 : 3);
     }
     b.gemm_bwd(d.T, v, d.h);
   } else if (m.pooler) {
