@@ -41,7 +41,13 @@ Efficiency to_efficiency(const CalibrationProfile& p, const Efficiency& base) {
   e.source = p.source.empty() ? "calibration profile" : "calibration profile " + p.source;
   const FittedParams& f = p.fitted;
   apply_gemm(f, e);
-  if (f.hbm_fraction) e.hbm_fraction = *f.hbm_fraction;
+  if (f.hbm_fraction) {
+    // The profile times a copy: it sets the blended fraction, and the stream class keeps
+    // its default ratio to the blend (elementwise.h).
+    if (e.stream_hbm_fraction > 0 && e.hbm_fraction > 0)
+      e.stream_hbm_fraction *= *f.hbm_fraction / e.hbm_fraction;
+    e.hbm_fraction = *f.hbm_fraction;
+  }
   if (f.pcie_fraction) e.pcie_fraction = *f.pcie_fraction;
   if (f.overlap_compute_loss) e.overlap_compute_loss = *f.overlap_compute_loss;
   if (f.host_op_overhead) e.host_op_overhead = *f.host_op_overhead;

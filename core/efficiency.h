@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,6 +28,22 @@ struct CollectiveFit {
   BytesPerSecond busbw;
 };
 
+// What limits a memory-bound kernel besides HBM (estimator/time/elementwise.h): a plain
+// stream (copy, add, cast, scaling, dropout's mask multiply) only the bytes; the others
+// also the arithmetic or index math per element, which runs at a rate set by the SMs and
+// their clock, not by HBM. `blended` is every kernel not measured on its own (norms,
+// reductions, rotary, the optimizer), priced at hbm_fraction.
+enum class MemKernel : std::uint8_t {
+  blended,
+  stream,
+  dropout_fwd,  // Philox random numbers, mask and scaled output
+  softmax_fwd,  // row softmax (rows of the sequence length)
+  softmax_bwd,
+  mask,  // where / masked_fill with a broadcast boolean mask
+  gelu,  // one fused gelu kernel (tanh form)
+  kCount
+};
+
 struct Efficiency {
   std::string source = "datasheet defaults";  // or the calibration profile's path
   // GEMM model (estimator/gemm): achieved fraction of tensor-core peak for a large,
@@ -42,6 +59,13 @@ struct Efficiency {
   Seconds host_op_overhead = us(10);
   // Memory-bound kernels reach this fraction of datasheet HBM bandwidth.
   double hbm_fraction = 0.8;
+  // Per-class memory-bound kernels (MemKernel; docs/model.md §4, "Memory-bound kernels by
+  // class"). 0 turns the classes off: every kernel costs bytes / (HBM x hbm_fraction).
+  // Otherwise a stream kernel reaches stream_hbm_fraction of HBM, and a class with an
+  // issue limit (elements per SM per clock, 0 = none) takes the smooth maximum of its
+  // stream time and its issue time, (t_stream^3 + t_issue^3)^(1/3).
+  double stream_hbm_fraction = 0.0;
+  std::array<double, static_cast<std::size_t>(MemKernel::kCount)> issue_elems_per_sm_clk{};
   // Pinned host<->device copies reach this fraction of the PCIe line rate.
   double pcie_fraction = 0.8;
   // Fraction of compute throughput lost while an NCCL collective runs beside it (its

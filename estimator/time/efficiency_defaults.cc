@@ -7,7 +7,14 @@
 //    bf16 GEMMs of the same shapes on an H100 and an H200 (session 22, cuBLASLt through
 //    PyTorch) reach 0.94-0.97 of bf16's fraction at large K (docs/model.md §4.1, "FP8
 //    linears"). Other GPUs have no FP8 peak, so no FP8 GEMM.
-//  - HBM: STREAM-like elementwise kernels reach ~80% of datasheet bandwidth.
+//  - HBM: STREAM-like elementwise kernels reach ~80% of datasheet bandwidth, the blended
+//    rate of every memory-bound kernel. Hopper prices them by class instead (MemKernel):
+//    PyTorch's copy, add and dropout backward reach 0.88-0.91 of HBM on an H100 and an
+//    H200 alike (0.89 taken); gelu, dropout forward, softmax and the broadcast where are
+//    also limited by their per-element arithmetic, at 5.4, 2.7, 2.9 (backward 1.07) and 1.57
+//    elements per SM per clock, fitted to the same kernels on both GPUs (session 22's
+//    scripts/elementwise_rates.py; docs/model.md §4, "Memory-bound kernels by class").
+//    Other GPUs keep the blend: their kernels were not measured.
 //  - PCIe: measured pinned copies / line rate (reference §1): Gen3 12.15/15.75 = 0.77,
 //    Gen4 25.1/31.5 = 0.80, Gen5 52.8/63 = 0.84.
 //  - Kernel overhead: launch + tail gap per kernel, 3-5 us (reference §3).
@@ -22,6 +29,7 @@ namespace dsplan {
 namespace {
 
 constexpr std::size_t idx(Precision p) { return static_cast<std::size_t>(p); }
+constexpr std::size_t mk(MemKernel k) { return static_cast<std::size_t>(k); }
 
 double pcie_fraction_for(int gen) {
   if (gen >= 5) return 0.84;
@@ -58,6 +66,12 @@ Efficiency default_efficiency(const GpuSpec& gpu) {
       e.gemm_peak_fraction[idx(Precision::fp8)] = 0.95 * 0.70;  // see the header
       e.gemm_k_half = 160;  // see the header
       e.kernel_overhead = us(3);
+      e.stream_hbm_fraction = 0.89;  // see the header
+      e.issue_elems_per_sm_clk[mk(MemKernel::gelu)] = 5.4;
+      e.issue_elems_per_sm_clk[mk(MemKernel::dropout_fwd)] = 2.7;
+      e.issue_elems_per_sm_clk[mk(MemKernel::softmax_fwd)] = 2.9;
+      e.issue_elems_per_sm_clk[mk(MemKernel::softmax_bwd)] = 1.07;
+      e.issue_elems_per_sm_clk[mk(MemKernel::mask)] = 1.57;
       break;
   }
   return e;

@@ -34,12 +34,18 @@
 #include <vector>
 
 #include "estimator/params.h"
+#include "estimator/time/elementwise.h"
 #include "estimator/time/fp8.h"
 #include "estimator/time/gemm.h"
+#include "estimator/time/op_dims.h"
 
 namespace dsplan {
 
 namespace {
+
+using op::Dims;
+using op::dims;
+using op::head_dim;
 
 struct Acc {
   const GpuSpec& gpu;
@@ -74,6 +80,14 @@ struct Acc {
     t += Seconds(bytes / (gpu.hbm_bw.v * eff.hbm_fraction)) + eff.kernel_overhead * kernels;
     launches += kernels;
   }
+  void mem(MemKernel c, double bytes, double elems, int kernels) {
+    t += mem_seconds(c, bytes, elems, gpu, eff) + eff.kernel_overhead * kernels;
+    launches += kernels;
+  }
+  void mem(const MemWork& w) {
+    t += mem_seconds(w, gpu, eff) + eff.kernel_overhead * w.kernels;
+    launches += w.kernels;
+  }
   void flops_kernel(double flops, double fraction, double bytes) {
     const double rate = gpu.matmul_peak(p).v * fraction;
     const double mem_t = bytes / (gpu.hbm_bw.v * eff.hbm_fraction);
@@ -87,48 +101,6 @@ struct Acc {
 // ahead of the GPU, estimator/host_stall.h).
 Seconds host_time(int launches, const Efficiency& eff) { return eff.host_op_overhead * launches; }
 
-struct Dims {
-  double b, s, h, hq, hkv, f, t, T, Ts, e, ew, heads;
-  bool gated, megatron, flash, causal, autocast, act_unfused, dropout;
-  bool rms, rope;  // RMSNorm; rotary position embedding of q and k
-  bool fp8;        // FP8 linears
-  int norms;
-  LayerLinears linears;  // Q, K, V and gate/up as one linear each or several
-  AttentionKernel attention;
-};
-
-Dims dims(const ModelSpec& m, const OpKey& k) {
-  Dims d{};
-  const double hd = head_dim_of(m);
-  d.b = k.micro_batch;
-  d.s = k.seq_len;
-  d.h = m.hidden;
-  d.t = std::max(1, k.tp);
-  d.heads = m.heads / d.t;
-  d.hq = m.heads * hd;
-  d.hkv = kv_heads_of(m) * hd;
-  d.f = m.ffn_hidden;
-  d.T = d.b * d.s;
-  d.Ts = k.sequence_parallel ? d.T / d.t : d.T;
-  d.e = element_bytes(k.precision);
-  d.autocast = k.framework == Framework::ddp && k.precision != Precision::fp32;
-  d.ew = d.autocast ? 4.0 : d.e;
-  d.gated = m.gated_mlp;
-  d.megatron = k.framework == Framework::megatron;
-  d.attention = k.attention;
-  d.flash = flash_supported(k);
-  d.causal = m.causal;
-  d.act_unfused = m.activation_unfused;
-  d.dropout = has_dropout(m);
-  d.rms = m.norm == NormKind::rmsnorm;
-  d.rope = m.position == PositionKind::rotary;
-  d.fp8 = k.fp8;
-  d.norms = m.norms_per_layer;
-  d.linears = layer_linears(m, TrainConfig::megatron_layers(k.framework, k.tp));
-  return d;
-}
-
-double head_dim(const Dims& d) { return d.hq / (d.heads * d.t); }
 // Every head of the per-head attention GEMMs starts misaligned (GemmShape::heads_misaligned).
 bool heads_misaligned(const Dims& d) { return std::fmod(head_dim(d), 8.0) != 0.0; }
 
@@ -161,27 +133,6 @@ double causal_fraction(const Dims& d) {
   if (!d.causal) return 1.0;
   const double n = std::ceil(d.s / 128.0);
   return (n + 1.0) / (2.0 * n);
-}
-
-// Bytes and kernel count of elementwise work in a forward pass, and in its backward.
-struct Elementwise {
-  double bytes = 0;
-  int kernels = 0;
-  double bwd_bytes = 0;
-  int bwd_kernels = 0;
-};
-
-// Elementwise passes over the s x s scores of all local heads: scale and mask (fused
-// into the softmax by Megatron), softmax, dropout (1-byte mask), and under autocast the
-// cast of the fp32 probabilities back to 16-bit for the P V GEMM.
-Elementwise score_elementwise(const Dims& d) {
-  const double sc = d.b * d.heads * d.s * d.s;
-  Elementwise w;
-  const int pre = d.megatron ? 0 : 2;
-  w.bytes = pre * sc * 2.0 * d.e + sc * (d.e + d.ew) + (d.dropout ? sc * (2.0 * d.ew + 1.0) : 0.0);
-  w.kernels = pre + 1 + (d.dropout ? 1 : 0);
-  if (d.autocast) w.bytes += sc * (d.ew + d.e), w.kernels += 1;
-  return w;
 }
 
 // HBM bytes of one FlashAttention forward. Each 128-row query block streams all of its
@@ -221,8 +172,7 @@ void attention_core_fwd(Acc& a, const Dims& d) {
   }
   const bool odd = heads_misaligned(d);
   a.gemm(d.s, d.s, hd, bh, odd);  // Q K^T
-  const Elementwise w = score_elementwise(d);
-  a.mem(w.bytes, w.kernels);
+  a.mem(score_elementwise(d).fwd);
   a.gemm(d.s, hd, d.s, bh, odd);  // P V
 }
 
@@ -235,66 +185,8 @@ void attention_core_bwd(Acc& a, const Dims& d) {
   }
   const bool odd = heads_misaligned(d);
   a.gemm_bwd(d.s, hd, d.s, bh, odd);  // P V
-  const Elementwise w = score_elementwise(d);
-  a.mem(2.0 * w.bytes, 2 * w.kernels);
+  a.mem(score_elementwise(d).bwd);
   a.gemm_bwd(d.s, d.s, hd, bh, odd);  // Q K^T
-}
-
-// Fused kernels (Megatron: Transformer Engine / Apex) read and write each tensor once. The
-// other frameworks run the PyTorch model code of Hugging Face, torchtitan or IBM FMS, whose
-// RMSNorm, rotary embedding and SwiGLU are eager chains of ops (docs/model.md §4,
-// "Elementwise"). Bytes per element, with e the activation element size:
-//  - RMSNorm, eager: x.float(), pow, mean, x * rsqrt, type_as, * weight: forward
-//    (e+4) + 8 + 4 + 8 + (4+e) + 2e = 4e + 28; backward through that chain 6e + 52
-//    (bf16: 36 and 64). Fused: 2e and 4e.
-//  - rotary on the local q and k heads, eager: float, complex multiply, type_as: 2e + 16
-//    each way (bf16: 20). Fused: 2e each way.
-//  - SwiGLU, eager: silu (2e) then multiply (3e) = 5e forward; backward 9e. Fused: 3e, 6e.
-Elementwise layer_elementwise(const Dims& d) {
-  Elementwise w;
-  const double x = d.Ts * d.h, ew = d.ew;
-  const bool eager = !d.megatron;
-  const bool cast = ew < 4.0;  // eager RMSNorm widens 16-bit inputs to fp32 and back
-  const double rms_f = (cast ? ew + 4.0 : 0.0) + 20.0 + (cast ? 4.0 + ew : 0.0) + 2.0 * ew;
-  const double rms_b = 4.0 * ew + (cast ? ew + 4.0 : 0.0) + 44.0 + (cast ? 4.0 + ew : 0.0);
-  const bool rms_eager = d.rms && eager;
-  const double norm_f = x * (rms_eager ? rms_f : 2.0 * ew), norm_b = x * (rms_eager ? rms_b : 4.0 * ew);
-  const int norm_k = rms_eager ? 6 : 1, norm_bk = rms_eager ? 10 : 2;
-  // Megatron's fused bias-dropout-add reads 2, writes 1 (+ the mask); otherwise dropout
-  // (r 1, w 1 + mask) and the residual add (r 2, w 1) are separate kernels.
-  const double mask = d.dropout ? 1.0 : 0.0;
-  const double drop_add =
-      d.megatron ? x * (3.0 * ew + mask) : (d.dropout ? x * (2.0 * ew + 1.0) : 0.0) + x * 3.0 * ew;
-  const int drop_add_kernels = d.megatron || !d.dropout ? 1 : 2;
-  const double ffn = d.T * d.f / d.t;
-  const bool swiglu_eager = d.gated && eager && !d.act_unfused;
-  // Under autocast torch.pow runs in fp32, so gelu_new's chain from there on is fp32: an
-  // upcast (r 2, w 4), pow, two scalar muls, tanh and +1 (r 4, w 4 each), x + 0.044715x^3
-  // (r 2 + 4, w 4), 0.5x (r 2, w 2), the product (r 2 + 4, w 4) and the cast down for FC2
-  // (r 4, w 2): 76 bytes per element in 10 kernels.
-  const double unfused = d.autocast ? 76.0 : 18.0 * d.e;
-  const double act = ffn * (d.act_unfused ? unfused : (swiglu_eager ? 5.0 : d.gated ? 3.0 : 2.0) * d.e);
-  const double act_b = swiglu_eager ? ffn * 9.0 * d.e : 2.0 * act;
-  const int act_k = d.act_unfused ? (d.autocast ? 10 : 8) : swiglu_eager ? 2 : 1;
-  const double qk = d.rope ? d.T * (d.hq + d.hkv) / d.t : 0.0;
-  const double rope = qk * (eager ? 2.0 * d.e + 16.0 : 2.0 * d.e);
-  const int rope_k = d.rope ? (eager ? 6 : 1) : 0;
-  w.bytes = d.norms * norm_f + 2 * drop_add + act + rope;
-  w.kernels = d.norms * norm_k + 2 * drop_add_kernels + act_k + rope_k;
-  w.bwd_bytes = d.norms * norm_b + 2 * (2 * drop_add) + act_b + rope;
-  w.bwd_kernels = d.norms * norm_bk + 2 * 2 * drop_add_kernels + 2 * act_k + rope_k;
-  // The QKV and FC1 inputs feed one linear each, or several (separate Q, K, V and gate, up):
-  // autograd sums the linears' input gradients, one add (r 2, w 1) per extra consumer.
-  // Under autocast every linear casts its fp32 input to 16 bits itself (activations are
-  // not cached), and back in backward.
-  const int consumers = d.linears.qkv + d.linears.up_gate;
-  if (d.autocast) {
-    const double c = consumers * d.T * d.h * (ew + d.e);
-    w.bytes += c, w.bwd_bytes += 2 * c, w.kernels += consumers, w.bwd_kernels += 2 * consumers;
-  } else if (consumers > 2) {
-    w.bwd_bytes += (consumers - 2) * d.T * d.h * 3.0 * d.e, w.bwd_kernels += consumers - 2;
-  }
-  return w;
 }
 
 // Forward (M, N, K) of a layer's linears on one TP rank, by role: QKV (one GEMM, or Q, K
@@ -349,7 +241,7 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   attention_core_fwd(core, d);
   Acc fwd{gpu, eff, k.precision, {}, {}, 0, memo};
   layer_gemms(fwd, d, false);
-  fwd.mem(w.bytes, w.kernels);
+  fwd.mem(w.fwd);
   double out_cols = 0;  // the linears' output widths on this rank
   for (const LinearShape& g : layer_gemm_shapes(d)) out_cols += g.n;
   const bool current = k.fp8_recipe == Fp8Recipe::tensorwise;
@@ -368,13 +260,14 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   // each), and its backward casts each 16-bit gradient back to the fp32 parameter's
   // (r 2, w 4 bytes per parameter), for each linear of the model code (d.linears).
   const int cast_tensors = d.linears.total() * (m.linear_bias ? 2 : 1);
-  if (d.autocast) fwd.mem(layer_weight_params(m) / d.t * 6.0, cast_tensors);
+  const double cast_params = layer_weight_params(m) / d.t;
+  if (d.autocast) fwd.mem(MemKernel::stream, cast_params * 6.0, cast_params, cast_tensors);
   Acc bwd{gpu, eff, k.precision, {}, {}, 0, memo};
   std::array<Seconds, 4> wgrad{};
   layer_gemms(bwd, d, true, &wgrad);
-  bwd.mem(w.bwd_bytes, w.bwd_kernels);
+  bwd.mem(w.bwd);
   if (d.fp8) bwd.mem(casts.bwd_bytes, casts.bwd_kernels);
-  if (d.autocast) bwd.mem(layer_weight_params(m) / d.t * 6.0, cast_tensors);
+  if (d.autocast) bwd.mem(MemKernel::stream, cast_params * 6.0, cast_params, cast_tensors);
   // each bias gradient: a reduction over the tokens of the output gradient
   if (m.linear_bias) bwd.mem(d.T * out_cols * d.e, d.linears.total());
   attention_core_bwd(bwd, d);

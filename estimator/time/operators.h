@@ -3,7 +3,8 @@
 // residual adds, MLP GEMMs and activation), the embedding (first pipeline stage) and the
 // head (final norm, vocabulary-parallel logits and cross-entropy; last stage). Forward,
 // backward (data- and weight-gradient GEMMs) and recompute are priced separately. GEMMs
-// use gemm.h; memory-bound kernels cost bytes / (HBM x hbm_fraction) + kernel overhead.
+// use gemm.h; memory-bound kernels elementwise.h (bytes over HBM x hbm_fraction, or by class
+// on Hopper) + kernel overhead.
 // Communication is not included here (see parallel_comm.h). Formulas: docs/model.md §4 Step time.
 #pragma once
 

@@ -69,6 +69,22 @@ TEST(Profile, ToEfficiencyMapsDtypesToPrecisions) {
   EXPECT_FALSE(e.collectives[0][static_cast<int>(CommScope::inter_node)]);  // not measured
 }
 
+// A measured copy rate sets the blended HBM fraction; the stream class (Hopper's
+// default 0.89 against the blend's 0.8) keeps its ratio: a copy measured at 0.72 gives
+// streams 0.89 x 0.72 / 0.8 = 0.801. A base without classes (stream 0) keeps none.
+TEST(Profile, MeasuredCopyRateScalesTheStreamClass) {
+  CalibrationProfile p = fitted();
+  p.fitted.hbm_fraction = 0.72;
+  Efficiency base;
+  base.hbm_fraction = 0.8;
+  base.stream_hbm_fraction = 0.89;
+  const Efficiency e = to_efficiency(p, base);
+  EXPECT_DOUBLE_EQ(e.hbm_fraction, 0.72);
+  EXPECT_NEAR(e.stream_hbm_fraction, 0.801, 1e-12);
+  base.stream_hbm_fraction = 0;
+  EXPECT_EQ(to_efficiency(p, base).stream_hbm_fraction, 0.0);
+}
+
 TEST(Profile, UnmeasuredFieldsKeepTheBase) {
   CalibrationProfile p = fitted();
   p.fitted.hbm_fraction.reset();

@@ -367,9 +367,12 @@ TEST(StepTime, BlockRecomputeCostsItsShareOfFull) {
 // (framework deepspeed), bf16 (e = 2), standard attention, b = 1, s = 128, h = 256,
 // 4 heads: the residual tensor x = s h = 32,768 elements, the scores sc = 4 x 128^2 =
 // 65,536. Forward dropout passes: the attention probabilities sc (2e + 1) = 327,680 B and
-// two residual-stream dropouts 2 x (2e + 1) = 327,680 B, 655,360 B in 3 kernels. On H200
-// (4,800 GB/s x 0.8 = 3.84e12 B/s, 3 us per kernel): 0.1707 us + 9 us = 9.1707 us.
-// The backward moves twice those bytes in twice the kernels: 18.3413 us.
+// two residual-stream dropouts 2 x (2e + 1) = 327,680 B, 655,360 B over 131,072 elements
+// in 3 kernels. On H200 they are the dropout-forward class (elementwise.h): stream time
+// 655,360 / (4,800e9 x 0.89) = 0.153408 us, issue time 131,072 / (2.7 x 132 x 1.98e9)
+// = 0.185741 us, (0.153408^3 + 0.185741^3)^(1/3) = 0.215575 us, plus 3 x 3 us of kernel
+// overhead: 9.215575 us. The backward moves twice those bytes in twice the kernels and
+// streams (a mask multiply): 1,310,720 / 4.272e12 = 0.306816 us + 18 us = 18.306816 us.
 TEST(OperatorCosts, DropoutPassesAreCountedOnlyWhenTheModelHasDropout) {
   const GpuSpec gpu = test::h200();
   Efficiency eff = default_efficiency(gpu);
@@ -382,8 +385,8 @@ TEST(OperatorCosts, DropoutPassesAreCountedOnlyWhenTheModelHasDropout) {
   const OpCosts with = operator_costs(m, gpu, eff, k);
   m.dropout = false;
   const OpCosts without = operator_costs(m, gpu, eff, k);
-  EXPECT_NEAR((with.fwd - without.fwd).v, 9.1707e-6, 1e-9);
-  EXPECT_NEAR((with.bwd - without.bwd).v, 18.3413e-6, 1e-9);
+  EXPECT_NEAR((with.fwd - without.fwd).v, 9.215575e-6, 1e-11);
+  EXPECT_NEAR((with.bwd - without.bwd).v, 18.306816e-6, 1e-11);
 }
 
 }  // namespace

@@ -1,0 +1,144 @@
+// Memory-bound work of a layer by kernel class, and its time (elementwise.h).
+#include "estimator/time/elementwise.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dsplan {
+
+double MemWork::total_bytes() const {
+  double s = 0;
+  for (double b : bytes) s += b;
+  return s;
+}
+
+Seconds mem_seconds(MemKernel k, double bytes, double elems, const GpuSpec& gpu, const Efficiency& eff) {
+  if (bytes <= 0 && elems <= 0) return Seconds{};
+  if (eff.stream_hbm_fraction <= 0 || k == MemKernel::blended)
+    return Seconds(bytes / (gpu.hbm_bw.v * eff.hbm_fraction));
+  const double ts = bytes / (gpu.hbm_bw.v * eff.stream_hbm_fraction);
+  const double cap = eff.issue_elems_per_sm_clk[static_cast<std::size_t>(k)];
+  const double issue = cap * std::max(1, gpu.sm_count) * gpu.boost_clock_MHz * 1e6;
+  if (cap <= 0 || issue <= 0) return Seconds(ts);
+  const double ti = elems / issue;
+  return Seconds(std::cbrt(ts * ts * ts + ti * ti * ti));
+}
+
+Seconds mem_seconds(const MemWork& w, const GpuSpec& gpu, const Efficiency& eff) {
+  Seconds t{};
+  for (std::size_t c = 0; c < kMemKernels; ++c)
+    t += mem_seconds(static_cast<MemKernel>(c), w.bytes[c], w.elems[c], gpu, eff);
+  return t;
+}
+
+// The passes over the s x s scores of all local heads: scale and mask (fused into the
+// softmax by Megatron), softmax, dropout (1-byte mask), and under autocast the cast of the
+// fp32 probabilities back to 16-bit for the P V GEMM. Each backward moves twice its
+// forward's bytes; softmax's backward is its own class, the others keep their forward's
+// (a masked gradient is a where, the rest stream).
+Elementwise score_elementwise(const op::Dims& d) {
+  const double sc = d.b * d.heads * d.s * d.s;
+  Elementwise w;
+  auto pass = [&](MemKernel f, MemKernel b, double bytes) {
+    w.fwd.add(f, bytes, sc), w.bwd.add(b, 2.0 * bytes, sc);
+    w.fwd.kernels += 1, w.bwd.kernels += 2;
+  };
+  if (!d.megatron) {
+    pass(MemKernel::stream, MemKernel::stream, sc * 2.0 * d.e);  // scale
+    pass(MemKernel::mask, MemKernel::mask, sc * 2.0 * d.e);      // causal or padding mask
+  }
+  pass(MemKernel::softmax_fwd, MemKernel::softmax_bwd, sc * (d.e + d.ew));
+  if (d.dropout) pass(MemKernel::dropout_fwd, MemKernel::stream, sc * (2.0 * d.ew + 1.0));
+  if (d.autocast) pass(MemKernel::stream, MemKernel::stream, sc * (d.ew + d.e));
+  return w;
+}
+
+// Fused kernels (Megatron: Transformer Engine / Apex) read and write each tensor once. The
+// other frameworks run the PyTorch model code of Hugging Face, torchtitan or IBM FMS, whose
+// RMSNorm, rotary embedding and SwiGLU are eager chains of ops (docs/model.md §4,
+// "Elementwise"). Bytes per element, with e the activation element size:
+//  - RMSNorm, eager: x.float(), pow, mean, x * rsqrt, type_as, * weight: forward
+//    (e+4) + 8 + 4 + 8 + (4+e) + 2e = 4e + 28; backward through that chain 6e + 52
+//    (bf16: 36 and 64). Fused: 2e and 4e.
+//  - rotary on the local q and k heads, eager: float, complex multiply, type_as: 2e + 16
+//    each way (bf16: 20). Fused: 2e each way.
+//  - SwiGLU, eager: silu (2e) then multiply (3e) = 5e forward; backward 9e. Fused: 3e, 6e.
+Elementwise layer_elementwise(const op::Dims& d) {
+  Elementwise w;
+  const double x = d.Ts * d.h, ew = d.ew;
+  const bool eager = !d.megatron;
+  const bool cast = ew < 4.0;  // eager RMSNorm widens 16-bit inputs to fp32 and back
+  const double rms_f = (cast ? ew + 4.0 : 0.0) + 20.0 + (cast ? 4.0 + ew : 0.0) + 2.0 * ew;
+  const double rms_b = 4.0 * ew + (cast ? ew + 4.0 : 0.0) + 44.0 + (cast ? 4.0 + ew : 0.0);
+  const bool rms_eager = d.rms && eager;
+  w.fwd.add(MemKernel::blended, d.norms * x * (rms_eager ? rms_f : 2.0 * ew), 0);
+  w.bwd.add(MemKernel::blended, d.norms * x * (rms_eager ? rms_b : 4.0 * ew), 0);
+  w.fwd.kernels += d.norms * (rms_eager ? 6 : 1), w.bwd.kernels += d.norms * (rms_eager ? 10 : 2);
+  // Twice a layer: Megatron's fused bias-dropout-add reads 2, writes 1 (+ the mask);
+  // otherwise dropout (r 1, w 1 + mask) and the residual add (r 2, w 1) are separate
+  // kernels. The random numbers make a dropout forward its own class; every backward
+  // (mask multiply, gradient copy) streams. Each backward moves twice its forward.
+  if (d.megatron) {
+    const MemKernel k = d.dropout ? MemKernel::dropout_fwd : MemKernel::stream;
+    w.fwd.add(k, 2 * x * (3.0 * ew + (d.dropout ? 1.0 : 0.0)), 2 * x);
+    w.bwd.add(MemKernel::stream, 4 * x * (3.0 * ew + (d.dropout ? 1.0 : 0.0)), 2 * x);
+    w.fwd.kernels += 2, w.bwd.kernels += 4;
+  } else {
+    if (d.dropout) {
+      w.fwd.add(MemKernel::dropout_fwd, 2 * x * (2.0 * ew + 1.0), 2 * x);
+      w.bwd.add(MemKernel::stream, 4 * x * (2.0 * ew + 1.0), 2 * x);
+      w.fwd.kernels += 2, w.bwd.kernels += 4;
+    }
+    w.fwd.add(MemKernel::stream, 2 * x * 3.0 * ew, 2 * x);
+    w.bwd.add(MemKernel::stream, 4 * x * 3.0 * ew, 2 * x);
+    w.fwd.kernels += 2, w.bwd.kernels += 4;
+  }
+  const double ffn = d.T * d.f / d.t;
+  const bool swiglu_eager = d.gated && eager && !d.act_unfused;
+  if (d.act_unfused) {
+    // Under autocast torch.pow runs in fp32, so gelu_new's chain from there on is fp32: an
+    // upcast (r 2, w 4), pow, two scalar muls, tanh and +1 (r 4, w 4 each), x + 0.044715x^3
+    // (r 2 + 4, w 4), 0.5x (r 2, w 2), the product (r 2 + 4, w 4) and the cast down for FC2
+    // (r 4, w 2): 76 bytes per element in 10 kernels. Each is one or two arithmetic
+    // operations per element: they stream.
+    const double act = ffn * (d.autocast ? 76.0 : 18.0 * d.e);
+    const int k = d.autocast ? 10 : 8;
+    w.fwd.add(MemKernel::stream, act, k * ffn);
+    w.bwd.add(MemKernel::stream, 2.0 * act, 2 * k * ffn);
+    w.fwd.kernels += k, w.bwd.kernels += 2 * k;
+  } else if (swiglu_eager) {
+    w.fwd.add(MemKernel::blended, ffn * 5.0 * d.e, 0);
+    w.bwd.add(MemKernel::blended, ffn * 9.0 * d.e, 0);
+    w.fwd.kernels += 2, w.bwd.kernels += 4;
+  } else {
+    // One fused kernel: gelu (or Megatron's bias-gelu) forward is the measured gelu class;
+    // its backward and the gated (SwiGLU) kernels were not measured: blended.
+    const double act = ffn * (d.gated ? 3.0 : 2.0) * d.e;
+    w.fwd.add(d.gated ? MemKernel::blended : MemKernel::gelu, act, ffn);
+    w.bwd.add(MemKernel::blended, 2.0 * act, 0);
+    w.fwd.kernels += 1, w.bwd.kernels += 2;
+  }
+  if (d.rope) {
+    const double rope = d.T * (d.hq + d.hkv) / d.t * (eager ? 2.0 * d.e + 16.0 : 2.0 * d.e);
+    w.fwd.add(MemKernel::blended, rope, 0);
+    w.bwd.add(MemKernel::blended, rope, 0);
+    w.fwd.kernels += eager ? 6 : 1, w.bwd.kernels += eager ? 6 : 1;
+  }
+  // The QKV and FC1 inputs feed one linear each, or several (separate Q, K, V and gate, up):
+  // autograd sums the linears' input gradients, one add (r 2, w 1) per extra consumer.
+  // Under autocast every linear casts its fp32 input to 16 bits itself (activations are
+  // not cached), and back in backward.
+  const int consumers = d.linears.qkv + d.linears.up_gate;
+  const double tokens = d.T * d.h;
+  if (d.autocast) {
+    w.fwd.add(MemKernel::stream, consumers * tokens * (ew + d.e), consumers * tokens);
+    w.bwd.add(MemKernel::stream, 2 * consumers * tokens * (ew + d.e), 2 * consumers * tokens);
+    w.fwd.kernels += consumers, w.bwd.kernels += 2 * consumers;
+  } else if (consumers > 2) {
+    w.bwd.add(MemKernel::stream, (consumers - 2) * tokens * 3.0 * d.e, (consumers - 2) * tokens);
+    w.bwd.kernels += consumers - 2;
+  }
+  return w;
+}
+
+}  // namespace dsplan

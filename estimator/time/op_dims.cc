@@ -1,0 +1,39 @@
+// Dimensions of one layer's operators from the model and the configuration (op_dims.h).
+#include "estimator/time/op_dims.h"
+
+#include <algorithm>
+
+namespace dsplan::op {
+
+Dims dims(const ModelSpec& m, const OpKey& k) {
+  Dims d{};
+  const double hd = head_dim_of(m);
+  d.b = k.micro_batch;
+  d.s = k.seq_len;
+  d.h = m.hidden;
+  d.t = std::max(1, k.tp);
+  d.heads = m.heads / d.t;
+  d.hq = m.heads * hd;
+  d.hkv = kv_heads_of(m) * hd;
+  d.f = m.ffn_hidden;
+  d.T = d.b * d.s;
+  d.Ts = k.sequence_parallel ? d.T / d.t : d.T;
+  d.e = element_bytes(k.precision);
+  d.autocast = k.framework == Framework::ddp && k.precision != Precision::fp32;
+  d.ew = d.autocast ? 4.0 : d.e;
+  d.gated = m.gated_mlp;
+  d.megatron = k.framework == Framework::megatron;
+  d.attention = k.attention;
+  d.flash = flash_supported(k);
+  d.causal = m.causal;
+  d.act_unfused = m.activation_unfused;
+  d.dropout = has_dropout(m);
+  d.rms = m.norm == NormKind::rmsnorm;
+  d.rope = m.position == PositionKind::rotary;
+  d.fp8 = k.fp8;
+  d.norms = m.norms_per_layer;
+  d.linears = layer_linears(m, TrainConfig::megatron_layers(k.framework, k.tp));
+  return d;
+}
+
+}  // namespace dsplan::op

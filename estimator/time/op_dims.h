@@ -1,0 +1,29 @@
+// The dimensions every operator cost of one transformer layer is written in (docs/model.md
+// §4 Step time, "Operator costs"): b micro-batch, s sequence, h hidden, t TP degree,
+// T = b s tokens, Ts = T/t with sequence parallelism (norms, dropout and residual adds run
+// on a 1/t slice) and T otherwise, e bytes per activation element, ew bytes per element
+// of the elementwise tensors (4 under torch autocast, whose norms, softmax and residual
+// stream come out in fp32; e otherwise). Shared by operators.cc and elementwise.cc.
+#pragma once
+
+#include "core/model_spec.h"
+#include "estimator/params.h"
+#include "estimator/time/operators.h"
+
+namespace dsplan::op {
+
+struct Dims {
+  double b, s, h, hq, hkv, f, t, T, Ts, e, ew, heads;
+  bool gated, megatron, flash, causal, autocast, act_unfused, dropout;
+  bool rms, rope;  // RMSNorm; rotary position embedding of q and k
+  bool fp8;        // FP8 linears
+  int norms;
+  LayerLinears linears;  // Q, K, V and gate/up as one linear each or several
+  AttentionKernel attention;
+};
+
+Dims dims(const ModelSpec& m, const OpKey& k);
+
+inline double head_dim(const Dims& d) { return d.hq / (d.heads * d.t); }
+
+}  // namespace dsplan::op
