@@ -80,8 +80,9 @@ Elementwise layer_elementwise(const op::Dims& d) {
   // (mask multiply, gradient copy) streams. Each backward moves twice its forward.
   if (d.megatron) {
     const MemKernel k = d.dropout ? MemKernel::dropout_fwd : MemKernel::stream;
-    w.fwd.add(k, 2 * x * (3.0 * ew + (d.dropout ? 1.0 : 0.0)), 2 * x);
-    w.bwd.add(MemKernel::stream, 4 * x * (3.0 * ew + (d.dropout ? 1.0 : 0.0)), 2 * x);
+    const double bda = 2 * x * (3.0 * ew + (d.dropout ? 1.0 : 0.0));
+    w.fwd.add(k, bda, 2 * x);
+    w.bwd.add(MemKernel::stream, 2 * bda, 2 * x);
     w.fwd.kernels += 2, w.bwd.kernels += 4;
   } else {
     if (d.dropout) {

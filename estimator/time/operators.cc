@@ -76,10 +76,7 @@ struct Acc {
     gemm_dgrad(m, n, k, batch, heads);
     gemm_wgrad(m, n, k, batch, heads);
   }
-  void mem(double bytes, int kernels = 1) {
-    t += Seconds(bytes / (gpu.hbm_bw.v * eff.hbm_fraction)) + eff.kernel_overhead * kernels;
-    launches += kernels;
-  }
+  void mem(double bytes, int kernels = 1) { mem(MemKernel::blended, bytes, 0, kernels); }
   void mem(MemKernel c, double bytes, double elems, int kernels) {
     t += mem_seconds(c, bytes, elems, gpu, eff) + eff.kernel_overhead * kernels;
     launches += kernels;
@@ -90,7 +87,7 @@ struct Acc {
   }
   void flops_kernel(double flops, double fraction, double bytes) {
     const double rate = gpu.matmul_peak(p).v * fraction;
-    const double mem_t = bytes / (gpu.hbm_bw.v * eff.hbm_fraction);
+    const double mem_t = mem_seconds(MemKernel::blended, bytes, 0, gpu, eff).v;
     t += Seconds(std::max(flops / rate, mem_t)) + eff.kernel_overhead;
     f += Flops(flops);
     launches += 1;
@@ -307,6 +304,16 @@ void embedding_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey&
   o.host.embed_bwd = host_time(b.launches, eff);
 }
 
+// torch's log_softmax (+ nll_loss) forward over `logits` computed in c-byte floats from
+// e-byte logits: the upcast when e < c (e + c), then three passes over rows (the
+// vocabulary) too long for shared memory: read for the max, read for the sum of
+// exponentials, read and write the output (4c). nll_loss's gather is per token. The loss
+// and every training metric over the logits run it.
+void torch_log_softmax_fwd(Acc& a, double logits, double e, double c) {
+  const bool up = e < c;
+  a.mem(logits * ((up ? e + c : 0.0) + 4.0 * c), up ? 3 : 2);
+}
+
 void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, const GpuSpec& gpu,
                 const Efficiency& eff, GemmMemo* memo) {
   Acc f{gpu, eff, k.precision, {}, {}, 0, memo};
@@ -341,15 +348,13 @@ void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, c
     } else {
       // torch's cross_entropy: log_softmax, then nll_loss, in fp32 (c = 4) but for FSDP's
       // 16-bit loss without autocast (c = e), as the memory model has it (activations.h,
-      // LayerShape::fp32_loss). A 16-bit logit is cast up first (e + c). log_softmax's rows
-      // (the vocabulary) are too long for shared memory: it reads a row for the max, again
-      // for the sum of exponentials, and again to write the output (4c). Backward:
-      // nll_loss_backward writes a dense zero-filled gradient (c) and scatters into it,
-      // log_softmax's backward reads it for its row sums, then reads it and the saved output
-      // and writes the input gradient (4c), and the cast's backward casts it down (c + e).
+      // LayerShape::fp32_loss). Backward: nll_loss_backward writes a dense zero-filled
+      // gradient (c) and scatters into it, log_softmax's backward reads it for its row sums,
+      // then reads it and the saved output and writes the input gradient (4c), and the
+      // upcast's backward casts it down (c + e).
       const double c = k.framework != Framework::fsdp || d.autocast ? 4.0 : d.e;
       const bool up = d.e < c;
-      f.mem(d.T * v * ((up ? d.e + c : 0.0) + 4.0 * c), up ? 3 : 2);
+      torch_log_softmax_fwd(f, d.T * v, d.e, c);
       b.mem(d.T * v * (5.0 * c + (up ? c + d.e : 0.0)), up ? 4 : 3);
     }
     b.gemm_bwd(d.T, v, d.h);
@@ -363,14 +368,11 @@ void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, c
   o.host.head_bwd = host_time(b.launches, eff);
   o.head_flops_hw = f.f + b.f;
   if (m.vocab_logits) {
-    // A metric's torch cross-entropy under autocast: cast 16-bit logits to fp32 (read e,
-    // write 4; nothing in fp32), then log-softmax over the vocabulary, whose rows are too long for
-    // shared memory: read for the max, read for the sum of exponentials, read and write
-    // the output (16). The target gather and the sum are per token, not per logit.
+    // A metric's torch cross-entropy under autocast: the fp32 log_softmax of the loss
+    // (e + 4 + 16 bytes per 16-bit logit); no backward.
     const double v = double(padded_vocab(m, int(d.t))) / d.t;
     Acc x{gpu, eff, k.precision, {}, {}, 0, memo};
-    const bool cast = d.e < 4.0;
-    x.mem(d.T * v * ((cast ? d.e + 4.0 : 0.0) + 16.0), cast ? 3 : 2);
+    torch_log_softmax_fwd(x, d.T * v, d.e, 4.0);
     o.logit_metric = x.t;
     o.host.logit_metric = host_time(x.launches, eff);
   }
