@@ -35,6 +35,10 @@ std::function<StepTimeBreakdown(const TrainConfig&)> make_refiner(const PlanRequ
     std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.second.first > y.second.first; });
     b.critical_path.push_back(std::to_string(sim->critical_path.size()) + " tasks on the critical path, rank " +
                               std::to_string(sim->critical_rank) + ":");
+    if (sim->micro_batches_simulated < cfg.grad_accum)
+      b.critical_path.push_back("(of a " + std::to_string(sim->micro_batches_simulated) +
+                                "-micro-batch window; the step's " + std::to_string(cfg.grad_accum) +
+                                " micro-batches extend it linearly, docs/model.md §5)");
     for (const auto& [k, v] : sorted) {
       std::ostringstream line;
       line << std::fixed << std::setprecision(1) << k << " x" << v.second << ": " << 1e3 * v.first << " ms";

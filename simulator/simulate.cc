@@ -1,7 +1,11 @@
-// simulate_step(): validate, build the graph, schedule it, attribute the timeline.
+// simulate_step(): validate, build the graph, schedule it, attribute the timeline. A step
+// of many micro-batches is simulated over two shorter windows and extended along the line
+// through them (see kWindowMicroBatches).
 #include "simulator/simulate.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <boost/graph/topological_sort.hpp>  // boost::not_a_dag
 
@@ -21,6 +25,16 @@ constexpr double kMaxPasses = 2e6;
 // compute task changes by more than a nanosecond.
 constexpr int kContentionRounds = 6;
 constexpr Seconds kContentionSettled{1e-9};
+
+// Long accumulation. Once the pipeline is full, every further micro-batch adds the same
+// passes to every rank in the same order: 1F1B's steady state (one forward and one
+// backward per rank), and under ZeRO-2 the same reductions behind each backward. The
+// makespan, and each part of its breakdown, then grow by one constant per micro-batch.
+// A step of m micro-batches beyond the window w is scheduled for w and w/2 micro-batches
+// and extended along the line through the two: T(m) = T(w) + (m - w)(T(w) - T(w/2))/(w/2).
+// w is at least 4 pipeline fills (4 pp micro-batches) and a multiple of 2 pp, so both
+// windows are whole groups of pp, as interleaved 1F1B needs.
+constexpr int kWindowMicroBatches = 64;
 
 void check_count(const char* path, int value, int min, Diagnostics& out) {
   if (value >= min) return;
@@ -105,6 +119,12 @@ Seconds contention_on(const sim::StepGraph& sg, const std::vector<Seconds>& base
 
 }  // namespace
 
+int simulation_window(const StepCosts& c, int window) {
+  const int pp = std::max(1, c.pp);
+  const int w = std::max(std::max(2, window), 4 * pp);
+  return (w + 2 * pp - 1) / (2 * pp) * (2 * pp);
+}
+
 Diagnostics validate_step_costs(const StepCosts& c) {
   Diagnostics out;
   check_count("/pp", c.pp, 1, out);
@@ -113,18 +133,22 @@ Diagnostics validate_step_costs(const StepCosts& c) {
   check_count("/layers_per_rank", c.layers_per_rank, std::max(1, c.vpp), out);
   check_amounts(c, out);
   if (out.empty()) {
-    const double passes = 2.0 * c.pp * c.vpp * c.micro_batches;
+    const int window = simulation_window(c, kWindowMicroBatches);
+    const double passes = 2.0 * c.pp * c.vpp * std::min(c.micro_batches, window);
     if (passes > kMaxPasses) {
       out.push_back({"", "", "the step graph would hold " + std::to_string(passes) +
                                  " passes, too many to simulate",
-                     "reduce micro_batches, pp or vpp (at most 2e6 passes)"});
+                     "reduce pp or vpp (at most 2e6 passes: 2 x pp x vpp x the micro-batches simulated, "
+                     "at most the window of max(64, 4 pp))"});
     }
   }
   return out;
 }
 
-Expected<SimulationResult> simulate_step(const StepCosts& costs) {
-  if (Diagnostics errs = validate_step_costs(costs); !errs.empty()) return errs;
+namespace {
+
+// One schedule of exactly costs.micro_batches micro-batches, without the host's stall.
+Expected<SimulationResult> schedule_step(const StepCosts& costs) {
   sim::StepGraph sg = sim::build_step_graph(costs);
   sim::Schedule schedule;
   // Durations before the contention pass, which stretches compute tasks in place.
@@ -148,15 +172,63 @@ Expected<SimulationResult> simulate_step(const StepCosts& costs) {
   r.critical_rank = sim::critical_rank(sg, schedule);
   r.breakdown = sim::attribute(sg, schedule, r.critical_rank);
   r.breakdown.contention = contention_on(sg, base, r.critical_rank);
+  r.critical_path = path_steps(sg.graph, schedule);
+  r.streams = utilisation(sg.graph, schedule);
+  r.tasks = sg.graph.size();
+  r.micro_batches_simulated = costs.micro_batches;
+  return r;
+}
+
+// `a` (w micro-batches) extended to m along the line through `b` (w/2): a + k (a - b).
+SimulationResult extend(SimulationResult a, const SimulationResult& b, int m) {
+  const int wa = a.micro_batches_simulated, wb = b.micro_batches_simulated;
+  const double k = static_cast<double>(m - wa) / static_cast<double>(wa - wb);
+  auto line = [k](Seconds x, Seconds y) { return Seconds(std::max(0.0, x.v + k * (x.v - y.v))); };
+  StepTimeBreakdown& d = a.breakdown;
+  const StepTimeBreakdown& e = b.breakdown;
+  a.step = line(a.step, b.step);
+  d.step = line(d.step, e.step);
+  d.compute = line(d.compute, e.compute);
+  d.comm_exposed = line(d.comm_exposed, e.comm_exposed);
+  d.bubble = line(d.bubble, e.bubble);
+  d.optimizer = line(d.optimizer, e.optimizer);
+  d.offload = line(d.offload, e.offload);
+  d.contention = line(d.contention, e.contention);
+  std::map<std::string, Seconds> busy_b;
+  for (const auto& s : b.streams) busy_b[s.stream] = s.busy;
+  for (auto& s : a.streams) {
+    s.busy = line(s.busy, busy_b[s.stream]);
+    s.utilisation = a.step.v > 0.0 ? s.busy / a.step : 0.0;
+  }
+  return a;
+}
+
+}  // namespace
+
+Expected<SimulationResult> simulate_step(const StepCosts& costs, int window) {
+  if (Diagnostics errs = validate_step_costs(costs); !errs.empty()) return errs;
+  const int w = simulation_window(costs, window);
+  StepCosts a = costs, b = costs;
+  a.micro_batches = std::min(w, costs.micro_batches);
+  b.micro_batches = w / 2;
+  auto ra = schedule_step(a);
+  if (!ra) return ra;
+  SimulationResult r = std::move(ra).value();
+  if (costs.micro_batches > w) {
+    auto rb = schedule_step(b);
+    if (!rb) return rb;
+    r = extend(std::move(r), rb.value(), costs.micro_batches);
+  }
   // The host's kernel issuing, as in the closed form: the GPU waits, counted as compute.
   r.breakdown.host_stall = host_stall(costs);
   r.step += r.breakdown.host_stall;
   r.breakdown.step += r.breakdown.host_stall;
   r.breakdown.compute += r.breakdown.host_stall;
-  r.critical_path = path_steps(sg.graph, schedule);
-  r.streams = utilisation(sg.graph, schedule);
-  r.tasks = sg.graph.size();
   return r;
+}
+
+Expected<SimulationResult> simulate_step(const StepCosts& costs) {
+  return simulate_step(costs, kWindowMicroBatches);
 }
 
 Seconds closed_form_sum(const StepCosts& c) {

@@ -42,6 +42,10 @@ struct SimulationResult {
   std::vector<CriticalPathStep> critical_path;  // in time order, zero-length steps left out
   std::vector<StreamUtilisation> streams;       // streams that ran at least one task
   std::size_t tasks = 0;         // size of the graph
+  // Micro-batches in the scheduled graph: all of the step's, or, for a long accumulation,
+  // the larger of the two windows the step was extended from (simulate.cc); the critical
+  // path and task count are then the window's.
+  int micro_batches_simulated = 0;
 };
 
 // Everything that makes StepCosts unusable: counts below 1, fewer layers than virtual
@@ -49,6 +53,12 @@ struct SimulationResult {
 Diagnostics validate_step_costs(const StepCosts& costs);
 
 Expected<SimulationResult> simulate_step(const StepCosts& costs);
+
+// The same with another window: steps of more than simulation_window(costs, window)
+// micro-batches are scheduled over that many and half as many, and extended linearly.
+// simulate_step(costs) uses 64; a window at least costs.micro_batches schedules every one.
+Expected<SimulationResult> simulate_step(const StepCosts& costs, int window);
+int simulation_window(const StepCosts& costs, int window);
 
 // The step time with nothing overlapped and no pipeline: every term of StepCosts summed
 // (micro-batches x passes, every layer's gather and reduction, tail, sync, optimizer,
