@@ -210,7 +210,7 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--seq", o.seq, "Sequence length (default: the model's maximum context)")
       ->check(number_check(true, 0, 1 << 24, "tokens, an integer in [1, 16777216]; 0 = the model's maximum"));
   sub->add_option("--global-batch", o.global_batch, "Fixed global batch (samples); gas is derived")
-      ->check(number_check(true, 1, 1e12, "a positive integer number of samples"));
+      ->check(number_check(true, 1, kMaxGlobalBatch, "a positive integer number of samples"));
   sub->add_option("--zero", o.zero, "ZeRO stages to search, e.g. 0,1,2,3");
   sub->add_option("--tp", o.tp, "Tensor-parallel degrees, e.g. 1,2,4,8");
   sub->add_option("--pp", o.pp, "Pipeline-parallel degrees");
@@ -316,8 +316,8 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (!o.tp.empty()) s.tp = parse_ints("tp", o.tp, false, 1, 1024, errs);
   if (!o.pp.empty()) s.pp = parse_ints("pp", o.pp, false, 1, 1024, errs);
   if (!o.vpp.empty()) s.vpp = parse_ints("vpp", o.vpp, false, 1, 64, errs);
-  if (!o.mbs.empty()) s.micro_batch = parse_ints("mbs", o.mbs, true, 1, 65536, errs);
-  if (!o.gas.empty()) s.grad_accum = parse_ints("gas", o.gas, true, 1, 65536, errs);
+  if (!o.mbs.empty()) s.micro_batch = parse_ints("mbs", o.mbs, true, 1, kMaxMicroBatch, errs);
+  if (!o.gas.empty()) s.grad_accum = parse_ints("gas", o.gas, true, 1, kMaxGradAccum, errs);
   if (!o.ckpt.empty()) s.checkpointing = parse_names<Checkpointing>("ckpt", o.ckpt, checkpointing_names(), errs);
   s.recompute_layers = o.recompute_layers;
   if (o.recompute_layers > 0 && model && o.recompute_layers >= model->layers)

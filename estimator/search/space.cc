@@ -70,7 +70,8 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
                        Checkpointing::block};
   if (s.flash.empty()) {
     s.flash = {false};
-    if (c.node.gpu.arch != GpuArch::volta && s.run.precision != Precision::fp32) s.flash.push_back(true);
+    if (c.node.gpu.arch != GpuArch::volta && s.run.precision != Precision::fp32 && head_dim_of(m) <= kMaxFlashHeadDim)
+      s.flash.push_back(true);
   }
   if (s.sequence_parallel.empty()) s.sequence_parallel = {false, true};
   if (s.offload.empty()) s.offload = {Offload::none, Offload::optimizer, Offload::all};
@@ -105,6 +106,11 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
     if (*s.global_batch % per_step != 0) {
       why.push_back("global batch " + std::to_string(*s.global_batch) +
                     " is not a multiple of micro-batch x dp = " + std::to_string(per_step));
+      cfg.grad_accum = 1;
+    } else if (*s.global_batch / per_step > kMaxGradAccum) {
+      why.push_back("global batch " + std::to_string(*s.global_batch) + " needs more than " +
+                    std::to_string(kMaxGradAccum) + " micro-batches per step at micro-batch x dp = " +
+                    std::to_string(per_step));
       cfg.grad_accum = 1;
     } else {
       cfg.grad_accum = static_cast<int>(*s.global_batch / per_step);
@@ -145,8 +151,21 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
   if (off == Offload::all && zero != 3) why.push_back("parameter offload needs ZeRO stage 3");
   if (off != Offload::none && s.run.framework != Framework::deepspeed && s.run.framework != Framework::fsdp)
     why.push_back(std::string("offload is not supported by ") + name(s.run.framework));
+  // ZeRO-Offload steps on the CPU with DeepSpeedCPUAdam (DeepSpeed forces its CPU optimizer
+  // when offloading); FSDP's CPU offload runs torch's optimizer there. bitsandbytes' 8-bit
+  // Adam is a CUDA kernel, so neither can move it.
+  if (off != Offload::none && s.run.framework == Framework::deepspeed && s.run.optimizer != Optimizer::adam &&
+      s.run.optimizer != Optimizer::adam_8bit)
+    why.push_back("DeepSpeed's optimizer offload runs DeepSpeedCPUAdam: --optimizer adam only");
+  if (off != Offload::none && s.run.optimizer == Optimizer::adam_8bit)
+    why.push_back("8-bit Adam (bitsandbytes) runs on the GPU and cannot be offloaded");
   if (flash && c.node.gpu.arch == GpuArch::volta) why.push_back("FlashAttention needs Ampere or newer");
   if (flash && s.run.precision == Precision::fp32) why.push_back("FlashAttention needs fp16 or bf16");
+  // FlashAttention-2 and -3, PyTorch SDPA's flash backend and cuDNN's fused attention take
+  // head dimensions up to 256 (flash-attn README; SDPA's sdp_utils checks).
+  if (flash && head_dim_of(m) > kMaxFlashHeadDim)
+    why.push_back("FlashAttention kernels take head dimensions up to " + std::to_string(kMaxFlashHeadDim) +
+                  " (this model's is " + std::to_string(head_dim_of(m)) + ")");
   if (sp && tp < 2) why.push_back("sequence parallelism needs tp > 1");
   if (s.run.precision == Precision::bf16 && c.node.gpu.bf16_tc_flop_per_clk_sm <= 0)
     why.push_back(c.node.gpu.name + " has no bf16 tensor cores");

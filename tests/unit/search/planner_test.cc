@@ -128,5 +128,60 @@ TEST(Space, UnevenPipelineStagesOnlyUnderDeepSpeed) {
   EXPECT_EQ(res.configs.front().cfg.grad_accum, 128);
 }
 
+// The rule (points removed) that made every point of `r` invalid, or "" when some point is valid.
+std::string only_rule(const PlanRequest& r) {
+  const PlanResult res = plan(r);
+  if (res.evaluated > 0 || res.rejections.size() != 1) return "";
+  return res.rejections.begin()->first;
+}
+
+// gas = global / (micro-batch x dp) is an int: 2^32 - 1 samples at micro-batch 4 on 16
+// GPUs (64 per micro-step) would need 67,108,863 micro-batches, beyond the 65,536 a step
+// may accumulate. It used to wrap to a negative gas and a negative throughput.
+TEST(Space, GlobalBatchNeedingTooManyMicroBatchesIsInvalid) {
+  PlanRequest r = gpt_2_7b_on_16_a100();
+  r.space.micro_batch = {4};
+  r.space.grad_accum.clear();
+  r.space.global_batch = std::int64_t{4294967295LL - 4294967295LL % 64};  // a multiple of 64
+  EXPECT_NE(only_rule(r).find("needs more than 65536 micro-batches"), std::string::npos) << only_rule(r);
+  // 65,536 x 64 = 4,194,304 samples is the largest that plans.
+  r.space.global_batch = std::int64_t{65536} * 64;
+  const PlanResult ok = plan(r);
+  ASSERT_FALSE(ok.configs.empty());
+  EXPECT_EQ(ok.configs.front().cfg.grad_accum, 65536);
+  EXPECT_GT(ok.configs.front().samples_per_s, 0);
+}
+
+// A head dimension of 512 (hidden 4096 over 8 heads) is beyond every FlashAttention-class
+// kernel (256 at most): flash points are invalid, and the default search leaves them out.
+TEST(Space, FlashNeedsHeadDimensionsUpTo256) {
+  PlanRequest r = gpt_2_7b_on_16_a100();
+  r.model = test::gpt("wide-heads", 8, 4096, 8, 2048, 32000, 128);
+  EXPECT_NE(only_rule(r).find("head dimensions up to 256 (this model's is 512)"), std::string::npos)
+      << only_rule(r);
+  r.space.flash.clear();
+  const SearchSpace s = with_defaults(r.space, r.model, r.cluster);
+  EXPECT_EQ(s.flash, std::vector<bool>{false});
+  r.model = test::gpt("gpt-2.7b", 32, 2560, 32, 2048, 50257, 128);  // head dimension 80
+  EXPECT_EQ(with_defaults(r.space, r.model, r.cluster).flash, (std::vector<bool>{false, true}));
+}
+
+// DeepSpeed's ZeRO-Offload steps with DeepSpeedCPUAdam, and bitsandbytes' 8-bit Adam is a
+// CUDA kernel: offload is Adam's only, under either framework for 8-bit Adam.
+TEST(Space, OptimizerOffloadNeedsAdam) {
+  PlanRequest r = gpt_2_7b_on_16_a100();
+  r.space.offload = {Offload::optimizer};
+  EXPECT_EQ(only_rule(r), "");  // Adam offloads
+  r.space.run.optimizer = Optimizer::sgd;
+  EXPECT_NE(only_rule(r).find("DeepSpeedCPUAdam"), std::string::npos) << only_rule(r);
+  r.space.run.optimizer = Optimizer::adam_8bit;
+  EXPECT_NE(only_rule(r).find("8-bit Adam"), std::string::npos) << only_rule(r);
+  r.space.run.framework = Framework::fsdp;
+  r.space.zero = {3};
+  EXPECT_NE(only_rule(r).find("8-bit Adam"), std::string::npos) << only_rule(r);
+  r.space.run.optimizer = Optimizer::sgd;  // FSDP's CPU offload steps torch's SGD on the host
+  EXPECT_EQ(only_rule(r), "");
+}
+
 }  // namespace
 }  // namespace dsplan
