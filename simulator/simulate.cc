@@ -4,10 +4,9 @@
 #include "simulator/simulate.h"
 
 #include <algorithm>
+#include <boost/graph/topological_sort.hpp>  // boost::not_a_dag
 #include <cmath>
 #include <map>
-
-#include <boost/graph/topological_sort.hpp>  // boost::not_a_dag
 
 #include "estimator/host_stall.h"
 #include "simulator/breakdown.h"
@@ -136,8 +135,8 @@ Diagnostics validate_step_costs(const StepCosts& c) {
     const int window = simulation_window(c, kWindowMicroBatches);
     const double passes = 2.0 * c.pp * c.vpp * std::min(c.micro_batches, window);
     if (passes > kMaxPasses) {
-      out.push_back({"", "", "the step graph would hold " + std::to_string(passes) +
-                                 " passes, too many to simulate",
+      out.push_back({"", "",
+                     "the step graph would hold " + std::to_string(passes) + " passes, too many to simulate",
                      "reduce pp or vpp (at most 2e6 passes: 2 x pp x vpp x the micro-batches simulated, "
                      "at most the window of max(64, 4 pp))"});
     }

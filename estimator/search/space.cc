@@ -70,7 +70,8 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
                        Checkpointing::block};
   if (s.flash.empty()) {
     s.flash = {false};
-    if (c.node.gpu.arch != GpuArch::volta && s.run.precision != Precision::fp32 && head_dim_of(m) <= kMaxFlashHeadDim)
+    if (c.node.gpu.arch != GpuArch::volta && s.run.precision != Precision::fp32 &&
+        head_dim_of(m) <= kMaxFlashHeadDim)
       s.flash.push_back(true);
   }
   if (s.sequence_parallel.empty()) s.sequence_parallel = {false, true};
@@ -109,8 +110,8 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
       cfg.grad_accum = 1;
     } else if (*s.global_batch / per_step > kMaxGradAccum) {
       why.push_back("global batch " + std::to_string(*s.global_batch) + " needs more than " +
-                    std::to_string(kMaxGradAccum) + " micro-batches per step at micro-batch x dp = " +
-                    std::to_string(per_step));
+                    std::to_string(kMaxGradAccum) +
+                    " micro-batches per step at micro-batch x dp = " + std::to_string(per_step));
       cfg.grad_accum = 1;
     } else {
       cfg.grad_accum = static_cast<int>(*s.global_batch / per_step);

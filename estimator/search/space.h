@@ -18,9 +18,9 @@ namespace dsplan {
 // The most micro-batches one optimizer step may accumulate (--gas, or a fixed global
 // batch over micro-batch x dp): beyond it a step is a configuration error, not a plan.
 inline constexpr int kMaxGradAccum = 65536;
-inline constexpr int kMaxMicroBatch = 65536;          // samples per micro-batch
-inline constexpr double kMaxGlobalBatch = 1e12;       // samples per optimizer step
-inline constexpr int kMaxFlashHeadDim = 256;          // FlashAttention-class kernels
+inline constexpr int kMaxMicroBatch = 65536;     // samples per micro-batch
+inline constexpr double kMaxGlobalBatch = 1e12;  // samples per optimizer step
+inline constexpr int kMaxFlashHeadDim = 256;     // FlashAttention-class kernels
 
 struct SearchSpace {
   // The settings every point shares (framework, precision, optimizer, sequence length,
