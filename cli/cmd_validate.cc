@@ -109,7 +109,8 @@ RowResult predict(const ValidationCase& c, const Measurement& m, const PlanReque
     case MeasureKind::step_time: r.predicted = best.time.step.v; break;
     case MeasureKind::samples_per_s: r.predicted = best.samples_per_s; break;
     case MeasureKind::tflops_per_gpu:
-      r.predicted = c.source_flops_per_step.value_or(0) / best.time.step.v / req.cluster.num_gpus / 1e12;
+      r.predicted = c.source_flops_per_sample.value_or(0) * static_cast<double>(best.cfg.global_batch()) /
+                    best.time.step.v / req.cluster.num_gpus / 1e12;
       r.note = "source FLOP formula";
       break;
     case MeasureKind::max_micro_batch: {

@@ -75,9 +75,9 @@ void add_measurements(const Json& meas, const Json& row, ValidationCase& c) {
   } else if (num(meas, "tflops_per_gpu", -1) > 0 && has(str(row, "notes"), "F=96")) {
     add(MeasureKind::tflops_per_gpu, "tflops_per_gpu", 1);
     const ModelSpec& m = c.request.model;
-    const double B = static_cast<double>(c.request.space.global_batch.value_or(0)), s = c.request.space.run.seq_len,
-                 l = m.layers, h = m.hidden, V = static_cast<double>(m.vocab);
-    c.source_flops_per_step = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+    const double s = c.request.space.run.seq_len, l = m.layers, h = m.hidden,
+                 V = static_cast<double>(m.vocab);
+    c.source_flops_per_sample = 96 * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
   } else {
     add(MeasureKind::samples_per_s, "samples_per_s", 1);
     add(MeasureKind::samples_per_s, "samples_per_s_end_to_end", 1);

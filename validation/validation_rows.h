@@ -38,8 +38,9 @@ struct ValidationCase {
   std::vector<Measurement> measured;
   bool inconsistent = false;        // the row says it is inconsistent as published
   std::vector<std::string> assumptions;
-  // Megatron-style hardware FLOPs per step (whole job) when the row's TFLOP/s use it.
-  std::optional<double> source_flops_per_step;
+  // Megatron-style hardware FLOPs per sample when the row's TFLOP/s use it; times the
+  // predicted configuration's global batch, the FLOPs of one step of the whole job.
+  std::optional<double> source_flops_per_sample;
 };
 
 // A published nccl-tests bus bandwidth, predicted with the estimator's collective model.

@@ -64,7 +64,8 @@ std::vector<Result> run_all(const ValidationSet& set) {
       switch (m.kind) {
         case MeasureKind::step_time: r.predicted = e.time.step.v, r.unit = "s"; break;
         case MeasureKind::tflops_per_gpu:
-          r.predicted = c.source_flops_per_step.value_or(0) / e.time.step.v / c.request.cluster.num_gpus / 1e12;
+          r.predicted = c.source_flops_per_sample.value_or(0) * static_cast<double>(e.cfg.global_batch()) /
+                        e.time.step.v / c.request.cluster.num_gpus / 1e12;
           r.unit = "TFLOP/s";
           break;
         default: r.predicted = e.samples_per_s, r.unit = "samples/s"; break;
