@@ -34,6 +34,13 @@ std::string fmt(double v, int prec) {
   return s.str();
 }
 
+// A table cell right-aligned in `width` columns, with at least one blank before it, so a
+// value wider than its column (a step of hours, a long configuration) never runs into the
+// cell before it.
+std::string cell(const std::string& text, std::size_t width) {
+  return std::string(text.size() < width ? width - text.size() : 1, ' ') + text;
+}
+
 void print_table(const EstimatePlan& p) {
   const auto& r = p.request;
   std::cout << "model    " << r.model.name << " (" << fmt(total_params(r.model) / 1e9, 3)
@@ -59,11 +66,12 @@ void print_table(const EstimatePlan& p) {
             << "samples/s" << std::setw(8) << "TFLOP/s" << std::setw(6) << "MFU" << "  fits\n";
   int i = 0;
   for (const auto& e : p.result.configs) {
-    std::cout << std::left << std::setw(4) << ++i << std::setw(58) << describe_config(e) << std::right
-              << std::setw(6) << fmt(in_GiB(e.memory.device), 1) << "GiB" << std::setw(6)
-              << fmt(in_GiB(e.memory.host), 0) << "GiB " << std::setw(9) << fmt(e.time.step.v, 3) << "s"
-              << std::setw(11) << fmt(e.samples_per_s, 1) << std::setw(8) << fmt(e.tflops_per_gpu, 0)
-              << std::setw(6) << fmt(100 * e.mfu, 0) << "%  " << (e.fits && e.reasons.empty() ? "yes" : "no");
+    std::string config = describe_config(e);
+    if (config.size() < 58) config.resize(58, ' ');
+    std::cout << std::left << std::setw(4) << ++i << config << cell(fmt(in_GiB(e.memory.device), 1), 6)
+              << "GiB" << cell(fmt(in_GiB(e.memory.host), 0), 6) << "GiB " << cell(fmt(e.time.step.v, 3), 9)
+              << "s" << cell(fmt(e.samples_per_s, 1), 11) << cell(fmt(e.tflops_per_gpu, 0), 8)
+              << cell(fmt(100 * e.mfu, 0), 6) << "%  " << (e.fits && e.reasons.empty() ? "yes" : "no");
     if (!e.reasons.empty()) std::cout << " (" << join(e.reasons, "; ") << ")";
     std::cout << "\n";
   }
@@ -85,17 +93,20 @@ void print_explain(const EstimatePlan& p) {
 
 // Flags that leave no structurally valid point (e.g. --vpp 2 with --pp 1, --zero 3 with
 // Megatron) are contradictory input, not a result: one message with the rules that removed
-// the points, most first, and exit 2 before anything is written.
+// the points, most first, and exit 2 before anything is written. A pinned point that breaks
+// a rule is the same input (the planner returns it with its reasons; it has no step time).
 std::optional<Diagnostic> no_valid_point(const EstimatePlan& p) {
-  if (!p.result.configs.empty() || p.result.evaluated > 0) return std::nullopt;
+  if (p.result.evaluated > 0) return std::nullopt;
   std::vector<std::pair<std::int64_t, std::string>> why;
   for (const auto& [reason, n] : p.result.rejections) why.push_back({n, reason});
   std::sort(why.begin(), why.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::string rules;
   for (const auto& [n, reason] : why) rules += (rules.empty() ? "" : "; ") + std::to_string(n) + " x " + reason;
-  return Diagnostic{"", "", "no valid configuration: every point of the search space breaks a rule (points removed: " +
-                            rules + ")",
-                    "widen the search (--zero, --tp, --pp, --vpp, --offload, --framework); docs/manual.md lists the rules"};
+  return Diagnostic{
+      "", "",
+      "no valid configuration: every point of the search space breaks a rule (points removed: " + rules + ")",
+      "widen the search (--zero, --tp, --pp, --vpp, --mbs, --global-batch or --gas, --ckpt, "
+      "--recompute-layers, --offload, --framework); docs/manual.md lists the rules"};
 }
 
 // When the best configuration's step is set by the host issuing kernels rather than by the

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -44,10 +45,26 @@ CLI::Validator number_check(bool integer, double lo, double hi, const std::strin
   return CLI::Validator(fn, "", "dsplan-number");
 }
 
+// An integer flag's text in plain decimal for CLI11's conversion, which reads a leading 0
+// as octal ("--gpus 010" would be 8 GPUs, "--gpus 08" an error): the digits without their
+// leading zeros. Runs after number_check, which has read the text as decimal already.
+CLI::Validator decimal_integer() {
+  auto fn = [](std::string& text) -> std::string {
+    std::size_t sign = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+    std::size_t first = text.find_first_not_of('0', sign);
+    if (first == std::string::npos) first = text.size() - 1;  // "000" -> "0"
+    if (first > sign && text.find_first_not_of("0123456789", sign) == std::string::npos)
+      text = text.substr(0, sign) + text.substr(first);
+    return "";
+  };
+  return CLI::Validator(fn, "", "dsplan-decimal");
+}
+
 void check_numeric_options(CLI::App& app) {
   for (CLI::Option* opt : app.get_options()) {
     const std::string type = opt->get_type_name();
     if (type != "INT" && type != "UINT" && type != "FLOAT") continue;
+    if (type != "FLOAT") opt->transform(decimal_integer());
     try {
       opt->get_validator("dsplan-number");
       continue;  // the command gave this flag its own range and allowed values
@@ -103,6 +120,9 @@ std::string plain_parse_message(const std::string& what) {
 }  // namespace dsplan::cli
 
 int main(int argc, char** argv) {
+  // A reader that closes the pipe early (`dsplan estimate ... | head -1`) makes a write fail
+  // with EPIPE instead of killing the process: the closed output is then reported, exit 1.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"dsplan: plan transformer training configurations without a GPU"};
   app.set_version_flag("--version", std::string(DSPLAN_VERSION) + " (" DSPLAN_GIT_HASH ")");
   app.require_subcommand(1);

@@ -1,8 +1,10 @@
 // Writes the --out folder; see out_writer.h.
 #include "cli/out_writer.h"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -110,6 +112,41 @@ Expected<fs::path> out_target(const std::string& dir) {
   return target;
 }
 
+// The folders --out had to create above the target (the highest one that did not exist),
+// removed again unless the write succeeds: a failed --out leaves no trace.
+struct CreatedParents {
+  fs::path top;
+  bool keep = false;
+  explicit CreatedParents(const fs::path& parent) {
+    std::error_code ec;
+    for (fs::path p = parent; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+      top = p;
+      if (p == p.parent_path()) break;
+    }
+  }
+  ~CreatedParents() {
+    std::error_code ec;
+    if (!keep && !top.empty()) fs::remove_all(top, ec);
+  }
+};
+
+// Temporary folders of earlier runs that were killed while writing (".dsplan-tmp-<pid>"
+// beside the target, whose process is gone): half-written output, removed.
+void remove_stale_temporaries(const fs::path& parent) {
+  std::error_code ec;
+  static const std::regex name(R"(\.dsplan-tmp-([0-9]+))");
+  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+    std::smatch m;
+    const std::string n = it->path().filename().string();
+    if (!std::regex_match(n, m, name)) continue;
+    const long pid = std::stol(m[1].str());
+    if (pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::error_code rm;
+      fs::remove_all(it->path(), rm);
+    }
+  }
+}
+
 }  // namespace
 
 Expected<bool> write_out_dir(const std::string& dir, const EstimatePlan& plan) {
@@ -118,6 +155,8 @@ Expected<bool> write_out_dir(const std::string& dir, const EstimatePlan& plan) {
   auto resolved = out_target(dir);
   if (!resolved) return resolved.errors();
   const fs::path target = *resolved;
+  CreatedParents parents(target.parent_path());
+  remove_stale_temporaries(target.parent_path());
   // A sibling with a short name, so a target name near the file-name limit still works.
   const fs::path tmp = target.parent_path() / (".dsplan-tmp-" + std::to_string(::getpid()));
   fs::remove_all(tmp, ec);
@@ -188,6 +227,7 @@ Expected<bool> write_out_dir(const std::string& dir, const EstimatePlan& plan) {
     return Diagnostic{dir, "", "could not move the output into place: " + why, "check permissions"};
   }
   if (had_old) fs::remove_all(old, ec);
+  parents.keep = true;
   return true;
 }
 

@@ -60,6 +60,7 @@ int open_log(const std::string& path, std::string& error) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::signal(SIGPIPE, SIG_DFL);  // dsplan ignores it (cli/main.cc); the workload gets the default
   if (out_fd >= 0) ::dup2(out_fd, 1);
   if (err_fd >= 0) ::dup2(err_fd, 2);
   ::execvp(args[0], args);

@@ -168,9 +168,15 @@ def out_folder(dsplan, src):
         if not any(c["grad_accum"] > 1 for c in fitting):
             problems.append("no top config accumulates gradients; the batch check is weaker than meant")
         # Rewriting a dsplan --out folder is allowed; a foreign non-empty folder is refused and kept.
+        # The half-written temporary folder of a run killed while writing (its pid is past
+        # pid_max, so no such process lives) is removed on the way.
+        stale = os.path.join(tmp, ".dsplan-tmp-99999999")
+        os.makedirs(os.path.join(stale, "1_partial"))
         code, _, err = h.run_dsplan(dsplan, args, src, tmp)
         if code != 0:
             problems.append("rewriting an earlier --out folder failed: " + err)
+        if os.path.exists(stale):
+            problems.append("--out left a killed run's temporary folder in place: " + stale)
         foreign = os.path.join(tmp, "foreign")
         os.makedirs(foreign)
         with open(os.path.join(foreign, "keep.txt"), "w") as f:
