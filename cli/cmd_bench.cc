@@ -139,7 +139,7 @@ void add_bench(CLI::App& app, int& exit_code) {
   sub->add_option("--repeats", cli->repeats, "Repeats of each whole-space estimate (default 5)")
       ->check(number_check(true, 1, 1000, "an integer in [1, 1000]"));
   sub->add_option("--min-seconds", cli->min_seconds, "Minimum time for the closed-form loop (default 2)")
-      ->check(number_check(false, 0, 3600, "seconds, a number in [0, 3600]"));
+      ->check(number_check(false, 0.01, 3600, "seconds, a number in [0.01, 3600]"));
   sub->add_option(
          "--passes", cli->passes,
          "Run exactly N passes of each closed-form loop instead of --min-seconds (for instruction counts)")

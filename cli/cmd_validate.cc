@@ -479,13 +479,20 @@ void add_validate(CLI::App& app, int& exit_code) {
   auto cli = std::make_shared<ValidateCli>();
   auto* sub = app.add_subcommand("validate", "Compare predictions with published measurements");
   sub->add_option("file", cli->file, "Measurements JSON (format of shared/validation/published.json)")->required();
-  sub->add_flag("--json", cli->json, "Print results as JSON");
-  sub->add_flag("--markdown", cli->markdown, "Print the tables as Markdown (docs/accuracy.md)");
+  auto* json = sub->add_flag("--json", cli->json, "Print results as JSON");
+  sub->add_flag("--markdown", cli->markdown, "Print the tables as Markdown (docs/accuracy.md)")
+      ->excludes(json);
   sub->add_option(
       "--profile", cli->profile,
       "Calibration profile: its efficiencies replace the datasheet defaults for the rows on its GPU");
   sub->add_option("--explain", cli->explain,
-                  "Show the mapping, predicted configuration and step breakdown of the rows whose id contains this text");
+                  "Show the mapping, predicted configuration and step breakdown of the rows whose id "
+                  "contains this text")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            return text.empty() ? std::string("needs part of a row id, e.g. megatron_t1") : "";
+          },
+          "", "non-empty"));
   sub->callback([cli, &exit_code] { exit_code = run(*cli); });
 }
 

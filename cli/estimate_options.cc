@@ -416,12 +416,12 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (!errs.empty()) return errs;
 
   const int last_node = req.cluster.num_gpus % req.cluster.node.gpus_per_node;
-  plan.assumptions.insert(plan.assumptions.begin(),
-                          "hardware: " + describe(req.cluster.node) + ", " +
-                              std::to_string(req.cluster.nodes()) + " node(s)" +
-                              (req.cluster.nodes() > 1 && last_node > 0
-                                   ? " (the last with " + std::to_string(last_node) + " GPUs)"
-                                   : ""));
+  plan.assumptions.insert(
+      plan.assumptions.begin(),
+      "hardware: " + describe(req.cluster.node) + ", " + std::to_string(req.cluster.nodes()) + " node(s)" +
+          (req.cluster.nodes() > 1 && last_node > 0
+               ? " (the last with " + std::to_string(last_node) + (last_node == 1 ? " GPU)" : " GPUs)")
+               : ""));
   // Framework behaviour the prediction rests on (docs/model.md §4.4), said once.
   if (s.run.framework == Framework::megatron)
     plan.assumptions.push_back(std::string("current Megatron-LM: backward TP collectives run under the weight-gradient "
