@@ -316,11 +316,17 @@ void add_calibrate(CLI::App& app, int& exit_code) {
   sub->add_flag("--quick", c->quick, "A shorter pass (under a minute)");
   sub->add_option("--host-probe", c->host_probe,
                   "Measure eager PyTorch's host time per kernel with python3 (on, default; off)")
-      ->check(CLI::IsMember({"on", "off"}));
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v == "on" || v == "off" ? std::string() : "invalid value \"" + v + "\" (on or off)";
+          },
+          "", "on-off"));
   sub->add_option("--model", c->model, "Also measure this model's GEMM shapes (preset or JSON file)");
-  sub->add_option("--tp", c->tp, "TP degrees for the model's GEMM shapes")->delimiter(',')
-      ->check(CLI::Range(1, 1024));
-  sub->add_option("--seq", c->seq, "Sequence length for the model's GEMM shapes")->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--tp", c->tp, "TP degrees for the model's GEMM shapes")
+      ->delimiter(',')
+      ->check(number_check(true, 1, 1024, "TP degrees, integers in [1, 1024]"));
+  sub->add_option("--seq", c->seq, "Sequence length for the model's GEMM shapes")
+      ->check(number_check(true, 1, 1 << 20, "tokens, an integer in [1, 1048576]"));
   sub->add_option("--out", c->out, "Profile to write")->capture_default_str();
   sub->add_option("--gpu", c->gpu, "Datasheet GPU preset to fit against (default: from the device name)");
   sub->require_subcommand(0, 1);
