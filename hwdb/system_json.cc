@@ -96,6 +96,16 @@ void cross_check(JsonObjectReader& r, const SystemSpec& s) {
 }  // namespace
 
 Expected<SystemSpec> parse_system_json(const Json& j0, const std::string& file) {
+  // A model JSON (or a Hugging Face config.json) given where a cluster belongs would yield a
+  // line per missing and unknown key: say the one thing that is wrong.
+  const bool model_keys = j0.is_object() && !j0.contains("gpu") && !j0.contains("base") &&
+                          ((j0.contains("layers") && j0.contains("hidden")) || j0.contains("model_type") ||
+                           j0.contains("num_hidden_layers") || j0.contains("n_layer"));
+  if (model_keys)
+    return Diagnostic{file, "",
+                      "this is a model file (it has layers and hidden, or model_type), not a cluster",
+                      "give it to --model; --hw takes a GPU or system preset or a cluster JSON "
+                      "(dsplan hw NAME --json shows one)"};
   Diagnostics errs;
   std::optional<Json> merged = hwdb_detail::apply_base(j0, hwdb_detail::kSystemDir, file, "", errs);
   if (!errs.empty()) return errs;

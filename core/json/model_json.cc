@@ -146,6 +146,11 @@ Expected<ModelSpec> parse_model_json(const Json& j, const std::string& file) {
   const bool hf_keys =
       j.is_object() && (j.contains("architectures") || j.contains("num_hidden_layers") ||
                         j.contains("hidden_size") || j.contains("n_layer") || j.contains("n_embd"));
+  // A cluster JSON given to --model: likewise one line.
+  if (j.is_object() && (j.contains("gpus_per_node") || j.contains("gpu")) && !j.contains("layers"))
+    return Diagnostic{
+        file, "", "this is a cluster file (it has gpu or gpus_per_node), not a model",
+        "give it to --hw; --model takes a preset, a dsplan model JSON or a Hugging Face config.json"};
   if (hf_keys && !j.contains("layers") && !j.contains("hidden"))
     return Diagnostic{file, "/model_type",
                       "looks like a Hugging Face config.json (architectures, hidden_size or "
