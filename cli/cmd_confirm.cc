@@ -52,6 +52,9 @@ Expected<Plan> load_plan(ConfirmFlags& f) {
   o.all = false;
   auto est = run_estimate(o);
   if (!est) return est.errors();
+  if (const Json& c = est->json["configs"]; c.is_array() && c.empty())
+    return Diagnostic{"", "", "the estimate options leave no configuration to confirm",
+                      "widen the search (--zero, --tp, --pp, --mbs, ...) or give --plan FILE"};
   return parse_plan(est->json, "estimate");
 }
 
@@ -59,9 +62,14 @@ Diagnostics check_flags(const ConfirmFlags& f, std::map<std::string, std::string
   Diagnostics errs;
   if (f.run.top < 1) errs.push_back({"", "--top", "must be at least 1", "how many configurations to run"});
   if (!(f.run.timeout_s > 0)) errs.push_back({"", "--timeout", "must be positive", "seconds per run"});
-  if (f.start_step < 1 || f.end_step < f.start_step)
-    errs.push_back({"", "--end-profile-step", "profile steps must satisfy 1 <= start <= end",
-                    "DeepSpeed's defaults are 3 and 5"});
+  if (f.start_step < 1)
+    errs.push_back({"", "--start-profile-step", "must be at least 1, got " + std::to_string(f.start_step),
+                    "the first profiled step, 1 <= start <= end; DeepSpeed's defaults are 3 and 5"});
+  else if (f.end_step < f.start_step)
+    errs.push_back({"", "--end-profile-step",
+                    "must be at least --start-profile-step (" + std::to_string(f.start_step) + "), got " +
+                        std::to_string(f.end_step),
+                    "the last profiled step, 1 <= start <= end; DeepSpeed's defaults are 3 and 5"});
   for (const auto& m : f.arg_map) {
     auto eq = m.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == m.size())

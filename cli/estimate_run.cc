@@ -30,7 +30,8 @@ Expected<EstimatePlan> run_estimate(const EstimateOptions& o) {
   }
   if (!residual.empty()) {
     if (auto readable = read_text_file(residual); !readable) return readable.errors();
-    auto applied = apply_residual_model(residual, p.request.model, p.json["configs"]);
+    auto applied = apply_residual_model(residual, p.request.model, p.json["configs"], true,
+                                        cluster_key_of(p.json["hardware"]));
     if (!applied) {
       Diagnostics errs = applied.errors();
       for (auto& e : errs)

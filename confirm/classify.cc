@@ -2,6 +2,8 @@
 #include "confirm/classify.h"
 
 #include <array>
+#include <cmath>
+#include <cstdio>
 #include <vector>
 
 namespace dsplan {
@@ -42,6 +44,23 @@ std::optional<Measured> parse_metrics(const std::string& text) {
   return m;
 }
 
+std::string measurement_problem(const Measured& m, std::int64_t global_batch) {
+  char buf[256];
+  if (!std::isfinite(m.throughput) || !(m.throughput > 0)) {
+    std::snprintf(buf, sizeof buf, "metrics.json's throughput %g samples/s is not a positive number",
+                  m.throughput);
+    return buf;
+  }
+  const double step_s = static_cast<double>(global_batch) / m.throughput;
+  if (global_batch >= 1 && step_s >= kMinMeasuredStepS && step_s <= kMaxMeasuredStepS) return "";
+  std::snprintf(buf, sizeof buf,
+                "metrics.json's throughput %g samples/s means a step of %g s for %lld samples, outside "
+                "the physical range [%g, %g] s",
+                m.throughput, step_s, static_cast<long long>(global_batch), kMinMeasuredStepS,
+                kMaxMeasuredStepS);
+  return buf;
+}
+
 // Messages PyTorch, the CUDA caching allocator and cuBLAS print when device memory runs out.
 std::string find_oom_signature(const std::string& text) {
   static const std::array<const char*, 5> signatures = {
@@ -76,7 +95,8 @@ int count_overflow_skips(const std::string& text) {
 }
 
 Classification classify(const ProcessResult& pr, const std::optional<std::string>& metrics_text,
-                        const std::string& stderr_text, const std::string& stdout_text) {
+                        const std::string& stderr_text, const std::string& stdout_text,
+                        std::int64_t global_batch) {
   Classification c;
   c.tail = tail_lines(stderr_text, 8);
   if (pr.cancelled) {
@@ -90,6 +110,12 @@ Classification classify(const ProcessResult& pr, const std::optional<std::string
     return c;
   }
   std::optional<Measured> m = metrics_text ? parse_metrics(*metrics_text) : std::nullopt;
+  const std::string absurd = m ? measurement_problem(*m, global_batch) : "";
+  if (pr.started && pr.exited && pr.exit_code == 0 && m && !absurd.empty()) {
+    c.outcome = Outcome::failed;  // a broken metrics file, not a measurement
+    c.reason = absurd;
+    return c;
+  }
   if (pr.started && pr.exited && pr.exit_code == 0 && m) {
     c.outcome = Outcome::ok;
     c.tail.clear();

@@ -1,6 +1,7 @@
 // The confirm loop: selection, running, learning (see confirm.h).
 #include "confirm/confirm.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -68,23 +69,38 @@ class Selector {
   std::vector<const TrainConfig*> ooms_;
 };
 
+// Adds `note` to the report once (learn() runs after every successful run).
+void note_once(ConfirmReport& rep, const std::string& note) {
+  if (std::find(rep.notes.begin(), rep.notes.end(), note) == rep.notes.end()) rep.notes.push_back(note);
+}
+
 // Retrains the residual model on every successful run for this cluster and returns the
-// corrected throughput of each candidate (0 when there is no model yet).
+// corrected throughput of each candidate (0 when there is no model yet). A model that
+// would correct a candidate beyond [kMinResidualFactor, kMaxResidualFactor] is neither
+// saved nor used (estimate would refuse it).
 std::vector<double> learn(const Plan& plan, const RunsDb& db, const std::string& path,
                           ConfirmReport& rep) {
   std::vector<double> corrected(plan.candidates.size(), 0.0);
   std::vector<FeatureRow> rows;
   std::vector<float> targets;
-  db.training_set(plan.cluster_key(), rows, targets);
+  std::vector<std::string> left_out;
+  db.training_set(plan.cluster_key(), rows, targets, &left_out);
+  for (const auto& why : left_out) note_once(rep, "residual model: not learned from " + why);
   if (rows.size() < 2) return corrected;  // one run only tells the level, not the shape
   auto model = ResidualModel::train(rows, targets, plan.cluster_key());
   std::vector<FeatureRow> cand_rows;
   for (const auto& c : plan.candidates) cand_rows.push_back(residual_features(c.cfg, plan.model, c.pred));
   auto logs = model ? model->predict(cand_rows) : Expected<std::vector<double>>(model.errors());
-  auto saved = model ? model->save(path) : Expected<bool>(model.errors());
+  for (size_t i = 0; logs && i < logs->size(); ++i)
+    if (auto bad = residual_factor_problem((*logs)[i]); !bad.empty()) {
+      note_once(rep,
+                "residual model: gives " + bad + " for " + plan.candidates[i].name + "; not saved or used");
+      return corrected;
+    }
+  auto saved = logs ? model->save(path) : Expected<bool>(logs.errors());
   if (!logs || !saved) {
     const auto& errs = !logs ? logs.errors() : saved.errors();
-    rep.notes.push_back("residual model: " + errs.front().to_string());
+    note_once(rep, "residual model: " + errs.front().to_string());
     return corrected;
   }
   for (size_t i = 0; i < corrected.size(); ++i)
@@ -94,6 +110,9 @@ std::vector<double> learn(const Plan& plan, const RunsDb& db, const std::string&
   return corrected;
 }
 
+// A signed percentage, with 3 significant digits once it is too large for one decimal.
+std::string pct(double v) { return std::fabs(v) < 1e4 ? fmt("%+.1f", v) : fmt("%+.3g", v); }
+
 std::string progress_line(int k, int total, const ExperimentRecord& r) {
   const auto& out = r.result;
   std::string s = "[";
@@ -102,7 +121,7 @@ std::string progress_line(int k, int total, const ExperimentRecord& r) {
   if (out.cls.outcome == Outcome::ok) {
     const double pred = r.cand.pred.samples_per_s, meas = out.measured.throughput;
     s += ", " + fmt("%.4g", meas) + " samples/s measured, " + fmt("%.4g", pred) + " predicted (" +
-         fmt("%+.1f", (pred - meas) / meas * 100) + "% error)";
+         pct((pred - meas) / meas * 100) + "% error)";
     if (out.cls.overflow_skips > 0)
       s += "; " + std::to_string(out.cls.overflow_skips) +
            " fp16 overflow steps skipped (a profiled step may have had no optimizer update)";

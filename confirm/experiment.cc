@@ -155,6 +155,7 @@ Experiment make_experiment(const Candidate& c, const Plan& plan, const LaunchSpe
   const int gpus = c.cfg.gpus();
   e.num_nodes = (gpus + per_node - 1) / per_node;
   e.num_gpus = std::min(gpus, per_node);
+  e.global_batch = c.cfg.global_batch();
   if (l.command.empty()) {
     e.argv = {l.python, l.reference_script};
     auto margs = megatron_args(c.cfg, plan.model);
@@ -219,7 +220,7 @@ std::optional<ExperimentOutcome> load_result(const Experiment& e) {
   if (outcome != Outcome::ok) return std::nullopt;  // failures and timeouts are retried
   auto metrics = read_file(e.metrics_path);
   auto m = metrics ? parse_metrics(*metrics) : std::nullopt;
-  if (!m) return std::nullopt;
+  if (!m || !measurement_problem(*m, e.global_batch).empty()) return std::nullopt;  // rerun it
   r.cls.outcome = Outcome::ok;
   r.cls.overflow_skips = j["result"].value("fp16_overflow_skips", 0);
   r.measured = *m;
@@ -245,7 +246,8 @@ Expected<ExperimentOutcome> run_experiment(const Experiment& e, const Candidate&
   ProcessResult pr = run_process(e.argv, out_log, err_log, limits);
   ExperimentOutcome r;
   r.seconds = pr.seconds;
-  r.cls = classify(pr, read_file(e.metrics_path), read_log_tail(err_log), read_log_tail(out_log));
+  r.cls =
+      classify(pr, read_file(e.metrics_path), read_log_tail(err_log), read_log_tail(out_log), e.global_batch);
   if (r.cls.outcome == Outcome::ok) r.measured = *parse_metrics(*read_file(e.metrics_path));
   exp["result"] = {{"outcome", outcome_name(r.cls.outcome)}, {"reason", r.cls.reason},
                    {"seconds", pr.seconds}, {"exit_code", pr.exited ? Json(pr.exit_code) : Json(nullptr)},

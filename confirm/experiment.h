@@ -11,6 +11,7 @@
 // DeepSpeed engine write metrics.json and exit.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -53,6 +54,7 @@ struct Experiment {
   std::vector<std::string> argv;
   int num_gpus = 1;   // per node, as the autotuner records it
   int num_nodes = 1;
+  std::int64_t global_batch = 1;  // samples per step: the measured step is this / throughput
 };
 
 Experiment make_experiment(const Candidate& c, const Plan& plan, const LaunchSpec& launch,

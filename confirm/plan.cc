@@ -5,6 +5,7 @@
 #include <map>
 
 #include "confirm/ds_config.h"
+#include "confirm/plan_check.h"
 #include "core/json/model_json.h"
 #include "core/names.h"
 
@@ -101,10 +102,9 @@ void read_hardware(const Json& j, Plan& plan, const std::string& file, Diagnosti
   r.get("name", plan.hardware, false);
   r.get("num_gpus", plan.num_gpus, true, 1, 1 << 24);
   r.get("gpus_per_node", plan.gpus_per_node, false, 1, 1024);
-  if (const Json* gpu = r.child("gpu", false); gpu && gpu->is_object()) {
-    JsonObjectReader g(*gpu, file, "/hardware/gpu", errs);
-    g.get("name", plan.gpu, false);
-  }
+  const Diagnostics gpu_errs = check_plan_gpu(j, file);
+  errs.insert(errs.end(), gpu_errs.begin(), gpu_errs.end());
+  if (gpu_errs.empty()) plan.gpu = j["gpu"]["name"].get<std::string>();
 }
 
 // Experiment names must be unique: a clash (two configs differing only in a dimension the
@@ -153,18 +153,31 @@ Expected<Plan> parse_plan(const Json& j, const std::string& file) {
   } else {
     plan.model = *spec;
   }
+  const size_t before_hardware = errs.size();
   read_hardware(j["hardware"], plan, file, errs);
+  // Layouts are checked against the model and the GPU count, when both were read.
+  const bool check_layouts = spec.ok() && errs.size() == before_hardware;
 
   const Json& configs = j["configs"];
   if (!configs.is_array()) errs.push_back({file, "/configs", "must be an array", "estimate's configs"});
+  else if (configs.empty())
+    errs.push_back({file, "/configs", "is empty: the plan has no configuration to confirm",
+                    "a plan from 'dsplan estimate --json' lists the configurations it ranked"});
   for (size_t i = 0; configs.is_array() && i < configs.size(); ++i) {
     const Json& cj = configs[i];
     if (cj.is_object() && cj.contains("fits") && cj["fits"].is_boolean() && !cj["fits"].get<bool>())
       continue;  // confirm only runs configurations predicted to fit
-    auto c = parse_candidate(cj, file, "/configs/" + std::to_string(i));
+    const std::string path = "/configs/" + std::to_string(i);
+    auto c = parse_candidate(cj, file, path);
     if (!c) {
       errs.insert(errs.end(), c.errors().begin(), c.errors().end());
       continue;
+    }
+    if (check_layouts) {
+      if (auto bad = check_candidate_layout(*c, cj, plan, file, path); !bad.empty()) {
+        errs.insert(errs.end(), bad.begin(), bad.end());
+        continue;
+      }
     }
     Candidate cand = *c;
     cand.source = cj;

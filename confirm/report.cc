@@ -1,6 +1,7 @@
 // Confirm's tables and output files (see report.h).
 #include "confirm/report.h"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -19,8 +20,11 @@ std::string num(double v, const char* f = "%.4g") {
   return buf;
 }
 
+// A signed percentage error, with 3 significant digits once it is too large for one decimal.
 std::string err_pct(double pred, double meas) {
-  return meas > 0 && pred > 0 ? num((pred - meas) / meas * 100, "%+.1f") : "-";
+  if (!(meas > 0 && pred > 0)) return "-";
+  const double e = (pred - meas) / meas * 100;
+  return num(e, std::fabs(e) < 1e4 ? "%+.1f" : "%+.3g");
 }
 
 std::string row(const std::vector<std::string>& cells) {

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
+#include <optional>
 
 #include "confirm/residual_check.h"
 #include "core/json_reader.h"
@@ -70,7 +72,40 @@ Expected<Matrix> make_matrix(const std::vector<FeatureRow>& rows, const std::vec
 
 std::string feature_list() { return join(residual_feature_names(), ","); }
 
+// Where XGBoost keeps dsplan's attributes in the model JSON, for diagnostics.
+std::string attribute_path(const char* key) { return std::string("/learner/attributes/") + key; }
+
+// "dsplan_runs" as written by save(): a whole number of runs, 1 to 1e9, in decimal digits
+// only (std::atoi read "-7" as -7 and "99999999999999999999" as -1); nullopt otherwise.
+constexpr long long kMaxTrainingRuns = 1000000000;
+std::optional<int> parse_training_runs(const std::string& s) {
+  if (s.empty() || s.size() > 10 || s.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  const long long n = std::stoll(s);
+  if (n < 1 || n > kMaxTrainingRuns) return std::nullopt;
+  return static_cast<int>(n);
+}
+
 }  // namespace
+
+std::string residual_factor_problem(double log_factor) {
+  const double factor = std::exp(log_factor);
+  if (std::isfinite(factor) && factor >= kMinResidualFactor && factor <= kMaxResidualFactor) return "";
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                "a correction factor of %.3g (measured / predicted throughput), outside [%g, %g]", factor,
+                kMinResidualFactor, kMaxResidualFactor);
+  return buf;
+}
+
+std::string cluster_key_of(const Json& hardware) {
+  if (!hardware.is_object()) return "";
+  const Json name = hardware.value("name", Json());
+  const Json gpu = hardware.value("gpu", Json::object());
+  const Json gpu_name = gpu.is_object() ? gpu.value("name", Json()) : Json();
+  if (!name.is_string() || !gpu_name.is_string()) return "";
+  return name.get<std::string>() + "/" + gpu_name.get<std::string>();
+}
 
 struct ResidualModel::Impl {
   Booster booster;
@@ -219,14 +254,28 @@ Expected<ResidualModel> ResidualModel::load(const std::string& path) {
   if (features != feature_list())
     return Diagnostic{path, "", "not a residual model of this dsplan version (different features)",
                       "rerun 'dsplan confirm' to retrain it"};
-  im.runs = runs.empty() ? 0 : std::atoi(runs.c_str());
+  const std::optional<int> n = parse_training_runs(runs);
+  if (!n)
+    return Diagnostic{path, attribute_path("dsplan_runs"),
+                      runs.empty() ? "missing" : "\"" + runs + "\" is not a whole number of runs",
+                      "the number of confirmed runs the model learned from, 1 to " +
+                          std::to_string(kMaxTrainingRuns) + "; rerun 'dsplan confirm' to retrain it"};
+  im.runs = *n;
   return model;
 }
 
 Expected<ResidualApplied> apply_residual_model(const std::string& model_path, const ModelSpec& model,
-                                               Json& configs, bool resort) {
+                                               Json& configs, bool resort, const std::string& cluster) {
   auto rm = ResidualModel::load(model_path);
   if (!rm) return rm.errors();
+  // Residuals are learned per cluster (confirm trains on one cluster's runs only): the
+  // same rule as a calibration profile measured on another GPU (efficiency_from_profile).
+  if (!cluster.empty() && rm->cluster() != cluster)
+    return Diagnostic{
+        model_path, attribute_path("dsplan_cluster"),
+        "residual model was learned on '" + rm->cluster() + "' but the estimate is for '" + cluster + "'",
+        "use a residual model learned by 'dsplan confirm' on this cluster, or choose the "
+        "matching --hw"};
   if (!configs.is_array()) return Diagnostic{"", "/configs", "must be an array", ""};
   std::vector<FeatureRow> rows;
   std::vector<size_t> at;
@@ -240,10 +289,22 @@ Expected<ResidualApplied> apply_residual_model(const std::string& model_path, co
   }
   auto logs = rm->predict(rows);
   if (!logs) return logs.errors();
+  // A factor out of range refuses the model rather than skipping that configuration:
+  // skipping would rank corrected throughputs against uncorrected ones and hide the
+  // problem (non-finite factors used to be left out silently), and clamping would invent
+  // a correction the model never made. confirm never trains on a run outside
+  // [kMinTrainingRatio, kMaxTrainingRatio], so a factor outside the wider
+  // [kMinResidualFactor, kMaxResidualFactor] means a damaged or foreign file.
+  for (size_t k = 0; k < at.size(); ++k)
+    if (auto bad = residual_factor_problem((*logs)[k]); !bad.empty())
+      return Diagnostic{
+          model_path, "",
+          "residual model gives the configuration at /configs/" + std::to_string(at[k]) + " " + bad,
+          "a model learned by 'dsplan confirm' stays inside that range: rerun 'dsplan confirm' "
+          "to retrain it, or leave the residual model out"};
   for (size_t k = 0; k < at.size(); ++k) {
     Json& j = configs[at[k]];
     const double factor = std::exp((*logs)[k]);
-    if (!std::isfinite(factor) || !(factor > 0)) continue;  // no correction rather than inf/NaN
     j["residual"] = {{"factor", factor},
                      {"samples_per_s", j["throughput"]["samples_per_s"].get<double>() * factor},
                      {"step_s", j["time"]["step_s"].get<double>() / factor}};

@@ -20,6 +20,24 @@ namespace dsplan {
 
 using FeatureRow = std::vector<float>;
 
+// The correction factors (measured / predicted throughput) a residual model may apply.
+// dsplan's predictions of real runs are within 40% (docs/accuracy.md), so a factor beyond
+// 5x either way is no correction of an estimate but a sign that the model, or the runs it
+// learned from, are broken: leaf 705 gave 2.5e306 and made the corrected throughput
+// infinite. confirm trains only on runs inside the narrower [kMinTrainingRatio,
+// kMaxTrainingRatio], so a model it writes (whose boosted sum can overshoot its targets a
+// little) stays inside the factor range; estimate refuses a model that leaves it.
+inline constexpr double kMinResidualFactor = 0.2, kMaxResidualFactor = 5.0;
+inline constexpr double kMinTrainingRatio = 0.25, kMaxTrainingRatio = 4.0;
+
+// Why exp(log_factor) may not correct a prediction (not finite, or outside
+// [kMinResidualFactor, kMaxResidualFactor]); "" when it may.
+std::string residual_factor_problem(double log_factor);
+
+// The cluster an estimate or plan JSON is for, as Plan::cluster_key() names it:
+// "<hardware.name>/<hardware.gpu.name>" ("" when `hardware` does not say).
+std::string cluster_key_of(const Json& hardware);
+
 const std::vector<std::string>& residual_feature_names();
 FeatureRow residual_features(const TrainConfig& cfg, const ModelSpec& model, const Prediction& pred);
 
@@ -62,7 +80,12 @@ struct ResidualApplied {
 // estimate --json writes) with "residual": {"factor", "samples_per_s", "step_s"}, the
 // corrected predictions; with `resort`, the array is stably re-sorted by corrected
 // throughput (best first). Configurations that do not fit keep their place at the end.
+// `cluster` (cluster_key_of the estimate's "hardware"; "" = not checked) must be the one
+// the model learned on, as a calibration profile must match the GPU it was measured on.
+// A factor outside [kMinResidualFactor, kMaxResidualFactor] for any configuration
+// refuses the whole model (see residual_model.cc for why not just that configuration).
 Expected<ResidualApplied> apply_residual_model(const std::string& model_path, const ModelSpec& model,
-                                               Json& configs, bool resort = true);
+                                               Json& configs, bool resort = true,
+                                               const std::string& cluster = "");
 
 }  // namespace dsplan

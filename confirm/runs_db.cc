@@ -99,13 +99,29 @@ void RunsDb::upsert(const RunRecord& r) {
 }
 
 void RunsDb::training_set(const std::string& cluster, std::vector<FeatureRow>& rows,
-                          std::vector<float>& targets) const {
+                          std::vector<float>& targets, std::vector<std::string>* left_out) const {
   for (const auto& r : runs_) {
     if (r.cluster != cluster || r.outcome != Outcome::ok || !(r.measured.throughput > 0)) continue;
     if (r.overflow_skips > 0) continue;  // the profiled steps may have skipped the optimizer
     auto model = parse_model_json(r.model, path_);
     auto cand = parse_candidate(r.config, path_, "/runs");
     if (!model || !cand) continue;  // a record this version cannot read teaches nothing
+    auto leave_out = [&](const std::string& why) {
+      if (left_out) left_out->push_back(r.name + ": " + why);
+    };
+    if (auto bad = measurement_problem(r.measured, cand->cfg.global_batch()); !bad.empty()) {
+      leave_out(bad);  // written by an older version that did not check it
+      continue;
+    }
+    const double ratio = r.measured.throughput / cand->pred.samples_per_s;
+    if (!(ratio >= kMinTrainingRatio && ratio <= kMaxTrainingRatio)) {
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "measured %.4g samples/s is %.3g x the predicted %.4g, outside [%g, %g]",
+                    r.measured.throughput, ratio, cand->pred.samples_per_s, kMinTrainingRatio,
+                    kMaxTrainingRatio);
+      leave_out(buf);
+      continue;
+    }
     rows.push_back(residual_features(cand->cfg, *model, cand->pred));
     targets.push_back(static_cast<float>(std::log(r.measured.throughput / cand->pred.samples_per_s)));
   }

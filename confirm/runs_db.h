@@ -41,8 +41,11 @@ class RunsDb {
   const std::string& path() const { return path_; }
 
   // Successful runs of `cluster` as training rows and log(measured/predicted) targets.
-  void training_set(const std::string& cluster, std::vector<FeatureRow>& rows,
-                    std::vector<float>& targets) const;
+  // A run whose measurement is absurd (measurement_problem), or whose measured/predicted
+  // ratio is outside [kMinTrainingRatio, kMaxTrainingRatio], teaches nothing: it is named
+  // with the reason in `left_out` (when given) instead.
+  void training_set(const std::string& cluster, std::vector<FeatureRow>& rows, std::vector<float>& targets,
+                    std::vector<std::string>* left_out = nullptr) const;
 
  private:
   std::string path_;

@@ -151,8 +151,10 @@ def main():
         if residual is None:
             problems.append("could not learn a residual model with confirm and the fake workload")
         else:
+            # On the cluster it learned on (the plan's "test-node"), so mutants reach the apply path.
+            node = os.path.join(data, "confirm", "test_node_cluster.json")
             sources.append(("residual", residual, [["estimate", "--model", "gpt2", "--gpus", "2", "--hw",
-                                                    "a100-80gb", "--residual", "{f}", "--top", "1"]]))
+                                                    node, "--residual", "{f}", "--top", "1"]]))
         # A plan for `confirm --plan`: a mutant that still parses runs the fake workload, so
         # only the top-level and whole-file mutants and the nulled model keys (about 40 runs).
         sources.append(("plan", json.load(open(os.path.join(data, "confirm", "plan_tiny.json"))),

@@ -20,27 +20,30 @@ ProcessResult exited(int code) {
 }
 
 const std::string kMetrics = R"({"throughput": 12.5, "latency": 80000, "FLOPS_per_gpu": 1e12})";
+// Samples per step of the classified runs: kMetrics' step is 8 / 12.5 = 0.64 s.
+constexpr std::int64_t kBatch = 8;
 
 TEST(Classify, OkNeedsExitZeroAndThroughput) {
-  EXPECT_EQ(classify(exited(0), kMetrics, "", "").outcome, Outcome::ok);
-  auto none = classify(exited(0), std::nullopt, "", "");
+  EXPECT_EQ(classify(exited(0), kMetrics, "", "", kBatch).outcome, Outcome::ok);
+  auto none = classify(exited(0), std::nullopt, "", "", kBatch);
   EXPECT_EQ(none.outcome, Outcome::failed);
   EXPECT_EQ(none.reason, "no metrics written");
-  EXPECT_EQ(classify(exited(0), R"({"latency": 3})", "", "").outcome, Outcome::failed);
-  EXPECT_EQ(classify(exited(0), "not json", "", "").outcome, Outcome::failed);
+  EXPECT_EQ(classify(exited(0), R"({"latency": 3})", "", "", kBatch).outcome, Outcome::failed);
+  EXPECT_EQ(classify(exited(0), "not json", "", "", kBatch).outcome, Outcome::failed);
   // A throughput no run reaches is a broken file, not a measurement (1e308 from a fuzzed
   // workload overflowed the residual model's corrected throughput to infinity).
   for (const char* absurd : {R"({"throughput": 1e308})", R"({"throughput": 2e9})", R"({"throughput": -5})"}) {
-    auto c = classify(exited(0), std::string(absurd), "", "");
+    auto c = classify(exited(0), std::string(absurd), "", "", kBatch);
     EXPECT_EQ(c.outcome, Outcome::failed) << absurd;
     EXPECT_NE(c.reason.find("(0, 1e9)"), std::string::npos) << c.reason;
   }
   // Metrics from a run that then failed do not make it ok.
-  EXPECT_EQ(classify(exited(1), kMetrics, "", "").outcome, Outcome::failed);
+  EXPECT_EQ(classify(exited(1), kMetrics, "", "", kBatch).outcome, Outcome::failed);
 }
 
 TEST(Classify, TheWordErrorIsNotAFailure) {
-  auto c = classify(exited(0), kMetrics, "error: something harmless\nRuntimeError mentioned\n", "ERROR");
+  auto c =
+      classify(exited(0), kMetrics, "error: something harmless\nRuntimeError mentioned\n", "ERROR", kBatch);
   EXPECT_EQ(c.outcome, Outcome::ok);
 }
 
@@ -48,11 +51,11 @@ TEST(Classify, OutOfMemorySignatures) {
   for (const char* msg : {"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
                           "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate",
                           "torch.cuda.OutOfMemoryError: boom"}) {
-    auto c = classify(exited(1), std::nullopt, std::string("Traceback\n") + msg + "\n", "");
+    auto c = classify(exited(1), std::nullopt, std::string("Traceback\n") + msg + "\n", "", kBatch);
     EXPECT_EQ(c.outcome, Outcome::oom) << msg;
   }
   // A crash whose log does not mention memory is a failure, with the stderr tail.
-  auto c = classify(exited(1), std::nullopt, "line 1\nValueError: bad shard\n", "");
+  auto c = classify(exited(1), std::nullopt, "line 1\nValueError: bad shard\n", "", kBatch);
   EXPECT_EQ(c.outcome, Outcome::failed);
   EXPECT_EQ(c.reason, "exit status 1");
   EXPECT_EQ(c.tail, "line 1\nValueError: bad shard");
@@ -61,17 +64,18 @@ TEST(Classify, OutOfMemorySignatures) {
 TEST(Classify, TimeoutSignalAndNotStarted) {
   ProcessResult t = exited(0);
   t.timed_out = true;
-  EXPECT_EQ(classify(t, kMetrics, "", "").outcome, Outcome::timeout);
+  EXPECT_EQ(classify(t, kMetrics, "", "", kBatch).outcome, Outcome::timeout);
   ProcessResult s;
   s.started = true;
   s.signal = 11;
-  EXPECT_EQ(classify(s, std::nullopt, "", "").reason, "killed by SIGSEGV");
+  EXPECT_EQ(classify(s, std::nullopt, "", "", kBatch).reason, "killed by SIGSEGV");
   ProcessResult n;
   n.error = "nope: No such file or directory";
-  EXPECT_EQ(classify(n, std::nullopt, "", "").reason, "could not start: nope: No such file or directory");
+  EXPECT_EQ(classify(n, std::nullopt, "", "", kBatch).reason,
+            "could not start: nope: No such file or directory");
   ProcessResult cancelled = exited(0);
   cancelled.cancelled = true;
-  EXPECT_EQ(classify(cancelled, kMetrics, "", "").outcome, Outcome::interrupted);
+  EXPECT_EQ(classify(cancelled, kMetrics, "", "", kBatch).outcome, Outcome::interrupted);
 }
 
 TEST(Classify, TailKeepsLastNonEmptyLines) {

@@ -236,5 +236,61 @@ TEST(ConfirmCli, DeepSpeedPlanNeedsDeepSpeed) {
   EXPECT_EQ(err.find("deepspeed"), std::string::npos) << err;
 }
 
+// Bad plans and profile steps are exit 2 with one line naming the field, on an empty stdout
+// and without folders: an impossible layout (tp 3 with 4 heads on 2 GPUs), an unknown GPU,
+// an empty configs list (was exit 1, "no configuration in the plan fits") and
+// --start-profile-step -1 (was blamed on --end-profile-step).
+TEST(ConfirmCli, ImpossiblePlansAndProfileStepsAreBadInput) {
+  ScratchDir d;
+  const Json plan = Json::parse(slurp(std::string(DSPLAN_TEST_DATA) + "/confirm/plan_tiny.json"));
+  auto refused = [&](const std::vector<std::string>& args, const std::string& want) {
+    EXPECT_EQ(run_dsplan(d, args), 2) << want;
+    const std::string err = slurp(d / "err.txt");
+    EXPECT_NE(err.find(want), std::string::npos) << err;
+    EXPECT_EQ(count(err, "\n"), 1) << err;
+    EXPECT_TRUE(slurp(d / "out.txt").empty());
+    EXPECT_FALSE(fs::exists(d / "r"));
+  };
+  auto with_plan = [&](const Json& p) {
+    std::ofstream(d / "bad.json") << p.dump();
+    auto args = confirm_args(d, {});
+    args[2] = d / "bad.json";
+    return args;
+  };
+  Json tp3 = plan, gpu = plan, empty = plan;
+  tp3["configs"][0]["tp"] = 3;
+  gpu["hardware"]["gpu"]["name"] = "zzz";
+  empty["configs"] = Json::array();
+  refused(with_plan(tp3),
+          "bad.json: /configs/0/tp: tp 3 does not divide the 4 attention heads (allowed: 1, 2,");
+  refused(with_plan(gpu), "bad.json: /hardware/gpu/name: unknown GPU preset \"zzz\"");
+  refused(with_plan(empty), "bad.json: /configs: is empty");
+  auto steps = confirm_args(d, {});
+  steps.insert(steps.begin() + 1, {"--start-profile-step", "-1"});
+  refused(steps, "--start-profile-step: must be at least 1, got -1");
+  EXPECT_EQ(slurp(d / "err.txt").find("--end-profile-step"), std::string::npos);
+  steps = confirm_args(d, {});
+  steps.insert(steps.begin() + 1, {"--start-profile-step", "4", "--end-profile-step", "2"});
+  refused(steps, "--end-profile-step: must be at least --start-profile-step (4), got 2");
+}
+
+// Plans that estimate writes pass confirm's structural checks: DeepSpeed with TP and a
+// global batch, and Megatron with interleaved pipeline stages.
+TEST(ConfirmCli, EstimatePlansPassThePlanChecks) {
+  ScratchDir d;
+  const std::vector<std::vector<std::string>> estimates = {
+      {"estimate", "--model", "gpt2", "--gpus", "12", "--hw", "dgx-a100", "--global-batch", "480", "--top",
+       "30", "--json"},
+      {"estimate", "--framework", "megatron", "--model", "gpt-2.7b", "--gpus", "16", "--hw", "dgx-a100",
+       "--pp", "2,4", "--vpp", "2", "--gas", "4,8", "--top", "20", "--json"}};
+  for (const auto& args : estimates) {
+    ASSERT_EQ(run_dsplan(d, args), 0) << slurp(d / "err.txt");
+    const Json j = Json::parse(slurp(d / "out.txt"));
+    auto plan = parse_plan(j, "estimate");
+    ASSERT_TRUE(plan.ok()) << plan.errors().front().to_string();
+    EXPECT_GE(plan->candidates.size(), 10u) << args[2];
+  }
+}
+
 }  // namespace
 }  // namespace dsplan

@@ -1,0 +1,154 @@
+// confirm's structural checks of a plan (confirm/plan_check.h): a hand-edited layout that
+// the plan's model and GPUs cannot run, an unknown GPU and an empty configuration list are
+// each one diagnostic naming the JSON path and the allowed values; the fixture and a
+// cluster file's own GPU (written whole by estimate) still load.
+#include "confirm/plan_check.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "hwdb/hwdb.h"
+#include "test_util.h"
+
+namespace dsplan {
+namespace {
+
+// The fixture: model gpt-tiny (4 layers, 4 heads, 4 key/value heads) on 2 GPUs; its
+// configs[0] is z1 tp1 pp1 dp2 micro_batch 4 grad_accum 1 global_batch 8.
+const std::string kFile = std::string(DSPLAN_TEST_DATA) + "/confirm/plan_tiny.json";
+
+Json fixture() { return Json::parse(test::slurp(kFile)); }
+
+// parse_plan of the fixture after `edit`; the one diagnostic it must give.
+Diagnostic one_error(const std::function<void(Json&)>& edit) {
+  Json j = fixture();
+  edit(j);
+  auto plan = parse_plan(j, kFile);
+  if (plan.ok()) {
+    ADD_FAILURE() << "accepted";
+    return {};
+  }
+  EXPECT_EQ(plan.errors().size(), 1u) << plan.errors().back().to_string();
+  return plan.errors().front();
+}
+
+TEST(PlanCheck, FixtureLoads) {
+  auto plan = parse_plan(fixture(), kFile);
+  ASSERT_TRUE(plan.ok()) << plan.errors().front().to_string();
+  EXPECT_EQ(plan->candidates.size(), 6u);
+  EXPECT_EQ(plan->cluster_key(), "test-node/a100-80gb");
+}
+
+// tp 3 divides neither the 4 heads nor the 2 GPUs; tp must divide 4, 4 and 2: {1, 2}.
+TEST(PlanCheck, TpMustDivideHeadsAndGpus) {
+  auto e = one_error([](Json& j) { j["configs"][0]["tp"] = 3; });
+  EXPECT_EQ(e.json_path, "/configs/0/tp");
+  EXPECT_EQ(e.message, "tp 3 does not divide the 4 attention heads");
+  EXPECT_NE(e.hint.find("allowed: 1, 2,"), std::string::npos) << e.hint;
+  // tp 4 divides the heads but not the 2 GPUs.
+  e = one_error([](Json& j) { j["configs"][0]["tp"] = 4; });
+  EXPECT_EQ(e.message, "tp 4 does not divide the plan's 2 GPUs");
+}
+
+// dp 64 with tp 1 and pp 1 needs 1 x 1 x 64 = 64 GPUs; the plan has 2, so dp = 2 / (1 x 1) = 2.
+// tp 2 keeps dp 2: 2 x 1 x 2 = 4 GPUs; allowed dp = 2 / (2 x 1) = 1.
+TEST(PlanCheck, TpPpDpMustUseThePlansGpus) {
+  auto e = one_error([](Json& j) { j["configs"][0]["dp"] = 64; });
+  EXPECT_EQ(e.json_path, "/configs/0/dp");
+  EXPECT_NE(e.message.find("needs 64 GPUs, but the plan is for 2"), std::string::npos) << e.message;
+  EXPECT_EQ(e.hint.rfind("allowed: 2,", 0), 0u) << e.hint;
+  e = one_error([](Json& j) { j["configs"][0]["tp"] = 2; });
+  EXPECT_EQ(e.json_path, "/configs/0/dp");
+  EXPECT_NE(e.message.find("needs 4 GPUs"), std::string::npos) << e.message;
+  EXPECT_EQ(e.hint.rfind("allowed: 1,", 0), 0u) << e.hint;
+  // The same layout on a plan for 4 GPUs is right: 2 x 1 x 2 = 4.
+  Json j = fixture();
+  j["hardware"]["num_gpus"] = 4;
+  for (auto& c : j["configs"]) c["tp"] = 2;
+  auto four = parse_plan(j, kFile);
+  EXPECT_TRUE(four.ok()) << four.errors().front().to_string();
+}
+
+// pp 5 > 4 layers; pp 2 on 2 GPUs is fine for DeepSpeed (then dp = 2 / 2 = 1), and pp 3
+// divides neither the 2 GPUs nor (Megatron) the 4 layers.
+TEST(PlanCheck, PpWithinLayersAndGpus) {
+  auto e = one_error([](Json& j) { j["configs"][0]["pp"] = 5; });
+  EXPECT_EQ(e.json_path, "/configs/0/pp");
+  EXPECT_EQ(e.message, "pp 5 exceeds the 4 layers");
+  EXPECT_EQ(e.hint, "allowed with tp 1: 1, 2");
+  e = one_error([](Json& j) { j["configs"][0]["pp"] = 3; });
+  EXPECT_NE(e.message.find("does not divide the 2 GPUs"), std::string::npos) << e.message;
+  Json j = fixture();
+  j["configs"][0]["pp"] = 2;
+  j["configs"][0]["dp"] = 1;
+  j["configs"][0]["global_batch"] = 4;  // 4 x 1 x 1
+  auto ok = parse_plan(j, kFile);
+  EXPECT_TRUE(ok.ok()) << ok.errors().front().to_string();
+}
+
+// Interleaving (vpp 2) needs pp >= 2 and pp x vpp dividing the layers: pp 2 x vpp 2 = 4 does.
+TEST(PlanCheck, VppNeedsPipelineStagesOfWholeLayers) {
+  auto e = one_error([](Json& j) { j["configs"][0]["vpp"] = 2; });
+  EXPECT_EQ(e.json_path, "/configs/0/vpp");
+  EXPECT_EQ(e.message, "vpp 2 needs pp >= 2");
+  Json j = fixture();
+  j["configs"][0].update({{"framework", "megatron"}, {"pp", 2}, {"dp", 1}, {"vpp", 2}, {"global_batch", 4}});
+  auto ok = parse_plan(j, kFile);
+  EXPECT_TRUE(ok.ok()) << ok.errors().front().to_string();
+  j["configs"][0]["vpp"] = 3;  // 2 x 3 = 6 does not divide 4
+  auto bad = parse_plan(j, kFile);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.errors().front().json_path, "/configs/0/vpp");
+}
+
+// global_batch 7 is not micro_batch x dp x grad_accum = 4 x 2 x 1 = 8.
+TEST(PlanCheck, GlobalBatchIsTheProduct) {
+  auto e = one_error([](Json& j) { j["configs"][0]["global_batch"] = 7; });
+  EXPECT_EQ(e.json_path, "/configs/0/global_batch");
+  EXPECT_EQ(e.message, "7 is not micro_batch x dp x grad_accum = 4 x 2 x 1 = 8");
+  EXPECT_EQ(e.hint, "allowed: 8, or leave global_batch out");
+  EXPECT_EQ(one_error([](Json& j) { j["configs"][0]["global_batch"] = "8"; }).json_path,
+            "/configs/0/global_batch");
+  Json j = fixture();
+  j["configs"][0].erase("global_batch");  // optional
+  EXPECT_TRUE(parse_plan(j, kFile).ok());
+}
+
+TEST(PlanCheck, GpuMustBeKnown) {
+  auto e = one_error([](Json& j) { j["hardware"]["gpu"]["name"] = "zzz"; });
+  EXPECT_EQ(e.json_path, "/hardware/gpu/name");
+  EXPECT_NE(e.message.find("\"zzz\""), std::string::npos) << e.message;
+  EXPECT_NE(e.hint.find("a100-80gb"), std::string::npos) << e.hint;
+  EXPECT_EQ(one_error([](Json& j) { j["hardware"].erase("gpu"); }).json_path, "/hardware/gpu");
+  // A cluster file's own GPU, written whole by estimate (gpu_to_json), is known by its keys.
+  auto a100 = gpu_preset("a100-80gb");
+  ASSERT_TRUE(a100.ok());
+  Json j = fixture();
+  j["hardware"]["gpu"] = gpu_to_json(*a100);
+  j["hardware"]["gpu"]["name"] = "my-a100-300w";
+  auto own = parse_plan(j, kFile);
+  ASSERT_TRUE(own.ok()) << own.errors().front().to_string();
+  EXPECT_EQ(own->cluster_key(), "test-node/my-a100-300w");
+  j["hardware"]["gpu"]["sm_count"] = -1;  // ... and checked like a cluster file's
+  auto damaged = parse_plan(j, kFile);
+  ASSERT_FALSE(damaged.ok());
+  EXPECT_EQ(damaged.errors().front().json_path, "/hardware/gpu/sm_count");
+}
+
+TEST(PlanCheck, EmptyConfigsNamesTheList) {
+  auto e = one_error([](Json& j) { j["configs"] = Json::array(); });
+  EXPECT_EQ(e.json_path, "/configs");
+  EXPECT_NE(e.message.find("is empty"), std::string::npos) << e.message;
+}
+
+// Configurations predicted not to fit are not run, so not checked either.
+TEST(PlanCheck, ConfigsThatDoNotFitAreNotChecked) {
+  Json j = fixture();
+  ASSERT_FALSE(j["configs"][7]["fits"].get<bool>());
+  j["configs"][7]["tp"] = 3;
+  EXPECT_TRUE(parse_plan(j, kFile).ok());
+}
+
+}  // namespace
+}  // namespace dsplan
