@@ -3,6 +3,7 @@
 // are handed to hf_config.cc; presets live in preset.cc.
 #include "core/json/model_json.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/names.h"
@@ -146,6 +147,13 @@ Expected<ModelSpec> parse_model_json(const Json& j, const std::string& file) {
   const bool hf_keys =
       j.is_object() && (j.contains("architectures") || j.contains("num_hidden_layers") ||
                         j.contains("hidden_size") || j.contains("n_layer") || j.contains("n_embd"));
+  // What `dsplan models NAME --json` prints: the model under "model", beside its derived
+  // "params" (and "source"), read as the model itself.
+  if (j.is_object() && j.contains("model") && j["model"].is_object() &&
+      std::all_of(j.items().begin(), j.items().end(), [](const auto& kv) {
+        return kv.key() == "model" || kv.key() == "params" || kv.key() == "source";
+      }))
+    return parse_model_json(j["model"], file);
   // A cluster JSON given to --model: likewise one line.
   if (j.is_object() && (j.contains("gpus_per_node") || j.contains("gpu")) && !j.contains("layers"))
     return Diagnostic{

@@ -90,6 +90,20 @@ TEST(ModelJson, EveryPresetRoundTrips) {
   }
 }
 
+// `dsplan models NAME --json` wraps the model as {"model": ..., "params": ...}: that output
+// is a model file too, the same model as the preset.
+TEST(ModelJson, ModelsCommandOutputIsAModelFile) {
+  auto m = model_preset("llama2-7b");
+  ASSERT_TRUE(m.ok());
+  const Json wrapped{{"model", model_to_json(*m)}, {"params", 6738415616}, {"source", "preset"}};
+  auto back = parse_model_json(wrapped, "models.json");
+  ASSERT_TRUE(back.ok()) << all_errors(back.errors());
+  EXPECT_EQ(total_params(*back), total_params(*m));
+  // Anything else beside "model" is not that output: read as dsplan's format, it is an error.
+  auto other = parse_model_json(Json{{"model", model_to_json(*m)}, {"layers", 2}}, "x.json");
+  EXPECT_FALSE(other.ok());
+}
+
 struct BadCase {
   const char* file;
   const char* must_contain[3];
