@@ -49,6 +49,9 @@ void cross_check(JsonObjectReader& r, const GpuSpec& g) {
     r.error("nvlink_GBps_per_link", "must be greater than 0 when nvlink_links is " +
                                         std::to_string(g.nvlink_links),
             "NVLink 2/3/4 run at 25 GB/s per link per direction");
+  if (g.tensor_clock_MHz > g.boost_clock_MHz)
+    r.error("tensor_clock_MHz", "is above boost_clock_MHz (" + tidy(g.boost_clock_MHz).dump() + " MHz)",
+            "the clock the tensor-core peak is quoted at is at most the boost clock");
   if (g.name.empty()) r.error("name", "must not be empty", "e.g. \"a100-80gb\"");
 }
 
