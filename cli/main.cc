@@ -23,7 +23,7 @@ int report(const Diagnostics& errs) {
     const size_t trace = e.message.find("Stack trace:");
     if (trace != std::string::npos) e.message.resize(trace);
     while (!e.message.empty() && std::isspace(static_cast<unsigned char>(e.message.back()))) e.message.pop_back();
-    std::cerr << "dsplan: error: " << e.to_string() << "\n";
+    std::cerr << "dsplan: error: " << printable(e.to_string()) << "\n";
   }
   return 2;
 }
@@ -50,7 +50,9 @@ CLI::Validator number_check(bool integer, double lo, double hi, const std::strin
 // leading zeros. Runs after number_check, which has read the text as decimal already.
 CLI::Validator decimal_integer() {
   auto fn = [](std::string& text) -> std::string {
-    std::size_t sign = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+    if (text.empty()) return "";  // number_check reports it
+    std::size_t sign = text[0] == '-' || text[0] == '+' ? 1 : 0;
+    if (text.size() == sign) return "";
     std::size_t first = text.find_first_not_of('0', sign);
     if (first == std::string::npos) first = text.size() - 1;  // "000" -> "0"
     if (first > sign && text.find_first_not_of("0123456789", sign) == std::string::npos)
@@ -159,18 +161,19 @@ int main(int argc, char** argv) {
       std::string names;
       for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
         names += (names.empty() ? "" : ", ") + sub->get_name();
-      std::cerr << "dsplan: error: unknown command \"" << argv[1] << "\" (one of: " << names << ")\n";
+      std::cerr << "dsplan: error: unknown command \"" << dsplan::printable(argv[1])
+                << "\" (one of: " << names << ")\n";
       return 2;
     }
     if (const std::string unknown = unknown_option_message(app, argc, argv); !unknown.empty()) {
-      std::cerr << "dsplan: error: " << unknown << "\n";
+      std::cerr << "dsplan: error: " << dsplan::printable(unknown) << "\n";
       return 2;
     }
-    std::cerr << "dsplan: error: " << plain_parse_message(e.what()) << "\n"
+    std::cerr << "dsplan: error: " << dsplan::printable(plain_parse_message(e.what())) << "\n"
               << "Run 'dsplan --help' or 'dsplan <command> --help' for usage.\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "dsplan: internal error: " << e.what() << "\n";
+    std::cerr << "dsplan: internal error: " << dsplan::printable(e.what()) << "\n";
     return 2;
   }
   // Output that did not reach its file (a full disk, a closed descriptor) is a failure: a

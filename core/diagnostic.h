@@ -55,4 +55,12 @@ std::optional<std::string> closest_match(std::string_view word,
 // "a, b, c" for hints listing allowed values.
 std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
 
+// Text read from a file or the command line that is printed back to a terminal: the byte
+// offset of the first character that could forge or hide output there (C0 and C1 control
+// characters, DEL, U+2028/2029 separators, bidirectional embeddings, overrides and
+// isolates U+202A-202E and U+2066-2069), or npos when there is none.
+std::size_t first_unprintable(std::string_view text);
+// `text` with each such character written as \xNN or \uNNNN.
+std::string printable(std::string_view text);
+
 }  // namespace dsplan

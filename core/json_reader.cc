@@ -311,21 +311,11 @@ bool JsonObjectReader::get(std::string_view key, std::string& out, bool required
   }
   out = j->get<std::string>();
   // Names and notes are printed back to the terminal: a control character (a NUL, a newline,
-  // an escape sequence) or a bidirectional override (U+202A-202E, U+2066-2069) would forge
-  // or hide output there.
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    const auto c = static_cast<unsigned char>(out[i]);
-    const bool bidi = c == 0xE2 && i + 2 < out.size() && static_cast<unsigned char>(out[i + 1]) == 0x80 &&
-                      static_cast<unsigned char>(out[i + 2]) >= 0xAA &&
-                      static_cast<unsigned char>(out[i + 2]) <= 0xAE;
-    const bool isolate = c == 0xE2 && i + 2 < out.size() && static_cast<unsigned char>(out[i + 1]) == 0x81 &&
-                         static_cast<unsigned char>(out[i + 2]) >= 0xA6 &&
-                         static_cast<unsigned char>(out[i + 2]) <= 0xA9;
-    if (c < 0x20 || c == 0x7F || bidi || isolate) {
-      error(key, "contains a control or text-direction character (byte " + std::to_string(i) + ")",
-            "plain printable text");
-      return false;
-    }
+  // an escape sequence) or a text-direction override would forge or hide output there.
+  if (const std::size_t at = first_unprintable(out); at != std::string::npos) {
+    error(key, "contains a control or text-direction character (byte " + std::to_string(at) + ")",
+          "plain printable text");
+    return false;
   }
   return true;
 }

@@ -35,7 +35,7 @@ void autotuner_orders(const Json& rows, ValidationSet& set) {
   for (auto& [model, runs] : per_model) {
     std::sort(runs.begin(), runs.end(), [](auto& a, auto& b) { return a.first > b.first; });
     OrderingCase o;
-    o.id = "DeepSpeed autotuner stage order, " + model;
+    o.id = "DeepSpeed autotuner stage order, " + printable(model);
     o.tie = 0.02;
     o.note = "each stage at its best experiment's micro-batch; within 2% = tie";
     for (auto& [v, row] : runs) {

@@ -34,7 +34,7 @@ Diagnostic skip(const std::string& file, const std::string& id, const std::strin
 std::optional<CollectiveCase> collective_case(const Json& row, std::string& why) {
   const Json& meas = at(row, "measured");
   CollectiveCase c;
-  c.id = str(row, "id");
+  c.id = printable(str(row, "id"));
   const std::string coll = str(meas, "collective");
   if (coll != "all_reduce") return why = "collective \"" + coll + "\" not modelled for nccl rows", std::nullopt;
   c.bytes = num(meas, "message_bytes");
@@ -108,8 +108,9 @@ void load_row(const Json& row, const std::string& file, ValidationSet& set) {
   if (num(meas, "ds_autotuner_metric_samples_per_s", -1) == 0)
     return set.skipped.push_back(skip(file, id, "autotuner stage produced no metric (failed, OOM or skipped)"));
   ValidationCase c;
-  c.id = id;
-  c.source = str(row, "source");
+  // Printed back to the terminal: control and text-direction characters escaped.
+  c.id = printable(id);
+  c.source = printable(str(row, "source"));
   c.inconsistent = has(str(row, "notes"), "inconsistent");
   auto req = rows::row_request(row, c.assumptions);
   if (!req) {
