@@ -249,6 +249,18 @@ Expected<ExperimentOutcome> run_experiment(const Experiment& e, const Candidate&
   r.cls =
       classify(pr, read_file(e.metrics_path), read_log_tail(err_log), read_log_tail(out_log), e.global_batch);
   if (r.cls.outcome == Outcome::ok) r.measured = *parse_metrics(*read_file(e.metrics_path));
+  if (r.cls.outcome == Outcome::ok) {
+    // The prediction's model-FLOP utilisation scales with throughput: a measurement that
+    // would use more than the GPUs' dense peak is a broken metrics file, not a fast run.
+    const double mfu =
+        c.pred.samples_per_s > 0 ? c.pred.mfu * r.measured.throughput / c.pred.samples_per_s : 0;
+    if (mfu > 1.0) {
+      r.cls.outcome = Outcome::failed;
+      r.cls.reason = "metrics.json's throughput " + std::to_string(r.measured.throughput) +
+                     " samples/s would be " + std::to_string(static_cast<long long>(100 * mfu)) +
+                     "% of the GPUs' dense peak in model FLOPs: faster than the hardware runs";
+    }
+  }
   exp["result"] = {{"outcome", outcome_name(r.cls.outcome)}, {"reason", r.cls.reason},
                    {"seconds", pr.seconds}, {"exit_code", pr.exited ? Json(pr.exit_code) : Json(nullptr)},
                    {"signal", pr.exited ? Json(nullptr) : Json(pr.signal)},

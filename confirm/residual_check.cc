@@ -7,6 +7,8 @@
 // in range.
 #include "confirm/residual_check.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <string>
 
 namespace dsplan {
@@ -74,6 +76,25 @@ Diagnostics check_residual_structure(const Json& doc, const std::string& file, s
     return bad("/learner/learner_model_param/num_feature", "must be " + std::to_string(features));
   if (int_param(*lparam, "num_class") > 1)
     return bad("/learner/learner_model_param/num_class", "must be 0 or 1");
+  // The base score is added to every prediction: a non-finite one (XGBoost writes it as a
+  // string) would make every correction up; "nan" used to give each configuration 1.64.
+  const Json* base = child(*lparam, "base_score");
+  double base_score = 0;
+  if (base && base->is_string()) {
+    const std::string v = base->get<std::string>();
+    char* end = nullptr;
+    base_score = std::strtod(v.c_str(), &end);
+    if (v.empty() || end != v.c_str() + v.size()) base_score = NAN;
+  } else if (base && base->is_number()) {
+    base_score = base->get<double>();
+  }
+  if (base && !std::isfinite(base_score))
+    return bad("/learner/learner_model_param/base_score", "must be a finite number");
+  // dsplan's attributes are strings (XGBoost's own check of them is an internal assertion).
+  if (const Json* attrs = child(*learner, "attributes"))
+    for (const char* key : {"dsplan_features", "dsplan_runs", "dsplan_cluster"})
+      if (const Json* a = child(*attrs, key); a && !a->is_string())
+        return bad(std::string("/learner/attributes/") + key, "must be a string");
   const Json* gb = child(*learner, "gradient_booster");
   if (!gb || !child(*gb, "name") || child(*gb, "name")->dump() != "\"gbtree\"")
     return bad("/learner/gradient_booster/name", "must be \"gbtree\"");

@@ -77,6 +77,39 @@ TEST(MeasuredStep, AbsurdThroughputNeverTrainsTheResidualModel) {
   for (const auto& r : db["runs"]) EXPECT_EQ(r["outcome"], "failed");
 }
 
+// A throughput inside the step range but beyond what the GPUs can compute: the fixture
+// predicts 200 samples/s at an MFU m, so 8e6 samples/s would be m x 40,000 of the dense
+// peak. The run fails with the percentage; 1.5x the prediction stays ok.
+TEST(MeasuredStep, FasterThanThePeakIsAFailedRun) {
+  const Plan plan = test::tiny_plan();
+  ASSERT_GT(plan.candidates.front().pred.mfu, 0);
+  ASSERT_LT(plan.candidates.front().pred.mfu * 1.5, 1.0);
+  for (double t : {8e6, 1.5 * plan.candidates.front().pred.samples_per_s}) {
+    ScratchDir d;
+    std::ofstream(d / "w.py") << "import json, sys\n"
+                                 "ds = json.load(open(sys.argv[sys.argv.index('--deepspeed_config') + 1]))\n"
+                                 "json.dump({'throughput': "
+                              << t << "}, open(ds['autotuning']['metric_path'], 'w'))\n";
+    auto launch = make_launch_spec({"python3", d / "w.py", "--deepspeed_config", "ds.json"}, {}, "");
+    ASSERT_TRUE(launch.ok());
+    ConfirmOptions o;
+    o.top = 1;
+    o.results_dir = d / "r";
+    o.exps_dir = d / "e";
+    o.timeout_s = 20;
+    auto rep = run_confirm(plan, *launch, o);
+    ASSERT_TRUE(rep.ok()) << rep.errors().front().to_string();
+    ASSERT_EQ(rep->runs.size(), 1u);
+    const auto& cls = rep->runs.front().result.cls;
+    if (t > 1e6) {
+      EXPECT_EQ(cls.outcome, Outcome::failed);
+      EXPECT_NE(cls.reason.find("of the GPUs' dense peak"), std::string::npos) << cls.reason;
+    } else {
+      EXPECT_EQ(cls.outcome, Outcome::ok) << cls.reason;
+    }
+  }
+}
+
 // Four ok records of the fixture's first configuration (predicted 200 samples/s, 8
 // samples a step): ratios 1.0 and 3.9 teach, 4.5 (> 4) and a 1e-300 measurement do not.
 TEST(TrainingSet, LeavesOutAbsurdAndFarOffRuns) {
@@ -190,6 +223,31 @@ TEST(ResidualBounds, TrainingRunsAttributeIsAWholeNumber) {
   auto r = ResidualModel::load(d / "ok.json");
   ASSERT_TRUE(r.ok()) << r.errors().front().to_string();
   EXPECT_EQ(r->training_runs(), 12);
+  // A number where XGBoost keeps strings is refused by dsplan, not by XGBoost's assertion.
+  Json number = good;
+  number["learner"]["attributes"]["dsplan_runs"] = 2;
+  std::ofstream(d / "num.json") << number.dump();
+  auto n = ResidualModel::load(d / "num.json");
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.errors().front().json_path, "/learner/attributes/dsplan_runs");
+}
+
+// The base score is added to every prediction: "nan" gave every configuration a made-up
+// factor of 1.64. Non-finite base scores are refused; a finite one loads.
+TEST(ResidualBounds, BaseScoreMustBeFinite) {
+  ScratchDir d;
+  write_model_with_leaf(d / "m.json", 0.1);
+  const Json good = Json::parse(slurp(d / "m.json"));
+  ASSERT_TRUE(good["learner"]["learner_model_param"].contains("base_score"));
+  for (const char* v : {"nan", "inf", "-inf", "x"}) {
+    Json bad = good;
+    bad["learner"]["learner_model_param"]["base_score"] = v;
+    std::ofstream(d / "bad.json") << bad.dump();
+    auto r = ResidualModel::load(d / "bad.json");
+    ASSERT_FALSE(r.ok()) << v;
+    EXPECT_EQ(r.errors().front().json_path, "/learner/learner_model_param/base_score") << v;
+  }
+  EXPECT_TRUE(ResidualModel::load(d / "m.json").ok());
 }
 
 }  // namespace
