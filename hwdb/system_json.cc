@@ -101,9 +101,14 @@ void cross_check(JsonObjectReader& r, const SystemSpec& s) {
 Expected<SystemSpec> parse_system_json(const Json& j0, const std::string& file) {
   // A model JSON (or a Hugging Face config.json) given where a cluster belongs would yield a
   // line per missing and unknown key: say the one thing that is wrong.
+  if (j0.is_object() && j0.contains("configs"))
+    return Diagnostic{
+        file, "", "this is a plan ('dsplan estimate --json' output), not a cluster",
+        "--hw takes a GPU or system preset or a cluster JSON; the plan's own is its \"hardware\""};
   const bool model_keys = j0.is_object() && !j0.contains("gpu") && !j0.contains("base") &&
                           ((j0.contains("layers") && j0.contains("hidden")) || j0.contains("model_type") ||
-                           j0.contains("num_hidden_layers") || j0.contains("n_layer"));
+                           j0.contains("num_hidden_layers") || j0.contains("n_layer") ||
+                           (j0.contains("model") && j0["model"].is_object()));
   if (model_keys)
     return Diagnostic{file, "",
                       "this is a model file (it has layers and hidden, or model_type), not a cluster",

@@ -397,6 +397,15 @@ Expected<ModelSpec> parse_hf_config(const Json& j, const std::string& file) {
                       (near ? "did you mean \"" + *near + "\"? " : std::string()) +
                           "supported: " + join(hf_model_types())};
   }
+  // Mixture-of-experts keys on a dense family (a Mixtral-style mistral config): dsplan's
+  // model is dense, and pricing one expert's width as the whole MLP would be silently wrong.
+  for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"})
+    if (j.contains(key) && j[key].is_number() && j[key].get<double>() > 1)
+      return Diagnostic{
+          file, std::string("/") + key,
+          "a mixture-of-experts model (" + std::string(key) + " " + j[key].dump() +
+              "): dsplan models dense transformers only",
+          "remove the key to plan the dense model with one expert's MLP, knowing that is not this model"};
   Diagnostics errs;
   Hf hf(j, file, errs);
   ModelSpec m;

@@ -154,6 +154,12 @@ Expected<ModelSpec> parse_model_json(const Json& j, const std::string& file) {
         return kv.key() == "model" || kv.key() == "params" || kv.key() == "source";
       }))
     return parse_model_json(j["model"], file);
+  if (j.is_object() && j.contains("configs"))
+    return Diagnostic{file, "", "this is a plan ('dsplan estimate --json' output), not a model",
+                      "--model takes a preset, a dsplan model JSON (the plan's own is its \"model\") or a "
+                      "Hugging Face config.json"};
+  if (j.is_object() && (j.contains("fitted") || j.contains("records")))
+    return Diagnostic{file, "", "this is a calibration profile, not a model", "give it to --profile"};
   // A cluster JSON given to --model: likewise one line.
   if (j.is_object() && (j.contains("gpus_per_node") || j.contains("gpu")) && !j.contains("layers"))
     return Diagnostic{
