@@ -352,42 +352,6 @@ void engine_settings(const Json& p, SearchSpace& s, std::vector<std::string>& no
   }
 }
 
-// The row's batch dimensions; a problem (a count dsplan cannot take) as a Diagnostic.
-std::optional<Diagnostic> batch_dims(const Json& p, int gpus, SearchSpace& s,
-                                     std::vector<std::string>& notes) {
-  for (const char* key : {"micro_batch", "global_batch", "grad_accum"}) {
-    const Json& v = at(p, key);
-    if (!v.is_null() && !(v.is_number() && v.get<double>() >= 1))
-      return Diagnostic{"", std::string("/parallel/") + key,
-                        std::string(key) + " must be a positive number, or null when not published", ""};
-  }
-  const double mbs = num(p, "micro_batch"), gb = num(p, "global_batch"), gas = num(p, "grad_accum");
-  const int dp = std::max(1, gpus / std::max(1, s.tp[0] * s.pp[0]));
-  const double steps = gas > 0 ? gas : mbs > 0 && gb > 0 ? gb / (mbs * dp) : 1;
-  if (mbs > kMaxMicroBatch || gb > kMaxGlobalBatch || steps > kMaxGradAccum)
-    return Diagnostic{"", "/parallel",
-                      "batch out of range: micro_batch at most " + std::to_string(kMaxMicroBatch) +
-                          ", global_batch at most 1e12, at most " + std::to_string(kMaxGradAccum) +
-                          " micro-batches accumulated per step",
-                      ""};
-  if (mbs > 0) {
-    s.micro_batch = {static_cast<int>(mbs)};
-    const double derived = gb > 0 ? gb / (mbs * dp) : 1;
-    s.grad_accum = {std::max(1, static_cast<int>(gas > 0 ? gas : derived))};
-    if (gas <= 0 && gb > 0) notes.push_back("grad_accum = global / (micro x dp) = " + std::to_string(s.grad_accum[0]));
-  } else if (gb > 0) {
-    s.global_batch = static_cast<std::int64_t>(gb);
-    s.micro_batch = {1, 2, 4, 8};
-    s.vpp = {1, 2, 4};
-    notes.push_back("micro-batch and interleaving not published: best predicted of mbs 1-8, vpp 1-4");
-  } else {
-    s.micro_batch = {1};
-    s.grad_accum = {1};
-    notes.push_back("no batch published: micro-batch 1");
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& notes) {
@@ -505,7 +469,7 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   s.sequence_parallel = {at(p, "sequence_parallel").is_boolean() && at(p, "sequence_parallel").get<bool>()};
   engine_settings(p, s, notes);
   s.vpp = {std::max(1, static_cast<int>(num(p, "vpp", 1)))};
-  if (auto bad = batch_dims(p, gpus, s, notes)) return *bad;
+  if (auto bad = layout_and_batch(p, gpus, s, notes)) return *bad;
   notes.push_back("framework " + std::string(name(s.run.framework)) + ", " + std::string(name(s.run.precision)));
   return req;
 }

@@ -99,6 +99,11 @@ void block_details(const Json& model, ModelSpec& spec, std::vector<std::string>&
 // row's parallel.other names "current scaling" or "tensorwise").
 void precision(const std::string& text, const std::string& other, TrainConfig& run,
                std::vector<std::string>& notes);
+// Checks the row's parallel layout and batch fields (`p` = its "parallel" object) and sets
+// the request's micro-batch, accumulation or global batch (tp and pp already set): the
+// first problem, with its JSON path, or nullopt.
+std::optional<Diagnostic> layout_and_batch(const Json& p, int gpus, SearchSpace& s,
+                                           std::vector<std::string>& notes);
 }  // namespace rows
 
 void add_orderings(const Json& rows, ValidationSet& set);

@@ -1,0 +1,75 @@
+// A row's parallel layout and batch as published (validation_rows.h, rows::layout_and_batch):
+// the checks that the numbers are what the format says (whole degrees, a ZeRO stage,
+// switches, positive batch counts dsplan can take, dp consistent with tp, pp and the GPUs),
+// and the micro-batch, accumulation or global batch of the pinned request.
+#include <algorithm>
+#include <cmath>
+
+#include "validation/validation_rows.h"
+
+namespace dsplan::validation::rows {
+
+std::optional<Diagnostic> layout_and_batch(const Json& p, int gpus, SearchSpace& s,
+                                           std::vector<std::string>& notes) {
+  for (const char* key : {"micro_batch", "global_batch", "grad_accum"}) {
+    const Json& v = at(p, key);
+    if (!v.is_null() && !(v.is_number() && v.get<double>() >= 1))
+      return Diagnostic{"", std::string("/parallel/") + key,
+                        std::string(key) + " must be a positive number, or null when not published", ""};
+  }
+  // The layout, where given: whole degrees, a ZeRO stage, switches; dp consistent with them.
+  auto whole = [](const Json& v, double lo, double hi) {
+    return v.is_number() && v.get<double>() >= lo && v.get<double>() <= hi &&
+           v.get<double>() == std::floor(v.get<double>());
+  };
+  for (const char* key : {"tp", "pp", "dp", "zero_stage"}) {
+    const Json& v = at(p, key);
+    const bool stage = std::string(key) == "zero_stage";
+    if (!v.is_null() && !whole(v, stage ? 0 : 1, stage ? 3 : 1e6))
+      return Diagnostic{"", std::string("/parallel/") + key,
+                        std::string(key) +
+                            (stage ? " must be 0, 1, 2 or 3" : " must be a whole number >= 1") +
+                            ", or null when not published",
+                        ""};
+  }
+  for (const char* key : {"flash_attention", "sequence_parallel", "offload"}) {
+    const Json& v = at(p, key);
+    if (!v.is_null() && !v.is_boolean())
+      return Diagnostic{"", std::string("/parallel/") + key,
+                        std::string(key) + " must be true, false or null", ""};
+  }
+  if (at(p, "dp").is_number() && num(p, "dp") * s.tp[0] * s.pp[0] != gpus)
+    return Diagnostic{
+        "", "/parallel/dp",
+        "dp x tp x pp = " + std::to_string(static_cast<long long>(num(p, "dp")) * s.tp[0] * s.pp[0]) +
+            " is not the row's " + std::to_string(gpus) + " GPUs",
+        ""};
+  const double mbs = num(p, "micro_batch"), gb = num(p, "global_batch"), gas = num(p, "grad_accum");
+  const int dp = std::max(1, gpus / std::max(1, s.tp[0] * s.pp[0]));
+  const double steps = gas > 0 ? gas : mbs > 0 && gb > 0 ? gb / (mbs * dp) : 1;
+  if (mbs > kMaxMicroBatch || gb > kMaxGlobalBatch || steps > kMaxGradAccum)
+    return Diagnostic{"", "/parallel",
+                      "batch out of range: micro_batch at most " + std::to_string(kMaxMicroBatch) +
+                          ", global_batch at most 1e12, at most " + std::to_string(kMaxGradAccum) +
+                          " micro-batches accumulated per step",
+                      ""};
+  if (mbs > 0) {
+    s.micro_batch = {static_cast<int>(mbs)};
+    const double derived = gb > 0 ? gb / (mbs * dp) : 1;
+    s.grad_accum = {std::max(1, static_cast<int>(gas > 0 ? gas : derived))};
+    if (gas <= 0 && gb > 0)
+      notes.push_back("grad_accum = global / (micro x dp) = " + std::to_string(s.grad_accum[0]));
+  } else if (gb > 0) {
+    s.global_batch = static_cast<std::int64_t>(gb);
+    s.micro_batch = {1, 2, 4, 8};
+    s.vpp = {1, 2, 4};
+    notes.push_back("micro-batch and interleaving not published: best predicted of mbs 1-8, vpp 1-4");
+  } else {
+    s.micro_batch = {1};
+    s.grad_accum = {1};
+    notes.push_back("no batch published: micro-batch 1");
+  }
+  return std::nullopt;
+}
+
+}  // namespace dsplan::validation::rows
