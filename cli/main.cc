@@ -169,8 +169,12 @@ int main(int argc, char** argv) {
       std::cerr << "dsplan: error: " << dsplan::printable(unknown) << "\n";
       return 2;
     }
-    std::cerr << "dsplan: error: " << dsplan::printable(plain_parse_message(e.what())) << "\n"
-              << "Run 'dsplan --help' or 'dsplan <command> --help' for usage.\n";
+    std::cerr << "dsplan: error: " << dsplan::printable(plain_parse_message(e.what())) << "\n";
+    // A bad value names its flag and the allowed values: one line. A malformed command line
+    // (a missing or excluded flag) also points at the usage (docs/manual.md, "Exit status").
+    const bool bad_value = dynamic_cast<const CLI::ValidationError*>(&e) != nullptr ||
+                           dynamic_cast<const CLI::ConversionError*>(&e) != nullptr;
+    if (!bad_value) std::cerr << "Run 'dsplan --help' or 'dsplan <command> --help' for usage.\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "dsplan: internal error: " << dsplan::printable(e.what()) << "\n";
