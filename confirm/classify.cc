@@ -44,11 +44,18 @@ std::optional<Measured> parse_metrics(const std::string& text) {
   return m;
 }
 
-std::string measurement_problem(const Measured& m, std::int64_t global_batch) {
+std::string measurement_problem(const Measured& m, std::int64_t global_batch, double peak_samples_per_s) {
   char buf[256];
   if (!std::isfinite(m.throughput) || !(m.throughput > 0)) {
     std::snprintf(buf, sizeof buf, "metrics.json's throughput %g samples/s is not a positive number",
                   m.throughput);
+    return buf;
+  }
+  if (peak_samples_per_s > 0 && m.throughput > peak_samples_per_s) {
+    std::snprintf(buf, sizeof buf,
+                  "metrics.json's throughput %g samples/s would be %.0f%% of the GPUs' dense peak in model "
+                  "FLOPs: faster than the hardware runs",
+                  m.throughput, 100 * m.throughput / peak_samples_per_s);
     return buf;
   }
   const double step_s = static_cast<double>(global_batch) / m.throughput;
@@ -96,7 +103,7 @@ int count_overflow_skips(const std::string& text) {
 
 Classification classify(const ProcessResult& pr, const std::optional<std::string>& metrics_text,
                         const std::string& stderr_text, const std::string& stdout_text,
-                        std::int64_t global_batch) {
+                        std::int64_t global_batch, double peak_samples_per_s) {
   Classification c;
   c.tail = tail_lines(stderr_text, 8);
   if (pr.cancelled) {
@@ -110,7 +117,7 @@ Classification classify(const ProcessResult& pr, const std::optional<std::string
     return c;
   }
   std::optional<Measured> m = metrics_text ? parse_metrics(*metrics_text) : std::nullopt;
-  const std::string absurd = m ? measurement_problem(*m, global_batch) : "";
+  const std::string absurd = m ? measurement_problem(*m, global_batch, peak_samples_per_s) : "";
   if (pr.started && pr.exited && pr.exit_code == 0 && m && !absurd.empty()) {
     c.outcome = Outcome::failed;  // a broken metrics file, not a measurement
     c.reason = absurd;

@@ -46,7 +46,10 @@ inline constexpr double kMinMeasuredStepS = 1e-6, kMaxMeasuredStepS = 1e6;
 // Why `m` is not a usable measurement of a step of `global_batch` samples (throughput not
 // finite, not positive, or a step global_batch / throughput outside [kMinMeasuredStepS,
 // kMaxMeasuredStepS]); "" when it is.
-std::string measurement_problem(const Measured& m, std::int64_t global_batch);
+// With `peak_samples_per_s` > 0 (the throughput at which the run's model FLOPs would fill
+// the GPUs' dense peak: predicted samples/s over predicted MFU), a faster measurement is a
+// broken metrics file too.
+std::string measurement_problem(const Measured& m, std::int64_t global_batch, double peak_samples_per_s = 0);
 
 struct Classification {
   Outcome outcome = Outcome::failed;
@@ -66,7 +69,7 @@ int count_overflow_skips(const std::string& text);
 // `global_batch` is the samples one step of the experiment trains (micro-batch x dp x gas).
 Classification classify(const ProcessResult& pr, const std::optional<std::string>& metrics_text,
                         const std::string& stderr_text, const std::string& stdout_text,
-                        std::int64_t global_batch);
+                        std::int64_t global_batch, double peak_samples_per_s = 0);
 
 // The OOM signature found in `text`, or "".
 std::string find_oom_signature(const std::string& text);

@@ -55,6 +55,7 @@ struct Experiment {
   int num_gpus = 1;   // per node, as the autotuner records it
   int num_nodes = 1;
   std::int64_t global_batch = 1;  // samples per step: the measured step is this / throughput
+  double peak_samples_per_s = 0;  // at the GPUs' dense peak in model FLOPs (0: unknown)
 };
 
 Experiment make_experiment(const Candidate& c, const Plan& plan, const LaunchSpec& launch,
