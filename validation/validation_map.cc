@@ -60,6 +60,10 @@ double num(const Json& j, const char* key, double fallback) {
   return v.is_number() ? v.get<double>() : fallback;
 }
 
+int inum(const Json& j, const char* key, int fallback) {
+  return static_cast<int>(std::clamp(num(j, key, fallback), -1e9, 1e9));
+}
+
 std::string str(const Json& j, const char* key) {
   const Json& v = at(j, key);
   return v.is_string() ? v.get<std::string>() : "";
@@ -107,8 +111,7 @@ Expected<ModelSpec> row_model(const Json& row, std::vector<std::string>& notes) 
   const Json& m = at(row, "model");
   if (!m.is_object()) return Diagnostic{"", "/model", "row has no model object", ""};
   const std::string n = str(m, "name"), task = task_text(row);
-  const int layers = static_cast<int>(num(m, "layers")), hidden = static_cast<int>(num(m, "hidden")),
-            heads = static_cast<int>(num(m, "heads"));
+  const int layers = inum(m, "layers"), hidden = inum(m, "hidden"), heads = inum(m, "heads");
   ModelSpec spec;
   if (auto p = preset_for(n, task, notes)) {
     spec = *p;
@@ -116,7 +119,10 @@ Expected<ModelSpec> row_model(const Json& row, std::vector<std::string>& notes) 
         (heads > 0 && heads != spec.heads))
       return Diagnostic{"", "/model", "row's shape differs from the " + spec.name + " preset", ""};
   } else {
-    if (layers <= 0 || hidden <= 0 || heads <= 0 || hidden % heads != 0)
+    // Dimensions within the bound model files have (2^20).
+    constexpr int kMaxDim = 1 << 20;
+    if (layers <= 0 || hidden <= 0 || heads <= 0 || hidden % heads != 0 || layers > kMaxDim ||
+        hidden > kMaxDim || heads > kMaxDim)
       return Diagnostic{"", "/model", "row has no usable model shape (layers, hidden, heads)", ""};
     spec.name = n.empty() ? "gpt" : n;
     spec.layers = layers;
@@ -132,8 +138,8 @@ Expected<ModelSpec> row_model(const Json& row, std::vector<std::string>& notes) 
     // Optional architecture keys (held-out rows of Llama/Nemotron-style models): grouped
     // KV heads, FFN width, gated MLP, rotary positions, untied embeddings, no biases, no
     // dropout.
-    if (num(m, "kv_heads") > 0) spec.kv_heads = static_cast<int>(num(m, "kv_heads"));
-    if (num(m, "ffn_hidden") > 0) spec.ffn_hidden = static_cast<int>(num(m, "ffn_hidden"));
+    if (num(m, "kv_heads") > 0) spec.kv_heads = inum(m, "kv_heads");
+    if (num(m, "ffn_hidden") > 0) spec.ffn_hidden = inum(m, "ffn_hidden");
     if (at(m, "gated_mlp").is_boolean()) spec.gated_mlp = at(m, "gated_mlp").get<bool>();
     if (at(m, "tied_embeddings").is_boolean()) spec.tied_embeddings = at(m, "tied_embeddings").get<bool>();
     if (at(m, "linear_bias").is_boolean()) spec.linear_bias = at(m, "linear_bias").get<bool>();
@@ -153,8 +159,9 @@ Expected<ModelSpec> row_model(const Json& row, std::vector<std::string>& notes) 
     notes.push_back("MPT: no dropout (MPTConfig pdrop defaults 0.0), vocabulary not padded");
   }
   projection_layout(row, spec, notes);
+  if (num(m, "vocab") > 1e9) return Diagnostic{"", "/model/vocab", "vocab must be at most 1e9", ""};
   if (num(m, "vocab") > 0) spec.vocab = static_cast<std::int64_t>(num(m, "vocab"));
-  spec.max_positions = std::max(spec.max_positions, static_cast<int>(num(m, "seq_len", 0)));
+  spec.max_positions = std::max(spec.max_positions, inum(m, "seq_len", 0));
   if (has(task, "run_glue") || has(task, "SequenceClassification")) {
     spec.vocab_logits = false;
     notes.push_back("sequence classification: no vocabulary logits");
@@ -175,7 +182,7 @@ struct RowHw {
 std::optional<RowHw> row_hardware(const Json& row) {
   const Json& hw = at(row, "hardware");
   const std::string g = str(hw, "gpu"), ic = str(hw, "interconnect");
-  const int gpus = static_cast<int>(num(hw, "num_gpus", 0)), nodes = static_cast<int>(num(hw, "nodes", 1));
+  const int gpus = inum(hw, "num_gpus", 0), nodes = inum(hw, "nodes", 1);
   if (has(g, "A100") && has(ic, "Polaris")) return RowHw{"polaris", {}, 0, "Polaris"};
   if (has(g, "A100") && (has(g, "80") || has(ic, "Selene"))) return RowHw{"dgx-a100", {}, 0, "DGX A100 80GB"};
   if (has(g, "A100")) return RowHw{"dgx-a100-40gb", {}, 0, "DGX A100 40GB"};
@@ -295,7 +302,7 @@ int zero_stage(const Json& p, std::vector<std::string>& notes) {
     notes.push_back("fairscale OSS taken as ZeRO-1 (optimizer states sharded)");
     return 1;
   }
-  return static_cast<int>(num(p, "zero_stage", 0));
+  return inum(p, "zero_stage", 0);
 }
 
 // Engine settings a row names (its offload flag and parallel.other text): CPU offload,
@@ -384,8 +391,11 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
       notes.push_back(buf);
     }
   }
-  const int gpus = static_cast<int>(num(hw, "num_gpus", 1));
-  if (gpus < 1) return Diagnostic{"", "/hardware/num_gpus", "row has no GPU count", ""};
+  // The same bound as estimate's --gpus; a fractional or absurd count is a malformed row.
+  const double gpu_count = num(hw, "num_gpus", 1);
+  if (gpu_count < 1 || gpu_count > 1e6 || gpu_count != std::floor(gpu_count))
+    return Diagnostic{"", "/hardware/num_gpus", "num_gpus must be a whole number in [1, 1000000]", ""};
+  const int gpus = static_cast<int>(gpu_count);
   PlanRequest req;
   req.model = *model;
   req.cluster = Cluster{sys, gpus};
@@ -397,7 +407,7 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   req.top = 1;
   req.include_infeasible = true;
   SearchSpace& s = req.space;
-  s.run.seq_len = static_cast<int>(num(m, "seq_len", 0));
+  s.run.seq_len = inum(m, "seq_len", 0);
   if (s.run.seq_len <= 0) return Diagnostic{"", "/model/seq_len", "row has no sequence length", ""};
   rows::precision(str(p, "precision"), str(p, "other"), s.run, notes);
   s.run.framework = row_framework(row, notes);
@@ -462,13 +472,13 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
       notes.push_back(buf);
     }
   }
-  s.tp = {std::max(1, static_cast<int>(num(p, "tp", 1)))};
-  s.pp = {std::max(1, static_cast<int>(num(p, "pp", 1)))};
+  s.tp = {std::max(1, inum(p, "tp", 1))};
+  s.pp = {std::max(1, inum(p, "pp", 1))};
   s.checkpointing = {row_ckpt(p, notes)};
   s.flash = {at(p, "flash_attention").is_boolean() && at(p, "flash_attention").get<bool>()};
   s.sequence_parallel = {at(p, "sequence_parallel").is_boolean() && at(p, "sequence_parallel").get<bool>()};
   engine_settings(p, s, notes);
-  s.vpp = {std::max(1, static_cast<int>(num(p, "vpp", 1)))};
+  s.vpp = {std::max(1, inum(p, "vpp", 1))};
   if (auto bad = layout_and_batch(p, gpus, s, notes)) return *bad;
   notes.push_back("framework " + std::string(name(s.run.framework)) + ", " + std::string(name(s.run.precision)));
   return req;

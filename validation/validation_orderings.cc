@@ -22,6 +22,7 @@ namespace {
 
 using rows::at;
 using rows::has;
+using rows::inum;
 using rows::num;
 using rows::str;
 
@@ -77,14 +78,14 @@ void polaris_order(const Json& row, ValidationSet& set) {
   if (!sys || !r.is_array()) return;
   ModelSpec model;
   model.name = str(m, "name");
-  model.layers = static_cast<int>(num(m, "layers"));
-  model.hidden = static_cast<int>(num(m, "hidden"));
-  model.heads = model.kv_heads = static_cast<int>(num(m, "heads"));
+  model.layers = inum(m, "layers");
+  model.hidden = inum(m, "hidden");
+  model.heads = model.kv_heads = inum(m, "heads");
   if (model.layers <= 0 || model.hidden <= 0 || model.heads <= 0) return;
   model.head_dim = model.hidden / model.heads;
   model.ffn_hidden = 4 * model.hidden;
   model.vocab = static_cast<std::int64_t>(num(m, "vocab", 50257));
-  model.max_positions = static_cast<int>(num(m, "seq_len", 2048));
+  model.max_positions = inum(m, "seq_len", 2048);
   model.vocab_pad_multiple = 128;
   OrderingCase o;
   o.id = "seed 001 Polaris GPT-2.7B order";
@@ -93,7 +94,7 @@ void polaris_order(const Json& row, ValidationSet& set) {
     const std::string label = label_json.is_string() ? label_json.get<std::string>() : "";
     PlanRequest q;
     q.model = model;
-    q.cluster = Cluster{*sys, static_cast<int>(num(at(row, "hardware"), "num_gpus", 16))};
+    q.cluster = Cluster{*sys, inum(at(row, "hardware"), "num_gpus", 16)};
     q.efficiency = default_efficiency(sys->gpu);
     q.top = 1;
     SearchSpace& s = q.space;

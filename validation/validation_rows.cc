@@ -24,6 +24,7 @@ namespace {
 
 using rows::at;
 using rows::has;
+using rows::inum;
 using rows::num;
 using rows::str;
 
@@ -40,7 +41,7 @@ std::optional<CollectiveCase> collective_case(const Json& row, std::string& why)
   c.bytes = num(meas, "message_bytes");
   c.measured_GBps = num(meas, "busbw_GBps");
   c.measured_algo = str(meas, "algorithm");
-  c.ranks = static_cast<int>(num(at(row, "hardware"), "num_gpus"));
+  c.ranks = inum(at(row, "hardware"), "num_gpus");
   if (c.bytes <= 0 || c.measured_GBps <= 0 || c.ranks < 2) return why = "needs message_bytes, busbw_GBps and >= 2 GPUs", std::nullopt;
   const std::string g = str(at(row, "hardware"), "gpu");
   std::string sys = has(g, "A100") ? "dgx-a100" : has(g, "H200") ? "dgx-h200" : has(g, "H100") ? "dgx-h100" : "";

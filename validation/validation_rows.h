@@ -81,6 +81,9 @@ namespace rows {
 bool has(const std::string& s, const std::string& sub);  // case-insensitive
 const Json& at(const Json& j, const char* key);           // null Json when absent
 double num(const Json& j, const char* key, double fallback = 0);
+// num() as an int, clamped to [-1e9, 1e9] first so that an absurd value (1e12 layers)
+// reaches the row checks as a large number instead of an undefined cast.
+int inum(const Json& j, const char* key, int fallback = 0);
 std::string str(const Json& j, const char* key);
 // The pinned request of one row (model, hardware, framework, parallel layout); the
 // assumptions made are appended to `assumptions`.
