@@ -99,7 +99,8 @@ std::string unknown_option_message(CLI::App& app, int argc, char** argv) {
     if (word.size() < 3 || word.compare(0, 2, "--") != 0) continue;
     const std::string name = word.substr(0, word.find('='));
     if (std::find(names.begin(), names.end(), name) != names.end()) continue;
-    std::string msg = "unknown option " + name + " for '" + sub->get_name() + "'";
+    // The user's word is escaped here, not the message: its second line is ours.
+    std::string msg = "unknown option " + dsplan::printable(name) + " for '" + sub->get_name() + "'";
     std::optional<std::string> near = dsplan::closest_match(name, names);
     for (const std::string& n : names)  // a longer spelling of a real flag: "--seq-len"
       if (!near && name.compare(0, n.size() + 1, n + "-") == 0) near = n;
@@ -166,7 +167,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (const std::string unknown = unknown_option_message(app, argc, argv); !unknown.empty()) {
-      std::cerr << "dsplan: error: " << dsplan::printable(unknown) << "\n";
+      std::cerr << "dsplan: error: " << unknown << "\n";
       return 2;
     }
     std::cerr << "dsplan: error: " << dsplan::printable(plain_parse_message(e.what())) << "\n";
