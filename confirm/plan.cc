@@ -1,6 +1,8 @@
 // Reading an estimate --json plan into confirm's candidates (see plan.h).
 #include "confirm/plan.h"
 
+#include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 
@@ -93,6 +95,22 @@ void read_prediction(JsonObjectReader& r, Prediction& p, const std::string& file
                     "the predicted step time in seconds"});
 }
 
+// The prediction's throughput is its global batch over its step time (estimate writes both
+// from one step); an edited plan where they disagree would be judged by one and ranked by
+// the other. 1% tolerates rounding by hand.
+void check_prediction(const Candidate& c, const std::string& file, const std::string& path,
+                      Diagnostics& errs) {
+  const double batch = static_cast<double>(c.cfg.global_batch());
+  if (!(c.pred.step_s > 0) || !(c.pred.samples_per_s > 0) || !(batch > 0)) return;
+  const double implied = batch / c.pred.step_s;
+  if (std::abs(c.pred.samples_per_s / implied - 1) <= 0.01) return;
+  char buf[224];
+  std::snprintf(buf, sizeof buf, "%g is not global batch / step_s = %lld / %g = %g", c.pred.samples_per_s,
+                static_cast<long long>(batch), c.pred.step_s, implied);
+  errs.push_back({file, path + "/throughput/samples_per_s", buf,
+                  "give throughput and time from one 'dsplan estimate --json' run"});
+}
+
 void read_hardware(const Json& j, Plan& plan, const std::string& file, Diagnostics& errs) {
   JsonObjectReader r(j, file, "/hardware", errs);
   if (!r.is_object()) {
@@ -101,7 +119,19 @@ void read_hardware(const Json& j, Plan& plan, const std::string& file, Diagnosti
   }
   r.get("name", plan.hardware, false);
   r.get("num_gpus", plan.num_gpus, true, 1, 1 << 24);
-  r.get("gpus_per_node", plan.gpus_per_node, false, 1, 1024);
+  const bool per_node_given = r.get("gpus_per_node", plan.gpus_per_node, false, 1, 1024);
+  // nodes is derived (confirm launches ceil(num_gpus / gpus_per_node)); a different value
+  // means the file was edited and one of the three is wrong.
+  int nodes = 0;
+  if (r.get("nodes", nodes, false, 1, 1 << 24) && per_node_given && plan.num_gpus > 0) {
+    const int want = (plan.num_gpus + plan.gpus_per_node - 1) / plan.gpus_per_node;
+    if (nodes != want)
+      errs.push_back({file, "/hardware/nodes",
+                      std::to_string(nodes) +
+                          " is not num_gpus / gpus_per_node = " + std::to_string(plan.num_gpus) + " / " +
+                          std::to_string(plan.gpus_per_node) + " rounded up",
+                      "allowed: " + std::to_string(want) + ", or leave nodes out"});
+  }
   const Diagnostics gpu_errs = check_plan_gpu(j, file);
   errs.insert(errs.end(), gpu_errs.begin(), gpu_errs.end());
   if (gpu_errs.empty()) plan.gpu = j["gpu"]["name"].get<std::string>();
@@ -179,6 +209,7 @@ Expected<Plan> parse_plan(const Json& j, const std::string& file) {
         continue;
       }
     }
+    check_prediction(*c, file, path, errs);  // on a layout that holds, so its global batch is right
     Candidate cand = *c;
     cand.source = cj;
     cand.rank = static_cast<int>(plan.candidates.size());

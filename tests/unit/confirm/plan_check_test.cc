@@ -82,7 +82,8 @@ TEST(PlanCheck, PpWithinLayersAndGpus) {
   Json j = fixture();
   j["configs"][0]["pp"] = 2;
   j["configs"][0]["dp"] = 1;
-  j["configs"][0]["global_batch"] = 4;  // 4 x 1 x 1
+  j["configs"][0]["global_batch"] = 4;                   // 4 x 1 x 1
+  j["configs"][0]["throughput"]["samples_per_s"] = 100;  // 4 / 0.04 s
   auto ok = parse_plan(j, kFile);
   EXPECT_TRUE(ok.ok()) << ok.errors().front().to_string();
 }
@@ -94,6 +95,7 @@ TEST(PlanCheck, VppNeedsPipelineStagesOfWholeLayers) {
   EXPECT_EQ(e.message, "vpp 2 needs pp >= 2");
   Json j = fixture();
   j["configs"][0].update({{"framework", "megatron"}, {"pp", 2}, {"dp", 1}, {"vpp", 2}, {"global_batch", 4}});
+  j["configs"][0]["throughput"]["samples_per_s"] = 100;  // 4 / 0.04 s
   auto ok = parse_plan(j, kFile);
   EXPECT_TRUE(ok.ok()) << ok.errors().front().to_string();
   j["configs"][0]["vpp"] = 3;  // 2 x 3 = 6 does not divide 4
@@ -147,6 +149,30 @@ TEST(PlanCheck, ConfigsThatDoNotFitAreNotChecked) {
   Json j = fixture();
   ASSERT_FALSE(j["configs"][7]["fits"].get<bool>());
   j["configs"][7]["tp"] = 3;
+  EXPECT_TRUE(parse_plan(j, kFile).ok());
+}
+
+// configs[0]: global batch 8 over a step of 0.04 s is 8 / 0.04 = 200 samples/s, as written.
+// 300 is 50% off; 201 is within the 1% a hand-rounded value may be.
+TEST(PlanCheck, ThroughputMustBeGlobalBatchOverStepTime) {
+  auto e = one_error([](Json& j) { j["configs"][0]["throughput"]["samples_per_s"] = 300; });
+  EXPECT_EQ(e.json_path, "/configs/0/throughput/samples_per_s");
+  EXPECT_EQ(e.message, "300 is not global batch / step_s = 8 / 0.04 = 200");
+  Json j = fixture();
+  j["configs"][0]["throughput"]["samples_per_s"] = 201;
+  EXPECT_TRUE(parse_plan(j, kFile).ok());
+}
+
+// 2 GPUs at 8 per node is ceil(2 / 8) = 1 node; 3 is refused. Without gpus_per_node
+// nothing is derived, so nodes is not checked.
+TEST(PlanCheck, NodesMustFollowFromGpusAndGpusPerNode) {
+  auto e = one_error([](Json& j) { j["hardware"]["nodes"] = 3; });
+  EXPECT_EQ(e.json_path, "/hardware/nodes");
+  EXPECT_EQ(e.message, "3 is not num_gpus / gpus_per_node = 2 / 8 rounded up");
+  EXPECT_EQ(e.hint, "allowed: 1, or leave nodes out");
+  Json j = fixture();
+  j["hardware"].erase("gpus_per_node");
+  j["hardware"]["nodes"] = 3;
   EXPECT_TRUE(parse_plan(j, kFile).ok());
 }
 
