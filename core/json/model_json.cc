@@ -95,6 +95,10 @@ Expected<ModelSpec> parse_dsplan(const Json& j, const std::string& file) {
   const Given g = read_sizes(r, m);
   read_flags(r, m);
   r.allow("source");
+  // The parameter total 'estimate --json' writes into its model block: derived from the
+  // shape, so it is type-checked and otherwise not read (the shape decides).
+  std::int64_t params = 0;
+  r.get("params", params, false, 0, std::int64_t{1} << 50);
   r.finish();
   if (!errs.empty()) return errs;
   apply_defaults(g, r, m);

@@ -104,6 +104,23 @@ TEST(ModelJson, ModelsCommandOutputIsAModelFile) {
   EXPECT_FALSE(other.ok());
 }
 
+// The model block of 'estimate --json' is the model's keys plus its "params" total: a
+// model file as it stands (the plan's hint says so). The total is derived, only its type
+// is checked.
+TEST(ModelJson, EstimatePlansModelBlockIsAModelFile) {
+  auto m = model_preset("gpt2");
+  ASSERT_TRUE(m.ok());
+  Json block = model_to_json(*m);
+  block["params"] = 124439808;
+  auto back = parse_model_json(block, "plan_model.json");
+  ASSERT_TRUE(back.ok()) << all_errors(back.errors());
+  EXPECT_EQ(total_params(*back), total_params(*m));
+  block["params"] = "many";
+  auto bad = parse_model_json(block, "plan_model.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(all_errors(bad.errors()).find("/params: expected an integer"), std::string::npos);
+}
+
 struct BadCase {
   const char* file;
   const char* must_contain[3];
