@@ -155,6 +155,8 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   if (m.position == PositionKind::rotary) a.insert(a.end(), {"--position-embedding-type", "rope"});
   if (!m.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
   if (!m.linear_bias) a.push_back("--disable-bias-linear");
+  if (!m.linear_bias && m.qkv_bias) a.push_back("--add-qkv-bias");  // Qwen2: biases on Q, K, V only
+  if (m.qk_norm) a.push_back("--qk-layernorm");                     // Qwen3: query and key norms
   if (c.vpp > 1 && c.pp > 1)
     a.insert(a.end(), {"--num-layers-per-virtual-pipeline-stage", str(m.layers / (c.pp * c.vpp))});
   if (c.checkpointing == Checkpointing::selective) a.push_back("--recompute-activations");

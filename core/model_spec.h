@@ -51,11 +51,27 @@ struct ModelSpec {
   NormKind norm = NormKind::layernorm;
   bool norm_bias = true;        // LayerNorms carry a bias (false: MPT's weight-only LayerNorm)
   bool linear_bias = true;      // biases on QKV/proj/FFN linears
+  // Biases on the Q, K and V projections only, the rest without (Qwen2, Qwen2.5); only
+  // read when linear_bias is false.
+  bool qkv_bias = false;
+  // An RMSNorm over head_dim on every query and key head before the rotary embedding, one
+  // head_dim weight each per layer (Qwen3, Gemma 3).
+  bool qk_norm = false;
   bool causal = true;           // decoder (causal mask) vs encoder
   bool parallel_residual = false;  // GPT-NeoX/GPT-J style attention || MLP
-  // Norms per block: 2 (before attention and before the MLP), or 1 when one norm feeds both
-  // parallel branches (Falcon-7B; needs parallel_residual).
+  // Norms per block: 2 (before attention and before the MLP), 1 when one norm feeds both
+  // parallel branches (Falcon-7B; needs parallel_residual), or 4 when each sublayer is also
+  // normed on its way out (Gemma 2 and 3's "sandwich" pre- and post-norms).
   int norms_per_layer = 2;
+  // Sliding-window attention: in `window_layers` of the layers (0 = every layer) each token
+  // attends to at most `attention_window` keys, itself included (0 = no window). Mistral
+  // v0.1 and Phi-3-mini window every layer, Gemma 2 every other one. Kernels that take a
+  // window (FlashAttention's window_size) skip the key blocks outside it.
+  int attention_window = 0;
+  int window_layers = 0;
+  // Gemma 2's final-logit soft-capping, logits = cap * tanh(logits / cap): three
+  // elementwise passes over the 16-bit logits each way, and the tanh output is saved.
+  bool logit_softcap = false;
   int type_vocab = 0;           // BERT token-type embeddings (0 = none)
   bool embedding_norm = false;  // a norm right after the embeddings (BERT, BLOOM)
   bool final_norm = true;       // a norm after the last layer
@@ -78,6 +94,12 @@ inline int head_dim_of(const ModelSpec& m) {
   return m.head_dim > 0 ? m.head_dim : m.hidden / (m.heads > 0 ? m.heads : 1);
 }
 inline int kv_heads_of(const ModelSpec& m) { return m.kv_heads > 0 ? m.kv_heads : m.heads; }
+
+// Layers whose attention is windowed: window_layers, or every layer when it is 0.
+inline int windowed_layers_of(const ModelSpec& m) {
+  if (m.attention_window <= 0) return 0;
+  return m.window_layers > 0 ? m.window_layers : m.layers;
+}
 
 inline bool has_dropout(const ModelSpec& m) {
   return m.dropout.value_or(m.norm == NormKind::layernorm);

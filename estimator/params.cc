@@ -1,8 +1,9 @@
 // Parameter counting. Layouts follow the reference implementations:
 //  - attention: Q has heads*head_dim outputs, K and V kv_heads*head_dim each (GQA/MQA);
-//    output projection heads*head_dim -> hidden; biases when linear_bias.
+//    output projection heads*head_dim -> hidden; biases when linear_bias (on Q, K and V
+//    alone with qkv_bias); a head_dim RMSNorm weight each for queries and keys (qk_norm).
 //  - MLP: gated (SwiGLU) has gate, up and down matrices, otherwise up and down.
-//  - LayerNorm has weight and bias, RMSNorm only a weight; two norms per layer.
+//  - LayerNorm has weight and bias, RMSNorm only a weight; norms_per_layer norms a layer.
 #include "estimator/params.h"
 
 #include <algorithm>
@@ -25,17 +26,18 @@ ParamCounts count_params(const ModelSpec& m) {
   c.other_embedding += static_cast<std::int64_t>(m.type_vocab) * h;
   if (m.embedding_norm) c.other_embedding += norm;
 
-  const std::int64_t qkv = h * (q + 2 * kv) + (b ? q + 2 * kv : 0);
+  const bool qkv_b = b || m.qkv_bias;
+  const std::int64_t qkv = h * (q + 2 * kv) + (qkv_b ? q + 2 * kv : 0);
   const std::int64_t proj = q * h + (b ? h : 0);
   c.attention = qkv + proj;
   c.mlp = m.gated_mlp ? 3 * h * f + (b ? 2 * f + h : 0) : 2 * h * f + (b ? f + h : 0);
-  c.layer_norms = m.norms_per_layer * norm;
+  c.layer_norms = m.norms_per_layer * norm + (m.qk_norm ? 2 * d : 0);
   c.final_norm = m.final_norm ? norm : 0;
   c.lm_head = m.tied_embeddings ? 0 : m.vocab * h;
   c.pooler = m.pooler ? h * h + h : 0;
 
   // Separate Q, K and V (or gate and up) linears are modules of their own.
-  const std::int64_t qkv_module = m.fused_qkv ? qkv : h * q + (b ? q : 0);
+  const std::int64_t qkv_module = m.fused_qkv ? qkv : h * q + (qkv_b ? q : 0);
   const std::int64_t up_module = (m.gated_mlp && m.fused_gate_up ? 2 : 1) * (h * f + (b ? f : 0));
   c.largest_module = std::max({c.word_embedding, qkv_module, proj, up_module, c.lm_head});
   return c;
@@ -51,8 +53,9 @@ LayerLinears layer_linears(const ModelSpec& m, bool megatron_layers) {
 
 int layer_tensors(const ModelSpec& m, bool megatron_layers) {
   const bool norm_bias = m.norm == NormKind::layernorm && m.norm_bias;
-  return layer_linears(m, megatron_layers).total() * (m.linear_bias ? 2 : 1) +
-         m.norms_per_layer * (norm_bias ? 2 : 1);
+  const LayerLinears l = layer_linears(m, megatron_layers);
+  return l.total() * (m.linear_bias ? 2 : 1) + (!m.linear_bias && m.qkv_bias ? l.qkv : 0) +
+         m.norms_per_layer * (norm_bias ? 2 : 1) + (m.qk_norm ? 2 : 0);
 }
 
 std::int64_t padded_vocab(const ModelSpec& m, int tp) {

@@ -14,7 +14,7 @@ struct ParamCounts {
   std::int64_t other_embedding = 0; // positions, token types, embedding norm
   std::int64_t attention = 0;       // per layer: QKV + output projection (+ biases)
   std::int64_t mlp = 0;             // per layer: FFN matrices (+ biases)
-  std::int64_t layer_norms = 0;     // per layer: the norms' weights and biases
+  std::int64_t layer_norms = 0;     // per layer: the norms' weights and biases (q/k norms too)
   std::int64_t final_norm = 0;
   std::int64_t lm_head = 0;         // 0 when tied to the word embedding
   std::int64_t pooler = 0;          // BERT pooler

@@ -53,9 +53,14 @@ void read_flags(JsonObjectReader& r, ModelSpec& m) {
   read_enum(r, "norm", norm_names(), m.norm);
   r.get("norm_bias", m.norm_bias, false);
   r.get("linear_bias", m.linear_bias, false);
+  r.get("qkv_bias", m.qkv_bias, false);
+  r.get("qk_norm", m.qk_norm, false);
+  r.get("attention_window", m.attention_window, false, 0, 1 << 26);
+  r.get("window_layers", m.window_layers, false, 0, kMaxDim);
+  r.get("logit_softcap", m.logit_softcap, false);
   r.get("causal", m.causal, false);
   r.get("parallel_residual", m.parallel_residual, false);
-  r.get("norms_per_layer", m.norms_per_layer, false, 1, 2);
+  r.get("norms_per_layer", m.norms_per_layer, false, 1, 4);
   r.get("embedding_norm", m.embedding_norm, false);
   r.get("final_norm", m.final_norm, false);
   r.get("pooler", m.pooler, false);
@@ -129,6 +134,22 @@ Diagnostics validate_model(const ModelSpec& m, const std::string& file) {
   if (m.norms_per_layer == 1 && !m.parallel_residual)
     out.push_back({file, "/norms_per_layer", "one norm per block needs parallel_residual",
                    "a sequential block normalises before attention and before the MLP: 2"});
+  if (m.norms_per_layer == 3)
+    out.push_back({file, "/norms_per_layer", "3 norms per block is not a layout dsplan knows",
+                   "1 (one norm for parallel branches), 2 (pre-norms) or 4 (pre- and post-norms)"});
+  if (m.norms_per_layer == 4 && m.parallel_residual)
+    out.push_back({file, "/norms_per_layer", "pre- and post-norms (4) on parallel branches",
+                   "4 describes a sequential block (Gemma 2): set parallel_residual false or use 1 or 2"});
+  if (m.attention_window > 0 && !m.causal)
+    out.push_back({file, "/attention_window", "a sliding window on an encoder (causal false)",
+                   "windows are modelled for decoders; remove attention_window"});
+  if (m.window_layers > 0 && m.attention_window <= 0)
+    out.push_back({file, "/window_layers", "window_layers without attention_window",
+                   "give the window's width in keys as attention_window"});
+  if (m.window_layers > m.layers)
+    out.push_back({file, "/window_layers",
+                   std::to_string(m.window_layers) + " exceeds the " + std::to_string(m.layers) + " layers",
+                   "0 (every layer) or at most layers"});
   if (m.type_vocab < 0)
     out.push_back({file, "/type_vocab", "must not be negative, got " + std::to_string(m.type_vocab), ""});
   if (m.heads > 0 && m.kv_heads > 0 && (m.kv_heads > m.heads || m.heads % m.kv_heads != 0))
@@ -205,6 +226,12 @@ Json model_to_json(const ModelSpec& m) {
   j["norm"] = std::string(name(m.norm));
   j["norm_bias"] = m.norm_bias;
   j["linear_bias"] = m.linear_bias;
+  // Written where set, so models without them keep their JSON.
+  if (m.qkv_bias) j["qkv_bias"] = true;
+  if (m.qk_norm) j["qk_norm"] = true;
+  if (m.attention_window > 0) j["attention_window"] = m.attention_window;
+  if (m.window_layers > 0) j["window_layers"] = m.window_layers;
+  if (m.logit_softcap) j["logit_softcap"] = true;
   j["causal"] = m.causal;
   j["parallel_residual"] = m.parallel_residual;
   j["norms_per_layer"] = m.norms_per_layer;

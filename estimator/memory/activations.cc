@@ -26,11 +26,14 @@ LayerActivation layer_activation(const LayerShape& x) {
   LayerActivation a;
   const double masks = x.dropout ? 2 * sb * x.h : 0;
   const double norms = x.norms * x.residual_bytes() * sb * x.h;  // norm inputs
-  // QKV and FC1 inputs: the norm outputs (one shared tensor when one norm feeds both).
+  // QKV and FC1 inputs: the pre-norm outputs (one shared tensor when one norm feeds both;
+  // sandwich post-norm outputs go to the residual adds, which save nothing).
   const double li = x.fp8 ? 1 : x.e;  // bytes per saved linear-input element
-  a.replicated = (norms + (x.norms + x.input_copies) * li * sb * x.h + masks) / (x.sp ? x.t : 1);
+  const double linear_inputs = std::min(x.norms, 2.0) + x.input_copies;
+  a.replicated = (norms + linear_inputs * li * sb * x.h + masks) / (x.sp ? x.t : 1);
   a.sharded = (x.e * sb * (x.q + 2 * x.kv + (x.mlp_tensors - 1) * x.f) + li * sb * (x.q + x.f)) / x.t;
   if (x.eager_rotary) a.sharded += x.e * sb * (x.q + x.kv) / x.t;        // pre-rotation Q, K
+  if (x.qk_norm) a.sharded += x.e * sb * (x.q + x.kv) / x.t;             // pre-norm Q, K
   if (x.repeat_kv && x.kv < x.q) a.sharded += 2 * x.e * sb * (x.q - x.kv) / x.t;  // repeat_kv
   const double s2 = x.b * x.heads * x.s * x.s / x.t;
   if (x.flash) {

@@ -16,7 +16,9 @@ struct LayerShape {
   double q = 1;        // heads x head_dim (Q and attention-output width)
   double kv = 1;       // kv_heads x head_dim (K and V width)
   double f = 4;        // FFN intermediate width
-  double norms = 2;     // norms per block (1: one norm output feeds both parallel branches)
+  double norms = 2;    // norms per block (1: one norm output feeds both parallel branches;
+                       // 4: sandwich norms, whose two post-norm outputs feed residual adds)
+  bool qk_norm = false;    // a norm on the query and key heads: it saves its input, e sb (q + kv)
   double mlp_tensors = 2;  // f-wide tensors the MLP saves: 2 plain, 3 fused SwiGLU, 4 eager; +3 unfused gelu_new
   double t = 1;        // tensor-parallel degree
   bool sp = false;     // sequence parallel: the replicated sbh tensors are split over t

@@ -48,13 +48,14 @@ RankParams rank_params(const ModelSpec& m, const ParamCounts& c, const TrainConf
   r.untied_head = c.lm_head > 0;
   r.largest = std::max(r.embed, static_cast<double>(c.largest_module) / t);
   if (h < threshold) r.persistent_layer = layer_rep;
-  if (m.linear_bias && qkv / t < threshold) r.persistent_layer += qkv / t;
+  if ((m.linear_bias || m.qkv_bias) && qkv / t < threshold) r.persistent_layer += qkv / t;
   const double fb = (m.gated_mlp ? 2 * f : f) / t;
   if (m.linear_bias && fb < threshold) r.persistent_layer += fb;
   if (h < threshold) r.persistent_fixed = static_cast<double>(c.final_norm);
   // Adafactor: 4 B per row + column of each matrix, 4 B per element of vectors.
   const double mats = (h + qkv) + (d * m.heads + h) + (m.gated_mlp ? 3 : 2) * (h + f);
-  const double vecs = static_cast<double>(c.layer_norms) + (m.linear_bias ? qkv + 2 * h + fb * t : 0);
+  const double vecs = static_cast<double>(c.layer_norms) + (m.linear_bias ? qkv + 2 * h + fb * t : 0) +
+                      (!m.linear_bias && m.qkv_bias ? qkv : 0);
   const double total = static_cast<double>(c.total(m.layers));
   const double fact = m.layers * (mats + vecs) + (vp + h) * (r.untied_head ? 2 : 1) +
                       r.other_embed + r.tail;
@@ -79,6 +80,7 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   x.e = mixed ? 2 : 4;
   x.dropout = has_dropout(m);  // ModelSpec::dropout
   x.norms = m.norms_per_layer;
+  x.qk_norm = m.qk_norm;
   x.flash = cfg.flash_attention;
   x.selective = cfg.checkpointing == Checkpointing::selective;
   x.fp8 = cfg.fp8;
@@ -156,7 +158,10 @@ double stage_activations(const ModelSpec& m, const TrainConfig& cfg, const Layer
     stored += (x.residual_bytes() + x.e) * sb * x.h;  // final-norm input and LM-head input
     if (m.vocab_logits) {
       const double vp = static_cast<double>(padded_vocab(m, cfg.tp));
-      loss_phase = sb * vp / x.t * loss_bytes_per_logit(x, cfg.framework == Framework::megatron);
+      // Soft-capped logits (Gemma 2) keep the tanh output for the backward: e per logit more.
+      loss_phase =
+          sb * vp / x.t *
+          (loss_bytes_per_logit(x, cfg.framework == Framework::megatron) + (m.logit_softcap ? x.e : 0.0));
     }
   }
   return stored + std::max(loss_phase, layer_phase);

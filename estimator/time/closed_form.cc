@@ -19,7 +19,8 @@
 // reduction loses overlap_compute_loss of its rate; the lost time is compute, and the
 // longer window hides that much more of the reduction.
 // Model FLOPs follow Megatron: 6 x matmul weights x tokens + 12 L s (a d) per token for
-// attention, halved when causal, + 6 h V for the logits; per GPU = replica / (tp pp).
+// attention, halved when causal (less in sliding-window layers: the keys each query
+// attends to), + 6 h V for the logits; per GPU = replica / (tp pp).
 #include <algorithm>
 #include <array>
 
@@ -141,7 +142,14 @@ void StepTimeModel::estimate_into(const TrainConfig& cfg, StepTimeBreakdown& out
   out.compute += out.host_stall;
 
   const double tokens = double(cfg.micro_batch) * cfg.seq_len * m;
-  const double causal = model_.causal ? 0.5 : 1.0;
+  double causal = model_.causal ? 0.5 : 1.0;
+  // A sliding window of w keys: a query at position i attends to min(i + 1, w) keys, so a
+  // windowed layer does (w(w+1)/2 + (s - w)w) / (s(s+1)/2) of a causal layer's score work.
+  if (const double w = model_.attention_window, sl = cfg.seq_len; model_.causal && w > 0 && w < sl) {
+    const double share = double(windowed_layers_of(model_)) / std::max(1, model_.layers);
+    const double windowed = (w * (w + 1) / 2 + (sl - w) * w) / (sl * (sl + 1) / 2);
+    causal *= share * windowed + (1 - share);
+  }
   const double logits = model_.vocab_logits ? 6.0 * model_.hidden * double(model_.vocab) : 0.0;
   const double per_token = 6.0 * matmul_params_per_layer_ * model_.layers + logits +
                            12.0 * model_.layers * cfg.seq_len * attn_width_ * causal;

@@ -74,6 +74,12 @@ Elementwise layer_elementwise(const op::Dims& d) {
   w.fwd.add(MemKernel::blended, d.norms * x * (rms_eager ? rms_f : 2.0 * ew), 0);
   w.bwd.add(MemKernel::blended, d.norms * x * (rms_eager ? rms_b : 4.0 * ew), 0);
   w.fwd.kernels += d.norms * (rms_eager ? 6 : 1), w.bwd.kernels += d.norms * (rms_eager ? 10 : 2);
+  if (d.qk_norm) {  // the same RMSNorm over the local query and key heads (Qwen3, Gemma 3)
+    const double qk = d.T * (d.hq + d.hkv) / d.t;
+    w.fwd.add(MemKernel::blended, qk * (eager ? rms_f : 2.0 * ew), 0);
+    w.bwd.add(MemKernel::blended, qk * (eager ? rms_b : 4.0 * ew), 0);
+    w.fwd.kernels += 2 * (eager ? 6 : 1), w.bwd.kernels += 2 * (eager ? 10 : 2);
+  }
   // Twice a layer: Megatron's fused bias-dropout-add reads 2, writes 1 (+ the mask);
   // otherwise dropout (r 1, w 1 + mask) and the residual add (r 2, w 1) are separate
   // kernels. The random numbers make a dropout forward its own class; every backward

@@ -17,7 +17,11 @@ struct Dims {
   bool gated, megatron, flash, causal, autocast, act_unfused, dropout;
   bool rms, rope;  // RMSNorm; rotary position embedding of q and k
   bool fp8;        // FP8 linears
+  bool qk_norm;    // an RMSNorm on each query and key head
   int norms;
+  // Sliding window: keys a query attends to at most (0 = all) and the share of the layers
+  // that window (their attention cost is averaged into the one layer priced).
+  double window, window_share;
   LayerLinears linears;  // Q, K, V and gate/up as one linear each or several
   AttentionKernel attention;
 };

@@ -126,10 +126,19 @@ double flash_relative(GpuArch a, bool megatron, AttentionKernel kernel) {
 constexpr double kTritonFwdSlowdown = 1.4;
 constexpr double kTritonBwdSlowdown = 2.0;
 
+// Share of the n x n 128-wide score blocks a flash kernel runs. Causal: the n(n+1)/2 on or
+// below the diagonal. With a sliding window of w keys, query block q needs the key blocks
+// from floor((128q - w + 1)/128) to q: min(q, m) + 1 of them, m = ceil((w - 1)/128), so
+// n + m(m-1)/2 + (n-m)m blocks in all when m < n (n(n+1)/2 otherwise). The layers without
+// the window (1 - window_share of them) run the causal share; the result is the average.
 double causal_fraction(const Dims& d) {
   if (!d.causal) return 1.0;
   const double n = std::ceil(d.s / 128.0);
-  return (n + 1.0) / (2.0 * n);
+  const double full = (n + 1.0) / (2.0 * n);
+  if (d.window <= 0 || d.window_share <= 0) return full;
+  const double m = std::ceil((d.window - 1.0) / 128.0);
+  const double windowed = m >= n ? full : (n + m * (m - 1.0) / 2.0 + (n - m) * m) / (n * n);
+  return d.window_share * windowed + (1.0 - d.window_share) * full;
 }
 
 // HBM bytes of one FlashAttention forward. Each 128-row query block streams all of its
@@ -256,7 +265,8 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   // Autocast casts each weight and bias tensor to 16 bits once per forward (one kernel
   // each), and its backward casts each 16-bit gradient back to the fp32 parameter's
   // (r 2, w 4 bytes per parameter), for each linear of the model code (d.linears).
-  const int cast_tensors = d.linears.total() * (m.linear_bias ? 2 : 1);
+  const bool qkv_bias_only = !m.linear_bias && m.qkv_bias;
+  const int cast_tensors = d.linears.total() * (m.linear_bias ? 2 : 1) + (qkv_bias_only ? d.linears.qkv : 0);
   const double cast_params = layer_weight_params(m) / d.t;
   if (d.autocast) fwd.mem(MemKernel::stream, cast_params * 6.0, cast_params, cast_tensors);
   Acc bwd{gpu, eff, k.precision, {}, {}, 0, memo};
@@ -267,6 +277,7 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   if (d.autocast) bwd.mem(MemKernel::stream, cast_params * 6.0, cast_params, cast_tensors);
   // each bias gradient: a reduction over the tokens of the output gradient
   if (m.linear_bias) bwd.mem(d.T * out_cols * d.e, d.linears.total());
+  if (qkv_bias_only) bwd.mem(d.T * (d.hq + 2.0 * d.hkv) / d.t * d.e, d.linears.qkv);
   attention_core_bwd(bwd, d);
   o.attn_core_fwd = core.t;
   o.fwd = fwd.t + core.t;
@@ -325,6 +336,13 @@ void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, c
   if (m.vocab_logits) {
     const double v = double(padded_vocab(m, int(d.t))) / d.t;
     f.gemm(d.T, v, d.h);
+    if (m.logit_softcap) {
+      // Gemma 2's cap * tanh(logits / cap) in the logits' dtype: divide, tanh and multiply,
+      // 2e bytes each forward; backward the multiply's (2e), tanh's (gradient and saved
+      // output in, gradient out: 3e) and the divide's (2e).
+      f.mem(MemKernel::stream, d.T * v * 6.0 * d.e, 3.0 * d.T * v, 3);
+      b.mem(MemKernel::stream, d.T * v * 7.0 * d.e, 3.0 * d.T * v, 3);
+    }
     if (k.cross_entropy == CrossEntropy::fused) {
       f.mem(d.T * v * d.e);           // one kernel reads the logits (online max/sum-exp)
       b.mem(d.T * v * 2.0 * d.e);     // its gradient overwrites them in place

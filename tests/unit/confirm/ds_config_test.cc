@@ -197,6 +197,22 @@ TEST(MegatronArgs, VocabularyPaddingAndDropout) {
   EXPECT_EQ(value(a, "--attention-dropout"), "0");
 }
 
+// Qwen2's biases on Q, K and V alone and Qwen3's query and key norms have Megatron-LM
+// flags of their own; a model with every bias keeps them (no --disable-bias-linear).
+TEST(MegatronArgs, QkvBiasAndQkNorm) {
+  ModelSpec m = small_gpt();
+  auto has = [](const std::vector<std::string>& a, const std::string& flag) {
+    return std::find(a.begin(), a.end(), flag) != a.end();
+  };
+  auto a = megatron_args(config(1, 1, 1, 1), m);
+  EXPECT_FALSE(has(a, "--add-qkv-bias") || has(a, "--qk-layernorm"));
+  m.linear_bias = false;
+  m.qkv_bias = true;
+  m.qk_norm = true;
+  a = megatron_args(config(1, 1, 1, 1), m);
+  EXPECT_TRUE(has(a, "--disable-bias-linear") && has(a, "--add-qkv-bias") && has(a, "--qk-layernorm"));
+}
+
 // Block recompute: Megatron's block method with the layer count, the count as
 // DeepSpeed's number_checkpoints, and the depth in the experiment name.
 TEST(MegatronArgs, BlockRecompute) {

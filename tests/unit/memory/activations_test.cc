@@ -90,6 +90,18 @@ TEST(Activations, OneSharedNormSavesOneInputAndOneOutput) {
   EXPECT_DOUBLE_EQ(layer_activation(x).total(), sbh(x) * 29.5 + 4 * 64 * 4096);
 }
 
+// Sandwich norms (Gemma 2): 4 norm inputs, but only the two pre-norm outputs feed linears;
+// the post-norm outputs go into residual adds. Korthikanti's 34 sbh + 80 sbh counts
+// 2 x 2 (norm inputs) + 2 x 2 (linear inputs): two more norm inputs add 2 x 2 sbh.
+// Query and key norms save their inputs, 2 sb (q + kv) = 4 sbh with q = kv = h.
+TEST(Activations, SandwichNormsAndQkNorms) {
+  LayerShape x = gpt3();
+  x.norms = 4;
+  EXPECT_DOUBLE_EQ(layer_activation(x).total(), sbh(x) * (34 + 80 + 4));
+  x.qk_norm = true;
+  EXPECT_DOUBLE_EQ(layer_activation(x).total(), sbh(x) * (34 + 80 + 4 + 4));
+}
+
 TEST(Activations, FullCheckpointKeepsTwoSbhPerLayer) {
   LayerShape x = gpt3(8);
   EXPECT_DOUBLE_EQ(layer_checkpoint_bytes(x), 2 * sbh(x));

@@ -67,6 +67,35 @@ TEST(ModelJson, OneNormPerBlockNeedsParallelResidual) {
   EXPECT_FALSE(parse_model_json(j, "n.json").ok());
 }
 
+// The block variants of the Llama-style families: read, written back only where set,
+// and checked against each other and the layer count.
+TEST(ModelJson, BlockVariantsRoundTripAndAreChecked) {
+  Json j{{"name", "n"},          {"layers", 4},          {"hidden", 64},           {"heads", 4},
+         {"vocab", 100},         {"max_positions", 128}, {"linear_bias", false},   {"qkv_bias", true},
+         {"qk_norm", true},      {"norms_per_layer", 4}, {"attention_window", 32}, {"window_layers", 2},
+         {"logit_softcap", true}};
+  auto m = parse_model_json(j, "n.json");
+  ASSERT_TRUE(m.ok()) << all_errors(m.errors());
+  EXPECT_EQ(windowed_layers_of(*m), 2);
+  const Json back = model_to_json(*m);
+  for (const char* key : {"qkv_bias", "qk_norm", "attention_window", "window_layers", "logit_softcap"})
+    EXPECT_EQ(back.at(key), j.at(key)) << key;
+  EXPECT_FALSE(model_to_json(ModelSpec{}).contains("attention_window"));
+  auto error_at = [&](Json edit) {
+    Json k = j;
+    k.update(edit);
+    auto r = parse_model_json(k, "n.json");
+    return r.ok() ? std::string("accepted") : all_errors(r.errors());
+  };
+  EXPECT_NE(error_at({{"window_layers", 5}}).find("5 exceeds the 4 layers"), std::string::npos);
+  EXPECT_NE(error_at({{"attention_window", 0}}).find("window_layers without attention_window"),
+            std::string::npos);
+  EXPECT_NE(error_at({{"causal", false}}).find("sliding window on an encoder"), std::string::npos);
+  EXPECT_NE(error_at({{"parallel_residual", true}}).find("pre- and post-norms (4) on parallel branches"),
+            std::string::npos);
+  EXPECT_NE(error_at({{"norms_per_layer", 5}}).find("/norms_per_layer"), std::string::npos);
+}
+
 TEST(ModelJson, ExplicitHeadDimAndGqa) {
   auto m = load("tiny-llama.json");
   ASSERT_TRUE(m.ok()) << all_errors(m.errors());

@@ -131,5 +131,34 @@ TEST(FlashAttention, TritonKernel) {
   EXPECT_DOUBLE_EQ(triton.fwd_flops_hw.v, fa2.fwd_flops_hw.v);  // same work, slower
 }
 
+// A sliding window of 512 keys on the layer of A100CausalIsComputeBound (n = 16 blocks of
+// 128): query block q needs min(q, m) + 1 key blocks with m = ceil(511/128) = 4, so
+// 16 + 4 x 3/2 + (16 - 4) x 4 = 70 of the 256 blocks run instead of 17 x 16 / 2 = 136.
+//   FLOPs = 4 x 32 x 2048^2 x 128 x 70/256 = 18,790,481,920 at 179.6456e12 FLOP/s
+//   -> 104.60 us (+ 4 us); still compute-bound (HBM sees Q, K, V, O once: 41.1 us).
+// With the window on half the layers the priced layer averages the two:
+//   (0.5 x 70 + 0.5 x 136)/256 of the blocks -> 27,648,851,968 FLOPs, 153.91 us (+ 4 us).
+// A window as long as the sequence changes nothing (m = 16 >= n).
+TEST(FlashAttention, SlidingWindowSkipsTheBlocksOutsideIt) {
+  ModelSpec m = test::gpt("gpt-4096", 32, 4096, 32, 2048, 50257, 128);
+  const GpuSpec gpu = test::a100();
+  const Efficiency eff = default_efficiency(gpu);
+  const OpKey k = flash_key(Framework::deepspeed, 2048);
+  m.attention_window = 512;
+  EXPECT_NEAR(in_us(operator_costs(m, gpu, eff, k).attn_core_fwd), 104.60 + 4.0, 0.05);
+  m.window_layers = 16;  // of 32
+  EXPECT_NEAR(in_us(operator_costs(m, gpu, eff, k).attn_core_fwd), 153.91 + 4.0, 0.05);
+  m.attention_window = 2048;
+  m.window_layers = 0;
+  EXPECT_NEAR(in_us(operator_costs(m, gpu, eff, k).attn_core_fwd), 203.22 + 4.0, 0.05);
+  // Standard attention materialises every score whatever the window: no saving.
+  OpKey standard = k;
+  standard.flash = false;
+  ModelSpec full = m;
+  full.attention_window = 0;
+  m.attention_window = 512;
+  EXPECT_EQ(operator_costs(m, gpu, eff, standard).fwd.v, operator_costs(full, gpu, eff, standard).fwd.v);
+}
+
 }  // namespace
 }  // namespace dsplan
