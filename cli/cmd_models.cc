@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "core/json/model_json.h"
@@ -65,7 +66,10 @@ void print_one(const ModelSpec& m, const std::string& source) {
               m.norm == NormKind::layernorm && !m.norm_bias ? "layernorm (no bias)" : name(m.norm),
               name(m.position),
               m.max_positions, static_cast<long long>(m.vocab), m.vocab_pad_multiple);
-  std::printf("  biases %s, embeddings %s%s%s%s\n", m.linear_bias ? "yes" : "no",
+  std::printf("  biases %s, embeddings %s%s%s%s\n",
+              m.linear_bias ? "yes"
+              : m.qkv_bias  ? "on Q, K, V only"
+                            : "no",
               m.tied_embeddings ? "tied" : "untied", m.parallel_residual ? ", parallel residual" : "",
               m.embedding_norm ? ", embedding norm" : "", m.pooler ? ", pooler" : "");
   // The projection layout of the model code; Megatron fuses both whatever it says.
@@ -73,6 +77,16 @@ void print_one(const ModelSpec& m, const std::string& source) {
   std::printf("  linears: %s%s%s\n", m.fused_qkv ? "fused QKV" : "separate Q, K, V",
               m.gated_mlp ? (gate_split ? ", separate gate and up" : ", fused gate/up") : "",
               !m.fused_qkv || gate_split ? " (Megatron fuses them)" : "");
+  // Block details beyond the common layout, where the model has them.
+  std::vector<std::string> extra;
+  if (m.norms_per_layer == 4) extra.push_back("norms before and after each sublayer");
+  if (m.qk_norm) extra.push_back("query and key norms");
+  if (const int w = windowed_layers_of(m); w > 0)
+    extra.push_back(
+        "sliding window of " + std::to_string(m.attention_window) + " keys in " +
+        (w == m.layers ? "every layer" : std::to_string(w) + " of " + std::to_string(m.layers) + " layers"));
+  if (m.logit_softcap) extra.push_back("soft-capped logits");
+  if (!extra.empty()) std::printf("  block: %s\n", join(extra).c_str());
   std::printf("parameters\n");
   print_row("word embedding", c.word_embedding);
   print_row("other embeddings", c.other_embedding, "positions, token types, embedding norm");

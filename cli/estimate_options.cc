@@ -441,43 +441,8 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     plan.assumptions.push_back("no --global-batch or --gas: one micro-batch per optimizer step (gas 1) for every "
                                "configuration, so pipeline bubbles and gradient reductions are not amortised; give "
                                "--global-batch (samples) to rank for a training run's batch");
-  if (s.run.attention != AttentionKernel::auto_)
-    plan.assumptions.push_back(std::string("attention kernel ") + name(s.run.attention) +
-                               " where FlashAttention is on (--attention)");
-  else if (system->gpu.arch == GpuArch::hopper && s.run.precision != Precision::fp32 &&
-           (s.flash.empty() || std::find(s.flash.begin(), s.flash.end(), true) != s.flash.end()))
-    plan.assumptions.push_back(s.run.framework == Framework::megatron
-                                   ? "flash attention on Hopper: Transformer Engine's cuDNN fused attention (1.6x FA2)"
-                                   : "flash attention on Hopper: FlashAttention-2 (PyTorch SDPA or the flash-attn "
-                                     "package); give --attention "
-                                     "cudnn or fa3 if the run uses those");
-  for (const std::string& advice :
-       alignment_advice(req.model, with_defaults(s, req.model, req.cluster).tp, s.run.precision, gpu))
-    plan.assumptions.push_back(advice);
-  if (s.run.fsdp_hybrid)
-    plan.assumptions.push_back("FSDP hybrid sharding: states sharded over each node's data-parallel ranks, "
-                               "gradient shards all-reduced across nodes every micro-batch");
-  if (s.run.fsdp_version == 2)
-    plan.assumptions.push_back("FSDP2 (fully_shard): each layer's all-gather is copied out into its parameters "
-                               "(in forward, and again in backward at ZeRO 3) and each reduce-scatter input is "
-                               "copied in, on the compute stream");
-  if (s.run.fsdp_reduce_fp32 && s.run.framework == Framework::fsdp)
-    plan.assumptions.push_back("FSDP gradients reduced in fp32 (reduce_dtype float32): twice the reduce-scatter "
-                               "bytes of 16-bit gradients, and a cast of every layer's gradients before it");
-  if (!s.run.megatron_fp32_grads)
-    plan.assumptions.push_back("Megatron gradients accumulated and reduced in 16 bits (grad_reduce_in_fp32=False); "
-                               "Megatron-LM's own arguments force fp32 with --bf16, so set it in Megatron-Core's "
-                               "DistributedDataParallelConfig or NeMo's trainer plugin");
-  if (s.run.cross_entropy == CrossEntropy::fused)
-    plan.assumptions.push_back("fused cross-entropy: the loss keeps only the 16-bit logits and overwrites "
-                               "them with their gradient");
-  if (s.run.cross_entropy == CrossEntropy::jit_fused)
-    plan.assumptions.push_back(
-        "Megatron-Core's jit-fused cross-entropy (--cross-entropy-loss-fusion): the fp32 "
-        "passes over the logits fused three ways forward and one backward");
-  if (s.run.logit_metrics > 0)
-    plan.assumptions.push_back(std::to_string(s.run.logit_metrics) + " training metric(s) over the logits per micro-batch "
-                               "(an fp32 cross-entropy each, after the backward)");
+  for (std::string& a : run_assumptions(s, req.model, req.cluster, *system))
+    plan.assumptions.push_back(std::move(a));
   req.efficiency = default_efficiency(gpu);
   if (!o.profile.empty()) {
     auto text = read_text_file(o.profile);

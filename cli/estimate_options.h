@@ -62,6 +62,9 @@ struct EstimatePlan {
 // Resolves model/hardware/profile and validates every flag: the request, not yet searched
 // (estimate_options.cc).
 Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o);
+// The lines prepare_estimate states about the searched run settings (estimate_assumptions.cc).
+std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& model, const Cluster& cluster,
+                                         const SystemSpec& system);
 // prepare_estimate, then the search, the JSON view and any residual model (estimate_run.cc).
 Expected<EstimatePlan> run_estimate(const EstimateOptions& o);
 

@@ -10,99 +10,12 @@
 #include <initializer_list>
 #include <map>
 
-#include "core/json/model_json.h"
+#include "core/json/hf_reader.h"
 
 namespace dsplan {
 namespace {
 
-constexpr int kMaxDim = 1 << 20;
-
-// A JsonObjectReader that tries alternative key spellings and remembers, for each ModelSpec
-// field, which config key it came from so validation errors point at the user's key.
-struct Hf {
-  Hf(const Json& j, const std::string& f, Diagnostics& e)
-      : json(j), r(j, f, "", e), file(f), errs(e) {}
-  const Json& json;
-  JsonObjectReader r;
-  std::string file;
-  Diagnostics& errs;
-  std::map<std::string, std::string> from;  // dsplan field -> config key
-
-  // The first of `keys` present with a non-null value ("n_inner": null means the default).
-  std::string first_present(std::initializer_list<const char*> keys) const {
-    for (const char* k : keys)
-      if (json.contains(k) && !json[k].is_null()) return k;
-    return "";
-  }
-  // Reads the first present key into `out`; a missing one is an error if `required`.
-  bool get(const char* field, std::initializer_list<const char*> keys, int& out, bool required) {
-    std::string k = first_present(keys);
-    if (k.empty()) {
-      if (required) {
-        std::vector<std::string> names(keys.begin(), keys.end());
-        r.error(names.front(), "missing required key",
-                names.size() > 1 ? "any of: " + join(names) : "");
-      }
-      return false;
-    }
-    from[field] = k;
-    return r.get(k, out, true, 1, kMaxDim);
-  }
-  bool flag(const char* key, bool fallback) {
-    bool v = fallback;
-    r.get(key, v, false);
-    return v;
-  }
-  // A key whose only supported value is `want`; anything else is rejected with `why`.
-  void require_flag(const char* key, bool want, const std::string& why) {
-    bool v = want;
-    if (r.get(key, v, false) && v != want) r.error(key, why, "dsplan cannot model this variant");
-  }
-};
-
-// Dropout: the family's probability keys; any of them above zero means dropout layers run
-// in training (ModelSpec::dropout). With none present, the transformers config class's
-// default decides (`fallback`: GPT-2/BERT/OPT 0.1, BLOOM/GPT-NeoX/Llama 0.0).
-void read_dropout(Hf& hf, ModelSpec& m, std::initializer_list<const char*> keys, bool fallback) {
-  bool any_key = false, positive = false;
-  for (const char* k : keys) {
-    double p = 0;
-    if (hf.json.contains(k) && !hf.json[k].is_null() && hf.r.get(k, p, false, 0.0, 1.0)) {
-      any_key = true;
-      positive = positive || p > 0;
-    }
-  }
-  m.dropout = any_key ? positive : fallback;
-}
-
-std::optional<Activation> hf_activation(const std::string& s) {
-  static const std::map<std::string, Activation> table{
-      {"gelu", Activation::gelu},          {"gelu_new", Activation::gelu},
-      {"gelu_fast", Activation::gelu},     {"gelu_pytorch_tanh", Activation::gelu},
-      {"gelu_python", Activation::gelu},   {"gelu_accurate", Activation::gelu},
-      {"quick_gelu", Activation::gelu},    {"bloom_gelu", Activation::gelu},
-      {"relu", Activation::relu},          {"silu", Activation::silu},
-      {"swish", Activation::silu}};
-  auto it = table.find(s);
-  if (it == table.end()) return std::nullopt;
-  return it->second;
-}
-
-void read_activation(Hf& hf, const char* key, ModelSpec& m) {
-  std::string s;
-  if (!hf.r.get(key, s, false)) return;
-  if (auto a = hf_activation(s)) {
-    m.activation = *a;
-    // transformers' NewGELUActivation (GPT-2) is a Python tanh formula: a chain of
-    // elementwise kernels (ModelSpec::activation_unfused). gelu_fast (GPT-NeoX) is one
-    // too under transformers, but NeoX-20B is trained with the gpt-neox library's fused
-    // kernel, which the preset describes; it is left fused.
-    m.activation_unfused = s == "gelu_new";
-    return;
-  }
-  hf.r.error(key, "unsupported activation \"" + s + "\"",
-             "one of: gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, quick_gelu, relu, silu, swish");
-}
+using namespace hf;
 
 // gpt2 and gpt_bigcode: Conv1D linears with biases, learned positions, pre-LN, tied head.
 void gpt2(Hf& hf, ModelSpec& m, bool bigcode) {
@@ -166,30 +79,6 @@ void distilbert(Hf& hf, ModelSpec& m) {
   m.final_norm = false;
   m.fused_qkv = false;  // MultiHeadSelfAttention: q_lin, k_lin, v_lin
   read_dropout(hf, m, {"dropout", "attention_dropout"}, true);
-}
-
-// llama and mistral: RMSNorm, SwiGLU, rotary, no biases, untied head, optional GQA.
-void llama(Hf& hf, ModelSpec& m, bool mistral) {
-  hf.get("layers", {"num_hidden_layers"}, m.layers, true);
-  hf.get("hidden", {"hidden_size"}, m.hidden, true);
-  hf.get("heads", {"num_attention_heads"}, m.heads, true);
-  m.kv_heads = m.heads;
-  hf.get("kv_heads", {"num_key_value_heads"}, m.kv_heads, false);
-  hf.get("head_dim", {"head_dim"}, m.head_dim, false);
-  hf.get("ffn_hidden", {"intermediate_size"}, m.ffn_hidden, true);
-  m.max_positions = mistral ? 131072 : 2048;
-  hf.get("max_positions", {"max_position_embeddings"}, m.max_positions, false);
-  m.activation = Activation::silu;
-  read_activation(hf, "hidden_act", m);
-  m.tied_embeddings = hf.flag("tie_word_embeddings", false);
-  hf.require_flag("attention_bias", false, "biases on the attention projections only");
-  hf.require_flag("mlp_bias", false, "biases on the MLP projections only");
-  m.gated_mlp = true;
-  m.norm = NormKind::rmsnorm;
-  m.position = PositionKind::rotary;
-  m.linear_bias = false;
-  m.fused_qkv = m.fused_gate_up = false;  // q/k/v_proj; gate_proj, up_proj
-  read_dropout(hf, m, {"attention_dropout"}, false);
 }
 
 // gpt_neox: LayerNorm with biases, rotary, parallel residual by default, untied head.
@@ -353,6 +242,9 @@ const std::vector<std::pair<std::string, Family>>& families() {
       {"bloom", bloom},
       {"distilbert", distilbert},
       {"falcon", falcon},
+      {"gemma", [](Hf& h, ModelSpec& m) { gemma(h, m, 1); }},
+      {"gemma2", [](Hf& h, ModelSpec& m) { gemma(h, m, 2); }},
+      {"gemma3_text", [](Hf& h, ModelSpec& m) { gemma(h, m, 3); }},
       {"gpt2", [](Hf& h, ModelSpec& m) { gpt2(h, m, false); }},
       {"gpt_bigcode", [](Hf& h, ModelSpec& m) { gpt2(h, m, true); }},
       {"gpt_neox", gpt_neox},
@@ -360,6 +252,9 @@ const std::vector<std::pair<std::string, Family>>& families() {
       {"mistral", [](Hf& h, ModelSpec& m) { llama(h, m, true); }},
       {"mpt", mpt},
       {"opt", opt},
+      {"phi3", phi3},
+      {"qwen2", qwen2},
+      {"qwen3", qwen3},
       {"roberta", [](Hf& h, ModelSpec& m) { bert(h, m, true); }},
   };
   return f;
@@ -389,23 +284,25 @@ namespace detail {
 
 Expected<ModelSpec> parse_hf_config(const Json& j, const std::string& file) {
   const std::string type = j["model_type"].get<std::string>();
-  auto fam = std::find_if(families().begin(), families().end(),
-                          [&](const auto& f) { return f.first == type; });
-  if (fam == families().end()) {
-    auto near = closest_match(type, hf_model_types());
-    return Diagnostic{file, "/model_type", "unsupported Hugging Face model_type \"" + type + "\"",
-                      (near ? "did you mean \"" + *near + "\"? " : std::string()) +
-                          "supported: " + join(hf_model_types())};
-  }
-  // Mixture-of-experts keys on a dense family (a Mixtral-style mistral config): dsplan's
-  // model is dense, and pricing one expert's width as the whole MLP would be silently wrong.
+  // Mixture-of-experts keys (a Mixtral-style mistral config; mixtral, qwen2_moe, deepseek):
+  // dsplan's model is dense, and pricing one expert's MLP as the whole would be wrong.
+  auto fam =
+      std::find_if(families().begin(), families().end(), [&](const auto& f) { return f.first == type; });
   for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"})
     if (j.contains(key) && j[key].is_number() && j[key].get<double>() > 1)
       return Diagnostic{
           file, std::string("/") + key,
           "a mixture-of-experts model (" + std::string(key) + " " + j[key].dump() +
               "): dsplan models dense transformers only",
-          "remove the key to plan the dense model with one expert's MLP, knowing that is not this model"};
+          fam != families().end()
+              ? "remove the key to plan the dense model with one expert's MLP, knowing that is not this model"
+              : "dense model types: " + join(hf_model_types())};
+  if (fam == families().end()) {
+    auto near = closest_match(type, hf_model_types());
+    return Diagnostic{
+        file, "/model_type", "unsupported Hugging Face model_type \"" + type + "\"",
+        (near ? "did you mean \"" + *near + "\"? " : std::string()) + "supported: " + join(hf_model_types())};
+  }
   Diagnostics errs;
   Hf hf(j, file, errs);
   ModelSpec m;

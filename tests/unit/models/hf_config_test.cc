@@ -49,6 +49,45 @@ const HfCase kCases[] = {
     // dense 4544^2 = 20,647,936, MLP 2*4544*18176 = 165,183,488, one LayerNorm 9,088 ->
     // 207,070,080, x32 = 6,626,242,560; final LayerNorm 9,088. Total 6,921,720,704.
     {"falcon-7b", "falcon-7b", 6'921'720'704},
+    // Qwen2.5-7B-Instruct (biases on Q, K, V only; GQA 28/4, head_dim 128; untied): layer:
+    // Q 3584^2 + 3584, K and V 3584*512 + 512 each, O 3584^2 -> 29,364,736; MLP
+    // 3*3584*18944 = 203,685,888; 2 RMSNorm 7,168 -> 233,057,792, x28 = 6,525,618,176;
+    // embedding and head 2*152064*3584 = 1,089,994,752; final norm 3,584. Total 7,615,616,512.
+    {"Qwen2.5-7B-Instruct", nullptr, 7'615'616'512},
+    // Qwen2.5-0.5B (tied; 14/2 heads of 64): layer: Q 896^2 + 896, K and V 896*128 + 128
+    // each, O 896^2 -> 1,836,160; MLP 3*896*4864 = 13,074,432; norms 1,792 -> 14,912,384,
+    // x24 = 357,897,216; embedding 151936*896 = 136,134,656; final norm 896. Total 494,032,768.
+    {"Qwen2.5-0.5B", nullptr, 494'032'768},
+    // Qwen3-8B (query and key RMSNorms of head_dim 128): layer: Q and O 4096^2 each, K and
+    // V 4096*1024 each -> 41,943,040; MLP 3*4096*12288 = 150,994,944; norms 8,192 + q/k
+    // norms 256 -> 192,946,432, x36 = 6,946,071,552; embedding and head 2*151936*4096 =
+    // 1,244,659,712; final norm 4,096. Total 8,190,735,360.
+    {"Qwen3-8B", nullptr, 8'190'735'360},
+    // Qwen3-0.6B (head_dim 128 with hidden 1024 and 16 heads: Q is 2048 wide; tied):
+    // layer: Q 1024*2048, K and V 1024*1024 each, O 2048*1024 -> 6,291,456; MLP
+    // 3*1024*3072 = 9,437,184; norms 2,048 + 256 -> 15,730,944, x28 = 440,466,432;
+    // embedding 151936*1024 = 155,582,464; final norm 1,024. Total 596,049,920.
+    {"Qwen3-0.6B", nullptr, 596'049'920},
+    // gemma-7b (head_dim 256: Q, K, V 4096 wide on hidden 3072; GeGLU; tied): layer:
+    // Q, K, V 3072*4096 each and O 4096*3072 -> 50,331,648; MLP 3*3072*24576 = 226,492,416;
+    // norms 6,144 -> 276,830,208, x28 = 7,751,245,824; embedding 256000*3072 = 786,432,000;
+    // final norm 3,072. Total 8,537,680,896.
+    {"gemma-7b", nullptr, 8'537'680'896},
+    // gemma-2-9b (4 norms a block; 16/8 heads of 256): layer: Q and O 3584*4096 each, K
+    // and V 3584*2048 each -> 44,040,192; MLP 3*3584*14336 = 154,140,672; norms 4*3584 =
+    // 14,336 -> 198,195,200, x42 = 8,324,198,400; embedding 256000*3584 = 917,504,000;
+    // final norm 3,584. Total 9,241,705,984.
+    {"gemma-2-9b", nullptr, 9'241'705'984},
+    // gemma-3-1b-pt (4 norms and q/k norms; 4/1 heads of 256): layer: Q and O 1152*1024
+    // each, K and V 1152*256 each -> 2,949,120; MLP 3*1152*6912 = 23,887,872; norms 4,608 +
+    // 512 -> 26,842,112, x26 = 697,894,912; embedding 262144*1152 = 301,989,888; final
+    // norm 1,152. Total 999,885,952.
+    {"gemma-3-1b-pt", nullptr, 999'885'952},
+    // Phi-3-mini-4k-instruct (fused qkv_proj and gate_up_proj, no biases, untied): layer:
+    // QKV 3072*9216 = 28,311,552, O 9,437,184, gate/up 3072*16384 = 50,331,648, down
+    // 25,165,824, norms 6,144 -> 113,252,352, x32 = 3,624,075,264; embedding and head
+    // 2*32064*3072 = 197,001,216; final norm 3,072. Total 3,821,079,552.
+    {"Phi-3-mini-4k-instruct", nullptr, 3'821'079'552},
 };
 
 Json without_name(const ModelSpec& m) {
@@ -226,6 +265,54 @@ TEST(HfConfig, GptBigcodeIsMultiQuery) {
   EXPECT_EQ(total_params(*m), 102208);
 }
 
+// What the Llama-style families set beyond the shape, as each transformers config class
+// and model code define it.
+TEST(HfConfig, LlamaStyleFamiliesBlockDetails) {
+  auto load_hf = [](const char* dir) {
+    auto m = load(std::string("hf/") + dir + "/config.json");
+    EXPECT_TRUE(m.ok()) << dir;
+    return m.ok() ? *m : ModelSpec{};
+  };
+  // Qwen2.5: Q, K and V biases only; use_sliding_window false, so no window.
+  ModelSpec q2 = load_hf("Qwen2.5-0.5B");
+  EXPECT_TRUE(q2.qkv_bias && !q2.linear_bias && q2.tied_embeddings);
+  EXPECT_EQ(q2.attention_window, 0);
+  // Qwen3: per-head query and key norms; head_dim 128 although 1024 / 16 = 64.
+  ModelSpec q3 = load_hf("Qwen3-0.6B");
+  EXPECT_TRUE(q3.qk_norm && !q3.qkv_bias);
+  EXPECT_EQ(q3.head_dim, 128);
+  // Phi-3-mini: fused projections, a 2047-key window in every layer (window_layers 0).
+  ModelSpec phi = load_hf("Phi-3-mini-4k-instruct");
+  EXPECT_TRUE(phi.fused_qkv && phi.fused_gate_up);
+  EXPECT_EQ(phi.attention_window, 2047);
+  EXPECT_EQ(windowed_layers_of(phi), 32);
+  // Gemma 2: 4 norms a block, every other layer of 42 windowed at 4096, capped logits.
+  ModelSpec g2 = load_hf("gemma-2-9b");
+  EXPECT_EQ(g2.norms_per_layer, 4);
+  EXPECT_EQ(g2.attention_window, 4096);
+  EXPECT_EQ(windowed_layers_of(g2), 21);
+  EXPECT_TRUE(g2.logit_softcap && g2.activation == Activation::gelu && g2.gated_mlp);
+  // Gemma 3: every 6th layer global, so 26 - floor(26 / 6) = 22 layers at 512 keys; no
+  // capping (final_logit_softcapping null); q/k norms.
+  ModelSpec g3 = load_hf("gemma-3-1b-pt");
+  EXPECT_EQ(windowed_layers_of(g3), 22);
+  EXPECT_EQ(g3.attention_window, 512);
+  EXPECT_TRUE(g3.qk_norm && !g3.logit_softcap);
+  // layer_types, where a config lists them, decide which layers window.
+  Json j = Json::parse(*read_text_file(test::fixture("hf/gemma-2-9b/config.json")));
+  j["layer_types"] = Json::array();
+  for (int i = 0; i < 42; ++i) j["layer_types"].push_back(i < 40 ? "sliding_attention" : "full_attention");
+  auto typed = parse_model_json(j, "config.json");
+  ASSERT_TRUE(typed.ok()) << all_errors(typed.errors());
+  EXPECT_EQ(windowed_layers_of(*typed), 40);
+  // A window no shorter than the context is no window: Qwen2.5-7B's 131072 > 32768.
+  j = Json::parse(*read_text_file(test::fixture("hf/Qwen2.5-7B-Instruct/config.json")));
+  j["use_sliding_window"] = true;
+  auto wide = parse_model_json(j, "config.json");
+  ASSERT_TRUE(wide.ok());
+  EXPECT_EQ(wide->attention_window, 0);
+}
+
 struct BadCase {
   const char* file;
   const char* must_contain[3];
@@ -250,12 +337,14 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadCase{"hf_unsupported.json",
                 {"/model_type", "unsupported Hugging Face model_type \"t5\"",
-                 "supported: bert, bloom, distilbert, falcon, gpt2, gpt_bigcode, gpt_neox, llama, mistral, mpt, opt, roberta"}},
+                 "supported: bert, bloom, distilbert, falcon, gemma, gemma2, gemma3_text, gpt2, gpt_bigcode, "
+                 "gpt_neox, llama, mistral, mpt, opt, phi3, qwen2, qwen3, roberta"}},
         BadCase{"hf_typo_type.json", {"did you mean \"llama\"?", nullptr, nullptr}},
         BadCase{"hf_wrong_type.json",
                 {"/num_hidden_layers: expected an integer, found a string",
                  "/tie_word_embeddings: expected a boolean, found a string", nullptr}},
-        BadCase{"hf_kv_heads.json", {"/num_key_value_heads", "heads 32 is not a multiple of kv_heads 5", nullptr}},
+        BadCase{"hf_kv_heads.json",
+                {"/num_key_value_heads", "heads 32 is not a multiple of kv_heads 5", nullptr}},
         BadCase{"hf_opt_350m.json", {"/word_embed_proj_dim", "project_in/project_out", nullptr}}));
 
 TEST(HfConfig, UnknownKeysAreIgnoredButMissingSizesAreNot) {

@@ -1,0 +1,71 @@
+// The assumptions `dsplan estimate` states about the run settings it searched (kernels,
+// FSDP and Megatron variants, the loss, sliding windows): one line each, printed above
+// the ranking and written into --json. Wording only; the model applies the settings.
+#include <algorithm>
+
+#include "cli/estimate_options.h"
+#include "core/names.h"
+#include "estimator/search/space.h"
+#include "estimator/time/alignment.h"
+
+namespace dsplan::cli {
+
+std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& model, const Cluster& cluster,
+                                         const SystemSpec& system) {
+  std::vector<std::string> out;
+  const GpuSpec& gpu = system.gpu;
+  if (s.run.attention != AttentionKernel::auto_)
+    out.push_back(std::string("attention kernel ") + name(s.run.attention) +
+                  " where FlashAttention is on (--attention)");
+  else if (system.gpu.arch == GpuArch::hopper && s.run.precision != Precision::fp32 &&
+           (s.flash.empty() || std::find(s.flash.begin(), s.flash.end(), true) != s.flash.end()))
+    out.push_back(s.run.framework == Framework::megatron
+                      ? "flash attention on Hopper: Transformer Engine's cuDNN fused attention (1.6x FA2)"
+                      : "flash attention on Hopper: FlashAttention-2 (PyTorch SDPA or the flash-attn "
+                        "package); give --attention "
+                        "cudnn or fa3 if the run uses those");
+  for (const std::string& advice :
+       alignment_advice(model, with_defaults(s, model, cluster).tp, s.run.precision, gpu))
+    out.push_back(advice);
+  if (s.run.fsdp_hybrid)
+    out.push_back(
+        "FSDP hybrid sharding: states sharded over each node's data-parallel ranks, "
+        "gradient shards all-reduced across nodes every micro-batch");
+  if (s.run.fsdp_version == 2)
+    out.push_back(
+        "FSDP2 (fully_shard): each layer's all-gather is copied out into its parameters "
+        "(in forward, and again in backward at ZeRO 3) and each reduce-scatter input is "
+        "copied in, on the compute stream");
+  if (s.run.fsdp_reduce_fp32 && s.run.framework == Framework::fsdp)
+    out.push_back(
+        "FSDP gradients reduced in fp32 (reduce_dtype float32): twice the reduce-scatter "
+        "bytes of 16-bit gradients, and a cast of every layer's gradients before it");
+  if (!s.run.megatron_fp32_grads)
+    out.push_back(
+        "Megatron gradients accumulated and reduced in 16 bits (grad_reduce_in_fp32=False); "
+        "Megatron-LM's own arguments force fp32 with --bf16, so set it in Megatron-Core's "
+        "DistributedDataParallelConfig or NeMo's trainer plugin");
+  if (s.run.cross_entropy == CrossEntropy::fused)
+    out.push_back(
+        "fused cross-entropy: the loss keeps only the 16-bit logits and overwrites "
+        "them with their gradient");
+  if (s.run.cross_entropy == CrossEntropy::jit_fused)
+    out.push_back(
+        "Megatron-Core's jit-fused cross-entropy (--cross-entropy-loss-fusion): the fp32 "
+        "passes over the logits fused three ways forward and one backward");
+  if (s.run.logit_metrics > 0)
+    out.push_back(std::to_string(s.run.logit_metrics) +
+                  " training metric(s) over the logits per micro-batch "
+                  "(an fp32 cross-entropy each, after the backward)");
+  if (const int w = windowed_layers_of(model);
+      w > 0 && (s.flash.empty() || s.flash.front() || s.flash.back()))
+    out.push_back(
+        "sliding window of " + std::to_string(model.attention_window) + " keys in " +
+        (w == model.layers ? "every layer"
+                           : std::to_string(w) + " of " + std::to_string(model.layers) + " layers") +
+        ": flash configurations skip the key blocks outside it, as flash-attn's window_size, "
+        "Transformer Engine and FlexAttention do (PyTorch SDPA with a window mask computes them all)");
+  return out;
+}
+
+}  // namespace dsplan::cli
