@@ -297,6 +297,15 @@ Expected<ModelSpec> parse_hf_config(const Json& j, const std::string& file) {
           fam != families().end()
               ? "remove the key to plan the dense model with one expert's MLP, knowing that is not this model"
               : "dense model types: " + join(hf_model_types())};
+  if (fam == families().end() && j.contains("text_config") && j["text_config"].is_object())
+    return Diagnostic{file, "/model_type",
+                      "\"" + type +
+                          "\" is a multimodal config (it nests a text_config): dsplan plans the text "
+                          "transformer alone",
+                      "save its text_config as a config.json of its own (model_type " +
+                          (j["text_config"].contains("model_type") ? j["text_config"]["model_type"].dump()
+                                                                   : std::string("of the text model")) +
+                          "), knowing the vision tower is not planned"};
   if (fam == families().end()) {
     auto near = closest_match(type, hf_model_types());
     return Diagnostic{

@@ -17,9 +17,15 @@ void read_window(Hf& hf, ModelSpec& m, int windowed) {
   int w = 0;
   if (!hf.json.contains("sliding_window") || hf.json["sliding_window"].is_null()) return;
   if (!hf.r.get("sliding_window", w, false, 1, 1 << 26) || w >= m.max_positions) return;
-  if (const Json* types = hf.r.child("layer_types", false); types && types->is_array()) {
-    windowed = 0;
-    for (const Json& t : *types) windowed += t.is_string() && t.get<std::string>() == "sliding_attention";
+  if (const Json* types = hf.r.child("layer_types", false); types && !types->is_null()) {
+    const bool strings = types->is_array() && std::all_of(types->begin(), types->end(),
+                                                          [](const Json& t) { return t.is_string(); });
+    if (!strings || static_cast<int>(types->size()) != m.layers) {
+      hf.r.error("layer_types", "expected one string per layer (" + std::to_string(m.layers) + ")",
+                 "\"sliding_attention\" or \"full_attention\" for each of num_hidden_layers");
+      return;
+    }
+    windowed = static_cast<int>(std::count(types->begin(), types->end(), Json("sliding_attention")));
     if (windowed == 0) return;
   }
   m.attention_window = w;
@@ -47,6 +53,14 @@ void llama_like(Hf& hf, ModelSpec& m, int default_positions, bool tied) {
   m.linear_bias = false;
   m.fused_qkv = m.fused_gate_up = false;  // q/k/v_proj; gate_proj, up_proj
   read_dropout(hf, m, {"attention_dropout"}, false);
+}
+
+// final_logit_softcapping: a positive cap, or null (none).
+bool softcap(Hf& hf) {
+  double cap = 0;
+  if (!hf.json.contains("final_logit_softcapping") || hf.json["final_logit_softcapping"].is_null())
+    return false;
+  return hf.r.get("final_logit_softcapping", cap, false, 1e-6, 1e6);
 }
 
 // Sliding windows of the Qwen families: with use_sliding_window (default false), the
@@ -122,16 +136,14 @@ void gemma(Hf& hf, ModelSpec& m, int version) {
   m.norms_per_layer = 4;
   if (version == 2) {
     read_window(hf, m, (m.layers + 1) / 2);  // layers 0, 2, 4, ...
-    m.logit_softcap =
-        hf.json.contains("final_logit_softcapping") && !hf.json["final_logit_softcapping"].is_null();
+    m.logit_softcap = softcap(hf);
     return;
   }
   m.qk_norm = true;
   int pattern = 6;
   hf.r.get("sliding_window_pattern", pattern, false, 1, kMaxDim);
   read_window(hf, m, m.layers - m.layers / pattern);  // every pattern-th layer is global
-  m.logit_softcap =
-      hf.json.contains("final_logit_softcapping") && !hf.json["final_logit_softcapping"].is_null();
+  m.logit_softcap = softcap(hf);
 }
 
 }  // namespace dsplan::hf

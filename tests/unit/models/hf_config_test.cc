@@ -345,7 +345,10 @@ INSTANTIATE_TEST_SUITE_P(
                  "/tie_word_embeddings: expected a boolean, found a string", nullptr}},
         BadCase{"hf_kv_heads.json",
                 {"/num_key_value_heads", "heads 32 is not a multiple of kv_heads 5", nullptr}},
-        BadCase{"hf_opt_350m.json", {"/word_embed_proj_dim", "project_in/project_out", nullptr}}));
+        BadCase{"hf_opt_350m.json", {"/word_embed_proj_dim", "project_in/project_out", nullptr}},
+        BadCase{"hf_layer_types_short.json", {"/layer_types", "one string per layer (42)", nullptr}},
+        BadCase{"hf_softcap_string.json", {"/final_logit_softcapping", "expected a number", nullptr}},
+        BadCase{"hf_multimodal.json", {"multimodal config", "text_config", "\"gemma3_text\""}}));
 
 TEST(HfConfig, UnknownKeysAreIgnoredButMissingSizesAreNot) {
   Json j{{"model_type", "llama"}, {"hidden_size", 64}, {"some_future_key", {1, 2}}};
