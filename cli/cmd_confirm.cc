@@ -179,6 +179,11 @@ int run(ConfirmFlags& f) {
   }
   auto launch = make_launch_spec(f.command, arg_map, find_reference_workload());
   if (!launch) return report(launch.errors());
+  if (const auto gaps = reference_workload_gaps(plan->model); f.command.empty() && !gaps.empty())
+    return report(
+        {Diagnostic{"", "", "the reference workload cannot train " + plan->model.name + ": " + join(gaps),
+                    "give the model's own training command after '--' (it must read the "
+                    "--deepspeed_config dsplan passes)"}});
   if (f.command.empty()) {
     const size_t to_run = std::min<size_t>(f.run.top, plan->candidates.size());
     const bool needs_deepspeed =

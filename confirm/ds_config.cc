@@ -157,6 +157,9 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   if (!m.linear_bias) a.push_back("--disable-bias-linear");
   if (!m.linear_bias && m.qkv_bias) a.push_back("--add-qkv-bias");  // Qwen2: biases on Q, K, V only
   if (m.qk_norm) a.push_back("--qk-layernorm");                     // Qwen3: query and key norms
+  // Megatron's head width defaults to hidden / heads; Gemma's and Qwen3-0.6B's is wider.
+  if (m.heads > 0 && head_dim_of(m) * m.heads != m.hidden)
+    a.insert(a.end(), {"--kv-channels", str(head_dim_of(m))});
   if (c.vpp > 1 && c.pp > 1)
     a.insert(a.end(), {"--num-layers-per-virtual-pipeline-stage", str(m.layers / (c.pp * c.vpp))});
   if (c.checkpointing == Checkpointing::selective) a.push_back("--recompute-activations");

@@ -165,6 +165,14 @@ Experiment make_experiment(const Candidate& c, const Plan& plan, const LaunchSpe
     // Hugging Face GPT-2's gelu_new (separate kernels) has no Megatron flag: the
     // reference workload's own, so the run does what the plan priced.
     if (plan.model.activation_unfused) e.argv.push_back("--unfused-gelu");
+    // Gemma-style blocks, which Megatron-LM has no flags for: the workload's own.
+    const ModelSpec& m = plan.model;
+    if (m.gated_mlp && m.activation == Activation::gelu) e.argv.push_back("--gated-gelu");
+    if (m.norms_per_layer == 4) e.argv.push_back("--post-norms");
+    if (const int w = windowed_layers_of(m); w > 0)
+      e.argv.insert(e.argv.end(), {"--sliding-window", std::to_string(m.attention_window), "--window-layers",
+                                   std::to_string(w)});
+    if (m.logit_softcap) e.argv.insert(e.argv.end(), {"--logit-softcap", "30"});
     // Separate Q, K and V (and gate and up) linears as Hugging Face's BERT and Llama run
     // them (ModelSpec::fused_qkv): the workload's own flags too. Megatron's layers fuse them.
     const LayerLinears lin = layer_linears(plan.model, c.cfg.megatron_layers());
@@ -183,6 +191,15 @@ Experiment make_experiment(const Candidate& c, const Plan& plan, const LaunchSpe
   }
   apply_arg_mappings(e.argv, l.arg_mappings, arg_mapping_values(c.cfg));
   return e;
+}
+
+std::vector<std::string> reference_workload_gaps(const ModelSpec& m) {
+  std::vector<std::string> gaps;
+  if (!m.causal) gaps.push_back("an encoder (the workload trains a causal decoder)");
+  if (m.parallel_residual) gaps.push_back("parallel attention and MLP branches");
+  if (m.position == PositionKind::alibi) gaps.push_back("ALiBi positions");
+  if (m.gated_mlp && m.activation == Activation::relu) gaps.push_back("a gated ReLU MLP");
+  return gaps;
 }
 
 Expected<bool> write_json_file(const std::string& path, const Json& j) {

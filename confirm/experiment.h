@@ -81,6 +81,10 @@ Expected<ExperimentOutcome> run_experiment(const Experiment& e, const Candidate&
                                            const std::string& exps_dir, const ProcessLimits& limits);
 
 // Writes `j` to `path` (pretty JSON) via a temporary file and a rename.
+// What the reference workload (examples/train_gpt.py) cannot build of a model, one phrase
+// each; empty when it trains the model the plan priced. Confirm refuses to run it then.
+std::vector<std::string> reference_workload_gaps(const ModelSpec& m);
+
 Expected<bool> write_json_file(const std::string& path, const Json& j);
 
 }  // namespace dsplan

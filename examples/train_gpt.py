@@ -3,7 +3,9 @@
 DeepSpeed autotuner's metric protocol, so `dsplan confirm` can measure any configuration.
 
 Model shape: Megatron-style flags (what `dsplan confirm` passes: --num-layers, --hidden-size,
---num-attention-heads, --seq-length, ...) or a Hugging Face config.json (--hf-config).
+--num-attention-heads, --seq-length, --kv-channels, --add-qkv-bias, --qk-layernorm, ...) plus
+the workload's own for Gemma-style blocks (--gated-gelu, --post-norms, --sliding-window,
+--window-layers, --logit-softcap), or a Hugging Face config.json (--hf-config).
 Configuration: the DeepSpeed config given by --deepspeed CONFIG or --deepspeed_config CONFIG
 (batch sizes, precision, ZeRO stage and offload, gradient clipping, autotuning section).
 
@@ -60,6 +62,16 @@ def parse_args(argv=None):
                    choices=["learned_absolute", "rope"])
     p.add_argument("--untie-embeddings-and-output-weights", action="store_true")
     p.add_argument("--disable-bias-linear", action="store_true")
+    # Megatron-LM's flags for Qwen-style blocks: head width, biases on Q/K/V only, q/k norms.
+    p.add_argument("--kv-channels", type=int, default=None, help="head width (default hidden / heads)")
+    p.add_argument("--add-qkv-bias", action="store_true", help="biases on Q, K and V even without others")
+    p.add_argument("--qk-layernorm", action="store_true", help="a norm over each query and key head")
+    # The workload's own (no Megatron-LM flag): Gemma-style blocks.
+    p.add_argument("--gated-gelu", action="store_true", help="GeGLU: a gated MLP with tanh GELU")
+    p.add_argument("--post-norms", action="store_true", help="a norm after each sublayer too (Gemma 2/3)")
+    p.add_argument("--sliding-window", type=int, default=None, help="keys each query attends to at most")
+    p.add_argument("--window-layers", type=int, default=None, help="layers that window (default all)")
+    p.add_argument("--logit-softcap", type=float, default=None, help="logits = cap * tanh(logits / cap)")
     p.add_argument("--tensor-model-parallel-size", type=int, default=1)
     p.add_argument("--pipeline-model-parallel-size", type=int, default=1)
     p.add_argument("--num-layers-per-virtual-pipeline-stage", type=int, default=None)
@@ -115,10 +127,25 @@ def apply_hf_config(args):
     args.vocab_size = pick("vocab_size", default=args.vocab_size)
     args.max_position_embeddings = pick("max_position_embeddings", "n_positions",
                                         default=args.max_position_embeddings)
-    if c.get("model_type") in ("llama", "mistral", "qwen2"):
+    kind = c.get("model_type")
+    if kind in ("llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text"):
         args.swiglu, args.normalization, args.position_embedding_type = True, "RMSNorm", "rope"
         args.disable_bias_linear = True
-        args.separate_qkv = args.separate_gate_up = True  # q/k/v_proj, gate_proj and up_proj
+        args.separate_qkv = args.separate_gate_up = kind != "phi3"  # phi3: qkv_proj, gate_up_proj
+        args.kv_channels = pick("head_dim", default=256 if kind.startswith("gemma") else
+                                128 if kind == "qwen3" else None)
+        args.add_qkv_bias = kind == "qwen2"
+        args.qk_layernorm = kind in ("qwen3", "gemma3_text")
+        if kind.startswith("gemma"):  # GeGLU, tied; Gemma 2 and 3: post-norms and windows
+            args.swiglu, args.gated_gelu = False, True
+            args.untie_embeddings_and_output_weights = False
+            args.post_norms = kind != "gemma"
+            args.logit_softcap = pick("final_logit_softcapping")
+        if kind in ("mistral", "phi3", "gemma2", "gemma3_text") and pick("sliding_window"):
+            args.sliding_window = pick("sliding_window")
+            n = args.num_layers
+            args.window_layers = {"gemma2": (n + 1) // 2,
+                                  "gemma3_text": n - n // pick("sliding_window_pattern", default=6)}.get(kind)
     args.untie_embeddings_and_output_weights |= c.get("tie_word_embeddings") is False
     # Hugging Face neither pads the vocabulary nor fuses GPT-2's gelu_new.
     args.make_vocab_size_divisible_by = 1
@@ -152,9 +179,12 @@ def build_model(args, torch):
     nn, F = torch.nn, torch.nn.functional
     h, heads = args.hidden_size, args.num_attention_heads
     kv_heads = args.num_query_groups or heads
-    head_dim = h // heads
-    ffn = args.ffn_hidden_size or (4 * h if not args.swiglu else int(8 * h / 3 / 64 + 0.999) * 64)
+    head_dim = args.kv_channels or h // heads
+    gated = args.swiglu or args.gated_gelu
+    ffn = args.ffn_hidden_size or (4 * h if not gated else int(8 * h / 3 / 64 + 0.999) * 64)
     bias = not args.disable_bias_linear
+    qkv_bias = bias or args.add_qkv_bias
+    windowed_layers = args.window_layers or args.num_layers
     pad = max(1, args.make_vocab_size_divisible_by) * args.tensor_model_parallel_size
     vocab = -(-args.vocab_size // pad) * pad  # Megatron's padded vocabulary
     p_attn = args.attention_dropout
@@ -185,7 +215,22 @@ def build_model(args, torch):
 
     triton_attn = triton_attention() if args.use_flash_attn_triton else None
 
-    def core_attention(q, k, v):
+    def windowed_attention(q, k, v, window):
+        # Only flash-attn's kernel takes a window and skips the key blocks outside it (what
+        # dsplan prices for flash runs); SDPA would need a mask and compute every block.
+        try:
+            from flash_attn import flash_attn_func
+        except ImportError as e:
+            sys.exit("train_gpt.py: --sliding-window with flash attention needs the flash-attn "
+                     "package (flash_attn_func with window_size, flash-attn >= 2.3): %s" % e)
+        o = flash_attn_func(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), dropout_p=p_attn,
+                            causal=True, window_size=(window - 1, 0))
+        return o.transpose(1, 2)
+
+    def core_attention(q, k, v, window=None):
+        s = q.shape[-2]
+        if window and window < s and args.use_flash_attn and args.attention_backend != "unfused":
+            return windowed_attention(q, k, v, window)
         if triton_attn is not None:  # flash-attn's Triton kernel takes [b, s, heads, d]
             o = triton_attn(q.transpose(1, 2).contiguous(), k.transpose(1, 2).contiguous(),
                             v.transpose(1, 2).contiguous(), None, True)
@@ -203,27 +248,35 @@ def build_model(args, torch):
                     return F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p_attn)
             except (ImportError, AttributeError):  # older PyTorch: let SDPA pick
                 return F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p_attn)
-        # The unfused path keeps the s x s scores in memory, as non-flash training does.
-        s = q.shape[-2]
+        # The unfused path keeps the s x s scores in memory, as non-flash training does; a
+        # window masks the keys more than window - 1 positions back as well.
         scores = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
         mask = torch.ones(s, s, device=q.device, dtype=torch.bool).triu(1)
+        if window and window < s:
+            mask |= torch.ones(s, s, device=q.device, dtype=torch.bool).tril(-window)
         return F.dropout(torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1), p_attn) @ v
 
     widths = [heads * head_dim, kv_heads * head_dim, kv_heads * head_dim]  # of Q, K and V
 
     class Block(nn.Module):
-        def __init__(self):
+        def __init__(self, index):
             super().__init__()
             self.ln1, self.ln2 = Norm(h), Norm(h)
+            # Post-norms (Gemma 2/3): a norm on each sublayer's output before the residual add.
+            self.pn1, self.pn2 = (Norm(h), Norm(h)) if args.post_norms else (nn.Identity(), nn.Identity())
+            # Query and key norms over each head (Qwen3, Gemma 3), before the rotary embedding.
+            self.qn, self.kn = (Norm(head_dim), Norm(head_dim)) if args.qk_layernorm else (None, None)
+            # Which layers window is immaterial to the cost: the first window_layers do.
+            self.window = args.sliding_window if index < windowed_layers else None
             if args.separate_qkv:  # one linear each, as Hugging Face's BERT and Llama
-                self.q, self.k, self.v = (nn.Linear(h, w, bias=bias) for w in widths)
+                self.q, self.k, self.v = (nn.Linear(h, w, bias=qkv_bias) for w in widths)
             else:
-                self.qkv = nn.Linear(h, sum(widths), bias=bias)
+                self.qkv = nn.Linear(h, sum(widths), bias=qkv_bias)
             self.proj = nn.Linear(heads * head_dim, h, bias=bias)
-            if args.swiglu and args.separate_gate_up:  # gate and up as two linears
+            if gated and args.separate_gate_up:  # gate and up as two linears
                 self.gate, self.up = nn.Linear(h, ffn, bias=bias), nn.Linear(h, ffn, bias=bias)
             else:
-                self.fc1 = nn.Linear(h, ffn * (2 if args.swiglu else 1), bias=bias)
+                self.fc1 = nn.Linear(h, ffn * (2 if gated else 1), bias=bias)
             self.fc2 = nn.Linear(ffn, h, bias=bias)
             self.drop = nn.Dropout(args.hidden_dropout)
 
@@ -231,21 +284,23 @@ def build_model(args, torch):
             b, s, _ = x.shape
             qkv = (self.q(x), self.k(x), self.v(x)) if args.separate_qkv else self.qkv(x).split(widths, -1)
             q, k, v = (t.view(b, s, -1, head_dim).transpose(1, 2) for t in qkv)  # heads, kv, kv
+            if self.qn is not None:
+                q, k = self.qn(q), self.kn(k)
             if args.position_embedding_type == "rope":
                 q, k = rope(q, s), rope(k, s)
             if kv_heads != heads:
                 k = k.repeat_interleave(heads // kv_heads, dim=1)
                 v = v.repeat_interleave(heads // kv_heads, dim=1)
             if recompute == "selective":  # recompute only the attention core (Megatron's choice)
-                o = torch.utils.checkpoint.checkpoint(core_attention, q, k, v, use_reentrant=False)
+                o = torch.utils.checkpoint.checkpoint(core_attention, q, k, v, self.window, use_reentrant=False)
             else:
-                o = core_attention(q, k, v)
+                o = core_attention(q, k, v, self.window)
             return self.proj(o.transpose(1, 2).reshape(b, s, heads * head_dim))
 
         def mlp(self, x):
-            if args.swiglu:
+            if gated:
                 a, g = (self.gate(x), self.up(x)) if args.separate_gate_up else self.fc1(x).chunk(2, dim=-1)
-                return self.fc2(F.silu(a) * g)
+                return self.fc2((F.silu(a) if args.swiglu else F.gelu(a, approximate="tanh")) * g)
             y = self.fc1(x)
             if args.unfused_gelu:  # gelu_new as Hugging Face writes it: eight kernels
                 y = 0.5 * y * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (y + 0.044715 * torch.pow(y, 3.0))))
@@ -254,8 +309,8 @@ def build_model(args, torch):
             return self.fc2(y)
 
         def forward(self, x):
-            x = x + self.drop(self.attention(self.ln1(x)))
-            return x + self.drop(self.mlp(self.ln2(x)))
+            x = x + self.drop(self.pn1(self.attention(self.ln1(x))))
+            return x + self.drop(self.pn2(self.mlp(self.ln2(x))))
 
     class GPT(nn.Module):
         def __init__(self):
@@ -265,7 +320,7 @@ def build_model(args, torch):
             self.wpe = None
             if args.position_embedding_type == "learned_absolute":
                 self.wpe = nn.Embedding(args.max_position_embeddings or args.seq_length, h)
-            self.blocks = nn.ModuleList(Block() for _ in range(args.num_layers))
+            self.blocks = nn.ModuleList(Block(i) for i in range(args.num_layers))
             self.ln_f = Norm(h)
             self.head = nn.Linear(h, vocab, bias=False)
             if not args.untie_embeddings_and_output_weights:
@@ -282,7 +337,10 @@ def build_model(args, torch):
                     x = torch.utils.checkpoint.checkpoint(blk, x, use_reentrant=False)
                 else:
                     x = blk(x)
-            logits = self.head(self.ln_f(x)).float()
+            logits = self.head(self.ln_f(x))
+            if args.logit_softcap:  # Gemma 2: three passes over the 16-bit logits
+                logits = args.logit_softcap * torch.tanh(logits / args.logit_softcap)
+            logits = logits.float()
             return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
 
     return GPT()

@@ -337,6 +337,45 @@ TEST(Confirm, ReferenceWorkloadAcceptsTheGeneratedFlags) {
   }
 }
 
+// The Qwen- and Gemma-style blocks reach the workload as Megatron-LM's flags (--add-qkv-bias,
+// --qk-layernorm, --kv-channels) and its own (--gated-gelu, --post-norms, --sliding-window,
+// --window-layers, --logit-softcap), and it reads each; models it cannot build are named.
+TEST(Confirm, ReferenceWorkloadBuildsTheLlamaStyleBlocks) {
+  ScratchDir d;
+  Plan plan = test::tiny_plan();
+  ModelSpec& m = plan.model;
+  m.heads = 4;
+  m.kv_heads = 2;
+  m.head_dim = 2 * m.hidden / m.heads;  // wider than hidden / heads, as Gemma's
+  m.gated_mlp = true;
+  m.activation = Activation::gelu;
+  m.norm = NormKind::rmsnorm;
+  m.linear_bias = false;
+  m.qkv_bias = m.qk_norm = m.logit_softcap = true;
+  m.norms_per_layer = 4;
+  m.attention_window = 64;
+  m.window_layers = 2;
+  Candidate cand = plan.candidates.front();
+  LaunchSpec l;
+  l.reference_script = std::string(DSPLAN_SOURCE_DIR) + "/examples/train_gpt.py";
+  const Experiment e = make_experiment(cand, plan, l, d.path());
+  std::vector<std::string> argv = {
+      "python3", "-c",
+      "import sys; sys.path.insert(0, sys.argv[1]); import train_gpt; "
+      "a = train_gpt.parse_args(sys.argv[2:]); "
+      "print(a.kv_channels, a.add_qkv_bias, a.qk_layernorm, a.gated_gelu, a.post_norms, "
+      "a.sliding_window, a.window_layers, a.logit_softcap)",
+      std::string(DSPLAN_SOURCE_DIR) + "/examples"};
+  argv.insert(argv.end(), e.argv.begin() + 2, e.argv.end());
+  auto r = run_process(argv, d / "out", d / "err", {});
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << test::slurp(d / "err");
+  EXPECT_EQ(test::slurp(d / "out"), std::to_string(m.head_dim) + " True True True True 64 2 30.0\n");
+  EXPECT_TRUE(reference_workload_gaps(m).empty());
+  m.parallel_residual = true;
+  m.position = PositionKind::alibi;
+  EXPECT_EQ(reference_workload_gaps(m).size(), 2u);
+}
+
 // A plan priced as PyTorch FSDP runs the reference workload's PyTorch path with the
 // plan's sharding and reduce dtype; the workload must accept the whole command line.
 TEST(Confirm, FsdpPlansRunTheWorkloadsFsdpPath) {
