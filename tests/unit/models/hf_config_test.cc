@@ -53,7 +53,7 @@ const HfCase kCases[] = {
     // Q 3584^2 + 3584, K and V 3584*512 + 512 each, O 3584^2 -> 29,364,736; MLP
     // 3*3584*18944 = 203,685,888; 2 RMSNorm 7,168 -> 233,057,792, x28 = 6,525,618,176;
     // embedding and head 2*152064*3584 = 1,089,994,752; final norm 3,584. Total 7,615,616,512.
-    {"Qwen2.5-7B-Instruct", nullptr, 7'615'616'512},
+    {"Qwen2.5-7B-Instruct", "qwen2.5-7b", 7'615'616'512},
     // Qwen2.5-0.5B (tied; 14/2 heads of 64): layer: Q 896^2 + 896, K and V 896*128 + 128
     // each, O 896^2 -> 1,836,160; MLP 3*896*4864 = 13,074,432; norms 1,792 -> 14,912,384,
     // x24 = 357,897,216; embedding 151936*896 = 136,134,656; final norm 896. Total 494,032,768.
@@ -62,7 +62,7 @@ const HfCase kCases[] = {
     // V 4096*1024 each -> 41,943,040; MLP 3*4096*12288 = 150,994,944; norms 8,192 + q/k
     // norms 256 -> 192,946,432, x36 = 6,946,071,552; embedding and head 2*151936*4096 =
     // 1,244,659,712; final norm 4,096. Total 8,190,735,360.
-    {"Qwen3-8B", nullptr, 8'190'735'360},
+    {"Qwen3-8B", "qwen3-8b", 8'190'735'360},
     // Qwen3-0.6B (head_dim 128 with hidden 1024 and 16 heads: Q is 2048 wide; tied):
     // layer: Q 1024*2048, K and V 1024*1024 each, O 2048*1024 -> 6,291,456; MLP
     // 3*1024*3072 = 9,437,184; norms 2,048 + 256 -> 15,730,944, x28 = 440,466,432;
@@ -77,7 +77,7 @@ const HfCase kCases[] = {
     // and V 3584*2048 each -> 44,040,192; MLP 3*3584*14336 = 154,140,672; norms 4*3584 =
     // 14,336 -> 198,195,200, x42 = 8,324,198,400; embedding 256000*3584 = 917,504,000;
     // final norm 3,584. Total 9,241,705,984.
-    {"gemma-2-9b", nullptr, 9'241'705'984},
+    {"gemma-2-9b", "gemma2-9b", 9'241'705'984},
     // gemma-3-1b-pt (4 norms and q/k norms; 4/1 heads of 256): layer: Q and O 1152*1024
     // each, K and V 1152*256 each -> 2,949,120; MLP 3*1152*6912 = 23,887,872; norms 4,608 +
     // 512 -> 26,842,112, x26 = 697,894,912; embedding 262144*1152 = 301,989,888; final
@@ -87,7 +87,7 @@ const HfCase kCases[] = {
     // QKV 3072*9216 = 28,311,552, O 9,437,184, gate/up 3072*16384 = 50,331,648, down
     // 25,165,824, norms 6,144 -> 113,252,352, x32 = 3,624,075,264; embedding and head
     // 2*32064*3072 = 197,001,216; final norm 3,072. Total 3,821,079,552.
-    {"Phi-3-mini-4k-instruct", nullptr, 3'821'079'552},
+    {"Phi-3-mini-4k-instruct", "phi3-mini", 3'821'079'552},
 };
 
 Json without_name(const ModelSpec& m) {

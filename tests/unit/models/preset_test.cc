@@ -77,6 +77,10 @@ const Count kCounts[] = {
     {"bloom-176b", 176'247'271'424}, {"opt-1.3b", 1'315'758'080},
     {"mpt-7b", 6'649'286'656},      {"falcon-7b", 6'921'720'704},
     {"llama3.2-1b", 1'235'814'400},
+    // The 2024-25 families: arithmetic beside their Hugging Face fixtures in
+    // hf_config_test.cc, whose imports these presets equal (test SameShapeAsThePreset).
+    {"qwen2.5-7b", 7'615'616'512},  {"qwen3-8b", 8'190'735'360},
+    {"gemma2-9b", 9'241'705'984},   {"phi3-mini", 3'821'079'552},
 };
 
 TEST(Presets, ParameterCountsMatchPublishedModels) {
