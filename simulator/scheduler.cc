@@ -49,12 +49,17 @@ Schedule list_schedule(const TaskGraph& g) {
   s.start.assign(n, Seconds{});
   s.finish.assign(n, Seconds{});
   s.binding.assign(n, kNoTask);
-  std::vector<TaskId> reverse_order;
-  reverse_order.reserve(n);
-  boost::topological_sort(g.graph(), std::back_inserter(reverse_order));
   std::vector<Seconds> stream_free(g.streams().size(), Seconds{});
-  for (auto it = reverse_order.rbegin(); it != reverse_order.rend(); ++it) {
-    schedule_one(g, *it, stream_free, s);
+  // Any topological order gives the same schedule: a task's start is the latest finish of
+  // its predecessors (its stream predecessor among them), ties broken by prefer().
+  if (g.ids_are_topological()) {
+    for (TaskId v = 0; v < n; ++v) schedule_one(g, v, stream_free, s);
+  } else {
+    std::vector<TaskId> reverse_order;
+    reverse_order.reserve(n);
+    boost::topological_sort(g.graph(), std::back_inserter(reverse_order));  // throws on a cycle
+    for (auto it = reverse_order.rbegin(); it != reverse_order.rend(); ++it)
+      schedule_one(g, *it, stream_free, s);
   }
   for (TaskId v = 0; v < n; ++v) {
     if (s.last == kNoTask || s.finish[v] > s.makespan) {

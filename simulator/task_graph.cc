@@ -47,6 +47,7 @@ TaskId TaskGraph::add_task(const Task& task) {
 
 void TaskGraph::add_dep(TaskId before, TaskId after) {
   if (before == kNoTask || after == kNoTask || before == after) return;
+  if (before > after) forward_edges_ = false;
   boost::add_edge(before, after, *graph_);
 }
 

@@ -100,6 +100,10 @@ class TaskGraph {
   std::size_t size() const { return boost::num_vertices(*graph_); }
   const Graph& graph() const { return *graph_; }
   const std::vector<Stream>& streams() const { return streams_; }
+  // True while every dependency runs from an earlier-added task to a later one (how the
+  // step graphs are built): then the ids in order are a topological order and the graph
+  // has no cycle, so the scheduler needs no sort.
+  bool ids_are_topological() const { return forward_edges_; }
   // The last task added to a stream, or kNoTask.
   TaskId last_on(int stream) const { return last_on_stream_[stream]; }
 
@@ -107,6 +111,7 @@ class TaskGraph {
   std::unique_ptr<Graph> graph_;
   std::vector<Stream> streams_;
   std::vector<TaskId> last_on_stream_;
+  bool forward_edges_ = true;  // every dependency so far runs from a lower id to a higher
 };
 
 const char* kind_name(TaskKind kind);          // "backward", "grad_reduce"

@@ -40,6 +40,27 @@ TEST(Scheduler, DependenciesAndStreamsFixStartTimes) {
   EXPECT_EQ(critical_path(g, s), (std::vector<TaskId>{a, c, d}));
 }
 
+// Built in id order the graph schedules without a sort; a dependency from a later task to
+// an earlier one (how pipeline stages are joined) takes the topological sort. Both give
+// the schedule of the same dependencies: here b waits for the comm task c added after it.
+//   compute: a [0, 2], b [max(2, 6), 7];  comm: c [0, 6]  -> makespan 7, b bound by c.
+TEST(Scheduler, SameScheduleWithOrWithoutBackwardIds) {
+  TaskGraph g;
+  const int compute = g.add_stream(StreamKind::compute, 0);
+  const int comm = g.add_stream(StreamKind::dp_comm, 0);
+  const TaskId a = g.add_task(on(compute, 2));
+  const TaskId b = g.add_task(on(compute, 1));
+  EXPECT_TRUE(g.ids_are_topological());
+  const TaskId c = g.add_task(on(comm, 6, TaskKind::grad_reduce));
+  g.add_dep(c, b);
+  EXPECT_FALSE(g.ids_are_topological());
+  const Schedule s = list_schedule(g);
+  EXPECT_DOUBLE_EQ(s.start[a].v, 0.0);
+  EXPECT_DOUBLE_EQ(s.start[b].v, 6.0);
+  EXPECT_DOUBLE_EQ(s.makespan.v, 7.0);
+  EXPECT_EQ(s.binding[b], c);
+}
+
 TEST(Scheduler, ZeroLengthTasksAreLeftOffTheCriticalPath) {
   TaskGraph g;
   const int compute = g.add_stream(StreamKind::compute, 0);
