@@ -141,15 +141,19 @@ def apply_hf_config(args):
             args.untie_embeddings_and_output_weights = False
             args.post_norms = kind != "gemma"
             args.logit_softcap = pick("final_logit_softcapping")
-        if kind in ("mistral", "phi3", "gemma2", "gemma3_text") and pick("sliding_window"):
-            args.sliding_window = pick("sliding_window")
-            n = args.num_layers
-            args.window_layers = {"gemma2": (n + 1) // 2,
-                                  "gemma3_text": n - n // pick("sliding_window_pattern", default=6)}.get(kind)
+    if kind == "starcoder2":  # GPT's block with GQA, rotary, separate q/k/v_proj and a window
+        args.position_embedding_type, args.separate_qkv = "rope", True
+        args.disable_bias_linear = c.get("use_bias") is False
+    if kind in ("mistral", "phi3", "gemma2", "gemma3_text", "starcoder2") and pick("sliding_window"):
+        args.sliding_window = pick("sliding_window")
+        n = args.num_layers
+        args.window_layers = {"gemma2": (n + 1) // 2,
+                              "gemma3_text": n - n // pick("sliding_window_pattern", default=6)}.get(kind)
     args.untie_embeddings_and_output_weights |= c.get("tie_word_embeddings") is False
     # Hugging Face neither pads the vocabulary nor fuses GPT-2's gelu_new.
     args.make_vocab_size_divisible_by = 1
-    args.hidden_dropout = pick("resid_pdrop", "hidden_dropout", "hidden_dropout_prob", default=0.0)
+    args.hidden_dropout = pick("resid_pdrop", "hidden_dropout", "hidden_dropout_prob", "residual_dropout",
+                               default=0.0)
     args.attention_dropout = pick("attn_pdrop", "attention_dropout", "attention_probs_dropout_prob",
                                   default=0.0)
     args.unfused_gelu = c.get("activation_function") == "gelu_new"

@@ -256,6 +256,7 @@ const std::vector<std::pair<std::string, Family>>& families() {
       {"qwen2", qwen2},
       {"qwen3", qwen3},
       {"roberta", [](Hf& h, ModelSpec& m) { bert(h, m, true); }},
+      {"starcoder2", starcoder2},
   };
   return f;
 }

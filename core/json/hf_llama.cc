@@ -1,7 +1,8 @@
-// Hugging Face config.json import of the Llama-style decoders: llama, mistral, qwen2,
-// qwen3, phi3 and the gemma generations. They share RMSNorm, a gated MLP, rotary positions
-// and bias-free linears, and differ in the keys below, each as the family's transformers
-// config class defaults it. Sliding windows are read as transformers applies them.
+// Hugging Face config.json import of the Llama-era rotary decoders: llama, mistral, qwen2,
+// qwen3, phi3 and the gemma generations share RMSNorm, a gated MLP and bias-free linears;
+// starcoder2 keeps GPT's LayerNorm, biases and plain MLP. They differ in the keys below,
+// each as the family's transformers config class defaults it. Sliding windows are read as
+// transformers applies them.
 #include <algorithm>
 
 #include "core/json/hf_reader.h"
@@ -144,6 +145,28 @@ void gemma(Hf& hf, ModelSpec& m, int version) {
   hf.r.get("sliding_window_pattern", pattern, false, 1, kMaxDim);
   read_window(hf, m, m.layers - m.layers / pattern);  // every pattern-th layer is global
   m.logit_softcap = softcap(hf);
+}
+
+// starcoder2: GQA, rotary and a sliding window (4096 in the released models) on GPT's
+// block: LayerNorms with biases, biases on every linear (use_bias, default true), a plain
+// tanh-GELU MLP (c_fc, c_proj), separate q/k/v_proj, a tied head by default.
+void starcoder2(Hf& hf, ModelSpec& m) {
+  hf.get("layers", {"num_hidden_layers"}, m.layers, true);
+  hf.get("hidden", {"hidden_size"}, m.hidden, true);
+  hf.get("heads", {"num_attention_heads"}, m.heads, true);
+  m.kv_heads = 2;
+  hf.get("kv_heads", {"num_key_value_heads"}, m.kv_heads, false);
+  hf.get("ffn_hidden", {"intermediate_size"}, m.ffn_hidden, true);
+  m.max_positions = 4096;
+  hf.get("max_positions", {"max_position_embeddings"}, m.max_positions, false);
+  m.activation = Activation::gelu;
+  read_activation(hf, "hidden_act", m);
+  m.tied_embeddings = hf.flag("tie_word_embeddings", true);
+  m.linear_bias = hf.flag("use_bias", true);
+  m.position = PositionKind::rotary;
+  m.fused_qkv = false;  // q_proj, k_proj, v_proj
+  read_dropout(hf, m, {"residual_dropout", "embedding_dropout", "attention_dropout"}, false);
+  read_window(hf, m, 0);
 }
 
 }  // namespace dsplan::hf

@@ -105,5 +105,6 @@ void qwen2(Hf& hf, ModelSpec& m);
 void qwen3(Hf& hf, ModelSpec& m);
 void phi3(Hf& hf, ModelSpec& m);
 void gemma(Hf& hf, ModelSpec& m, int version);
+void starcoder2(Hf& hf, ModelSpec& m);
 
 }  // namespace dsplan::hf

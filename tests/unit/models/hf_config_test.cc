@@ -88,6 +88,12 @@ const HfCase kCases[] = {
     // 25,165,824, norms 6,144 -> 113,252,352, x32 = 3,624,075,264; embedding and head
     // 2*32064*3072 = 197,001,216; final norm 3,072. Total 3,821,079,552.
     {"Phi-3-mini-4k-instruct", "phi3-mini", 3'821'079'552},
+    // starcoder2-3b (biases everywhere, LayerNorms with biases, GQA 24/2 of 128, plain
+    // MLP, tied): layer: Q and O 3072^2 + 3072 each, K and V 3072*256 + 256 each ->
+    // 20,453,888; MLP 3072*12288 + 12288 + 12288*3072 + 3072 = 75,512,832; 2 LayerNorms
+    // 12,288 -> 95,979,008, x30 = 2,879,370,240; embedding 49152*3072 = 150,994,944; final
+    // LayerNorm 6,144. Total 3,030,371,328.
+    {"starcoder2-3b", nullptr, 3'030'371'328},
 };
 
 Json without_name(const ModelSpec& m) {
