@@ -57,8 +57,9 @@ std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& 
     out.push_back(std::to_string(s.run.logit_metrics) +
                   " training metric(s) over the logits per micro-batch "
                   "(an fp32 cross-entropy each, after the backward)");
+  // Only where the window is shorter than the sequence: otherwise it changes nothing.
   if (const int w = windowed_layers_of(model);
-      w > 0 && (s.flash.empty() || s.flash.front() || s.flash.back()))
+      w > 0 && model.attention_window < s.run.seq_len && (s.flash.empty() || s.flash.front() || s.flash.back()))
     out.push_back(
         "sliding window of " + std::to_string(model.attention_window) + " keys in " +
         (w == model.layers ? "every layer"
