@@ -85,6 +85,7 @@ void print_one(const ModelSpec& m, const std::string& source) {
     extra.push_back(
         "sliding window of " + std::to_string(m.attention_window) + " keys in " +
         (w == m.layers ? "every layer" : std::to_string(w) + " of " + std::to_string(m.layers) + " layers"));
+  if (m.attn_softcap) extra.push_back("soft-capped attention scores");
   if (m.logit_softcap) extra.push_back("soft-capped logits");
   if (!extra.empty()) std::printf("  block: %s\n", join(extra).c_str());
   std::printf("parameters\n");

@@ -172,7 +172,9 @@ Experiment make_experiment(const Candidate& c, const Plan& plan, const LaunchSpe
     if (const int w = windowed_layers_of(m); w > 0)
       e.argv.insert(e.argv.end(), {"--sliding-window", std::to_string(m.attention_window), "--window-layers",
                                    std::to_string(w)});
+    // The caps' values do not change the cost; Gemma 2's are 30 (logits) and 50 (scores).
     if (m.logit_softcap) e.argv.insert(e.argv.end(), {"--logit-softcap", "30"});
+    if (m.attn_softcap) e.argv.insert(e.argv.end(), {"--attn-softcap", "50"});
     // Separate Q, K and V (and gate and up) linears as Hugging Face's BERT and Llama run
     // them (ModelSpec::fused_qkv): the workload's own flags too. Megatron's layers fuse them.
     const LayerLinears lin = layer_linears(plan.model, c.cfg.megatron_layers());

@@ -72,6 +72,10 @@ struct ModelSpec {
   // Gemma 2's final-logit soft-capping, logits = cap * tanh(logits / cap): three
   // elementwise passes over the 16-bit logits each way, and the tanh output is saved.
   bool logit_softcap = false;
+  // Gemma 2's attn_logit_softcapping, scores = cap * tanh(scores / cap) before the softmax.
+  // FlashAttention (flash-attn >= 2.6) applies it inside the kernel; standard attention
+  // runs three passes over the scores each way and keeps the tanh output.
+  bool attn_softcap = false;
   int type_vocab = 0;           // BERT token-type embeddings (0 = none)
   bool embedding_norm = false;  // a norm right after the embeddings (BERT, BLOOM)
   bool final_norm = true;       // a norm after the last layer

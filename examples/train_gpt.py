@@ -72,6 +72,7 @@ def parse_args(argv=None):
     p.add_argument("--sliding-window", type=int, default=None, help="keys each query attends to at most")
     p.add_argument("--window-layers", type=int, default=None, help="layers that window (default all)")
     p.add_argument("--logit-softcap", type=float, default=None, help="logits = cap * tanh(logits / cap)")
+    p.add_argument("--attn-softcap", type=float, default=None, help="scores = cap * tanh(scores / cap)")
     p.add_argument("--tensor-model-parallel-size", type=int, default=1)
     p.add_argument("--pipeline-model-parallel-size", type=int, default=1)
     p.add_argument("--num-layers-per-virtual-pipeline-stage", type=int, default=None)
@@ -141,6 +142,7 @@ def apply_hf_config(args):
             args.untie_embeddings_and_output_weights = False
             args.post_norms = kind != "gemma"
             args.logit_softcap = pick("final_logit_softcapping")
+            args.attn_softcap = pick("attn_logit_softcapping")
     if kind == "starcoder2":  # GPT's block with GQA, rotary, separate q/k/v_proj and a window
         args.position_embedding_type, args.separate_qkv = "rope", True
         args.disable_bias_linear = c.get("use_bias") is False
@@ -219,22 +221,25 @@ def build_model(args, torch):
 
     triton_attn = triton_attention() if args.use_flash_attn_triton else None
 
-    def windowed_attention(q, k, v, window):
-        # Only flash-attn's kernel takes a window and skips the key blocks outside it (what
-        # dsplan prices for flash runs); SDPA would need a mask and compute every block.
+    def flash_attn_package(q, k, v, window):
+        # Only flash-attn's kernel takes a window (skipping the key blocks outside it, as
+        # dsplan prices flash runs) and soft-caps the scores inside the kernel; SDPA does
+        # neither (a window mask would compute every block).
         try:
             from flash_attn import flash_attn_func
         except ImportError as e:
-            sys.exit("train_gpt.py: --sliding-window with flash attention needs the flash-attn "
-                     "package (flash_attn_func with window_size, flash-attn >= 2.3): %s" % e)
+            sys.exit("train_gpt.py: --sliding-window or --attn-softcap with flash attention needs the "
+                     "flash-attn package (flash_attn_func with window_size and softcap, flash-attn >= 2.6): %s" % e)
         o = flash_attn_func(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), dropout_p=p_attn,
-                            causal=True, window_size=(window - 1, 0))
+                            causal=True, window_size=(window - 1, 0) if window else (-1, -1),
+                            softcap=args.attn_softcap or 0.0)
         return o.transpose(1, 2)
 
     def core_attention(q, k, v, window=None):
         s = q.shape[-2]
-        if window and window < s and args.use_flash_attn and args.attention_backend != "unfused":
-            return windowed_attention(q, k, v, window)
+        window = window if window and window < s else None
+        if (window or args.attn_softcap) and args.use_flash_attn and args.attention_backend != "unfused":
+            return flash_attn_package(q, k, v, window)
         if triton_attn is not None:  # flash-attn's Triton kernel takes [b, s, heads, d]
             o = triton_attn(q.transpose(1, 2).contiguous(), k.transpose(1, 2).contiguous(),
                             v.transpose(1, 2).contiguous(), None, True)
@@ -255,8 +260,10 @@ def build_model(args, torch):
         # The unfused path keeps the s x s scores in memory, as non-flash training does; a
         # window masks the keys more than window - 1 positions back as well.
         scores = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
+        if args.attn_softcap:  # Gemma 2: three passes over the scores
+            scores = args.attn_softcap * torch.tanh(scores / args.attn_softcap)
         mask = torch.ones(s, s, device=q.device, dtype=torch.bool).triu(1)
-        if window and window < s:
+        if window:
             mask |= torch.ones(s, s, device=q.device, dtype=torch.bool).tril(-window)
         return F.dropout(torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1), p_attn) @ v
 

@@ -56,12 +56,11 @@ void llama_like(Hf& hf, ModelSpec& m, int default_positions, bool tied) {
   read_dropout(hf, m, {"attention_dropout"}, false);
 }
 
-// final_logit_softcapping: a positive cap, or null (none).
-bool softcap(Hf& hf) {
+// final_logit_softcapping or attn_logit_softcapping: a positive cap, or null (none).
+bool softcap(Hf& hf, const char* key) {
   double cap = 0;
-  if (!hf.json.contains("final_logit_softcapping") || hf.json["final_logit_softcapping"].is_null())
-    return false;
-  return hf.r.get("final_logit_softcapping", cap, false, 1e-6, 1e6);
+  if (!hf.json.contains(key) || hf.json[key].is_null()) return false;
+  return hf.r.get(key, cap, false, 1e-6, 1e6);
 }
 
 // Sliding windows of the Qwen families: with use_sliding_window (default false), the
@@ -120,7 +119,8 @@ void phi3(Hf& hf, ModelSpec& m) {
 // gemma: Llama's block with a GeGLU MLP (tanh GELU), head_dim 256 unless stated, a tied
 // head and the embedding scaled by sqrt(hidden) (one elementwise pass, not priced).
 // Gemma 2 adds a norm after each sublayer (4 a block), a sliding window on every other
-// layer and soft-capped logits; its in-attention score capping runs inside FlashAttention.
+// layer and soft-capped logits and attention scores (attn_softcap: inside FlashAttention,
+// three passes over the scores with standard attention).
 // Gemma 3 (gemma3_text) drops the capping and adds the query and key norms, with five
 // windowed layers in six.
 void gemma(Hf& hf, ModelSpec& m, int version) {
@@ -137,14 +137,16 @@ void gemma(Hf& hf, ModelSpec& m, int version) {
   m.norms_per_layer = 4;
   if (version == 2) {
     read_window(hf, m, (m.layers + 1) / 2);  // layers 0, 2, 4, ...
-    m.logit_softcap = softcap(hf);
+    m.logit_softcap = softcap(hf, "final_logit_softcapping");
+    m.attn_softcap = softcap(hf, "attn_logit_softcapping");
     return;
   }
   m.qk_norm = true;
   int pattern = 6;
   hf.r.get("sliding_window_pattern", pattern, false, 1, kMaxDim);
   read_window(hf, m, m.layers - m.layers / pattern);  // every pattern-th layer is global
-  m.logit_softcap = softcap(hf);
+  m.logit_softcap = softcap(hf, "final_logit_softcapping");
+  m.attn_softcap = softcap(hf, "attn_logit_softcapping");
 }
 
 // starcoder2: GQA, rotary and a sliding window (4096 in the released models) on GPT's

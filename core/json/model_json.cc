@@ -58,6 +58,7 @@ void read_flags(JsonObjectReader& r, ModelSpec& m) {
   r.get("attention_window", m.attention_window, false, 0, 1 << 26);
   r.get("window_layers", m.window_layers, false, 0, kMaxDim);
   r.get("logit_softcap", m.logit_softcap, false);
+  r.get("attn_softcap", m.attn_softcap, false);
   r.get("causal", m.causal, false);
   r.get("parallel_residual", m.parallel_residual, false);
   r.get("norms_per_layer", m.norms_per_layer, false, 1, 4);
@@ -232,6 +233,7 @@ Json model_to_json(const ModelSpec& m) {
   if (m.attention_window > 0) j["attention_window"] = m.attention_window;
   if (m.window_layers > 0) j["window_layers"] = m.window_layers;
   if (m.logit_softcap) j["logit_softcap"] = true;
+  if (m.attn_softcap) j["attn_softcap"] = true;
   j["causal"] = m.causal;
   j["parallel_residual"] = m.parallel_residual;
   j["norms_per_layer"] = m.norms_per_layer;

@@ -45,6 +45,7 @@ LayerActivation layer_activation(const LayerShape& x) {
     } else {
       per = x.e + (x.dropout ? 1 + x.e : 0);
     }
+    if (x.attn_softcap) per += x.e;
     a.quadratic = per * s2;
   }
   return a;

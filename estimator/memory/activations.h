@@ -19,6 +19,7 @@ struct LayerShape {
   double norms = 2;    // norms per block (1: one norm output feeds both parallel branches;
                        // 4: sandwich norms, whose two post-norm outputs feed residual adds)
   bool qk_norm = false;    // a norm on the query and key heads: it saves its input, e sb (q + kv)
+  bool attn_softcap = false;  // soft-capped scores (standard attention): the tanh output, e a score
   double mlp_tensors = 2;  // f-wide tensors the MLP saves: 2 plain, 3 fused SwiGLU, 4 eager; +3 unfused gelu_new
   double t = 1;        // tensor-parallel degree
   bool sp = false;     // sequence parallel: the replicated sbh tensors are split over t

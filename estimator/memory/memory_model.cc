@@ -81,6 +81,7 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   x.dropout = has_dropout(m);  // ModelSpec::dropout
   x.norms = m.norms_per_layer;
   x.qk_norm = m.qk_norm;
+  x.attn_softcap = m.attn_softcap;
   x.flash = cfg.flash_attention;
   x.selective = cfg.checkpointing == Checkpointing::selective;
   x.fp8 = cfg.fp8;

@@ -47,6 +47,8 @@ Elementwise score_elementwise(const op::Dims& d) {
     pass(MemKernel::stream, MemKernel::stream, sc * 2.0 * d.e);  // scale
     pass(MemKernel::mask, MemKernel::mask, sc * 2.0 * d.e);      // causal or padding mask
   }
+  if (d.attn_softcap)  // Gemma 2's cap * tanh(scores / cap): divide, tanh, multiply
+    for (int i = 0; i < 3; ++i) pass(MemKernel::stream, MemKernel::stream, sc * 2.0 * d.e);
   pass(MemKernel::softmax_fwd, MemKernel::softmax_bwd, sc * (d.e + d.ew));
   if (d.dropout) pass(MemKernel::dropout_fwd, MemKernel::stream, sc * (2.0 * d.ew + 1.0));
   if (d.autocast) pass(MemKernel::stream, MemKernel::stream, sc * (d.ew + d.e));

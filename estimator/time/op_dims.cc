@@ -33,6 +33,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.fp8 = k.fp8;
   d.norms = m.norms_per_layer;
   d.qk_norm = m.qk_norm;
+  d.attn_softcap = m.attn_softcap;
   d.window = m.attention_window;
   d.window_share = m.layers > 0 ? double(windowed_layers_of(m)) / m.layers : 0.0;
   d.linears = layer_linears(m, TrainConfig::megatron_layers(k.framework, k.tp));

@@ -18,6 +18,7 @@ struct Dims {
   bool rms, rope;  // RMSNorm; rotary position embedding of q and k
   bool fp8;        // FP8 linears
   bool qk_norm;    // an RMSNorm on each query and key head
+  bool attn_softcap;  // soft-capped attention scores (standard attention: three passes)
   int norms;
   // Sliding window: keys a query attends to at most (0 = all) and the share of the layers
   // that window (their attention cost is averaged into the one layer priced).

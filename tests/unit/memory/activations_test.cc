@@ -100,6 +100,11 @@ TEST(Activations, SandwichNormsAndQkNorms) {
   EXPECT_DOUBLE_EQ(layer_activation(x).total(), sbh(x) * (34 + 80 + 4));
   x.qk_norm = true;
   EXPECT_DOUBLE_EQ(layer_activation(x).total(), sbh(x) * (34 + 80 + 4 + 4));
+  // Soft-capped scores keep the tanh output, 2 a s^2 b more: 5as/h becomes 7as/h, 80 -> 112.
+  x.attn_softcap = true;
+  EXPECT_DOUBLE_EQ(layer_activation(x).total(), sbh(x) * (34 + 112 + 4 + 4));
+  x.flash = true;  // none of it under FlashAttention
+  EXPECT_DOUBLE_EQ(layer_activation(x).quadratic, 0.0);
 }
 
 TEST(Activations, FullCheckpointKeepsTwoSbhPerLayer) {

@@ -297,13 +297,13 @@ TEST(HfConfig, LlamaStyleFamiliesBlockDetails) {
   EXPECT_EQ(g2.norms_per_layer, 4);
   EXPECT_EQ(g2.attention_window, 4096);
   EXPECT_EQ(windowed_layers_of(g2), 21);
-  EXPECT_TRUE(g2.logit_softcap && g2.activation == Activation::gelu && g2.gated_mlp);
+  EXPECT_TRUE(g2.logit_softcap && g2.attn_softcap && g2.activation == Activation::gelu && g2.gated_mlp);
   // Gemma 3: every 6th layer global, so 26 - floor(26 / 6) = 22 layers at 512 keys; no
   // capping (final_logit_softcapping null); q/k norms.
   ModelSpec g3 = load_hf("gemma-3-1b-pt");
   EXPECT_EQ(windowed_layers_of(g3), 22);
   EXPECT_EQ(g3.attention_window, 512);
-  EXPECT_TRUE(g3.qk_norm && !g3.logit_softcap);
+  EXPECT_TRUE(g3.qk_norm && !g3.logit_softcap && !g3.attn_softcap);
   // layer_types, where a config lists them, decide which layers window.
   Json j = Json::parse(*read_text_file(test::fixture("hf/gemma-2-9b/config.json")));
   j["layer_types"] = Json::array();

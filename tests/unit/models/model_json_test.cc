@@ -70,15 +70,16 @@ TEST(ModelJson, OneNormPerBlockNeedsParallelResidual) {
 // The block variants of the Llama-style families: read, written back only where set,
 // and checked against each other and the layer count.
 TEST(ModelJson, BlockVariantsRoundTripAndAreChecked) {
-  Json j{{"name", "n"},          {"layers", 4},          {"hidden", 64},           {"heads", 4},
-         {"vocab", 100},         {"max_positions", 128}, {"linear_bias", false},   {"qkv_bias", true},
-         {"qk_norm", true},      {"norms_per_layer", 4}, {"attention_window", 32}, {"window_layers", 2},
-         {"logit_softcap", true}};
+  Json j{{"name", "n"},           {"layers", 4},          {"hidden", 64},           {"heads", 4},
+         {"vocab", 100},          {"max_positions", 128}, {"linear_bias", false},   {"qkv_bias", true},
+         {"qk_norm", true},       {"norms_per_layer", 4}, {"attention_window", 32}, {"window_layers", 2},
+         {"logit_softcap", true}, {"attn_softcap", true}};
   auto m = parse_model_json(j, "n.json");
   ASSERT_TRUE(m.ok()) << all_errors(m.errors());
   EXPECT_EQ(windowed_layers_of(*m), 2);
   const Json back = model_to_json(*m);
-  for (const char* key : {"qkv_bias", "qk_norm", "attention_window", "window_layers", "logit_softcap"})
+  for (const char* key :
+       {"qkv_bias", "qk_norm", "attention_window", "window_layers", "logit_softcap", "attn_softcap"})
     EXPECT_EQ(back.at(key), j.at(key)) << key;
   EXPECT_FALSE(model_to_json(ModelSpec{}).contains("attention_window"));
   auto error_at = [&](Json edit) {

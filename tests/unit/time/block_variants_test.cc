@@ -73,5 +73,24 @@ TEST(BlockVariants, LogitSoftcapAddsThreePassesEachWay) {
   EXPECT_NEAR(in_us(capped.head_bwd - plain.head_bwd), 917504000 / kBlendedBps * 1e6 + 12.0, 1e-6);
 }
 
+// Soft-capped attention scores with standard attention: three passes of r 2, w 2 over the
+// b x a x s^2 = 32 x 2048^2 = 134,217,728 scores forward (1,610,612,736 B -> 987.38 us +
+// 3 kernels, 12 us), twice the bytes backward (1,974.76 us + 6 kernels, 24 us). FlashAttention
+// caps inside the kernel: nothing more.
+TEST(BlockVariants, AttentionSoftcapIsThreeScorePassesWithoutFlash) {
+  const GpuSpec gpu = test::a100();
+  const Efficiency eff = default_efficiency(gpu);
+  ModelSpec m = layer_model();
+  OpKey k = key();
+  k.flash = false;
+  const OpCosts plain = operator_costs(m, gpu, eff, k);
+  m.attn_softcap = true;
+  const OpCosts capped = operator_costs(m, gpu, eff, k);
+  EXPECT_NEAR(in_us(capped.fwd - plain.fwd), 1610612736 / kBlendedBps * 1e6 + 12.0, 1e-6);
+  EXPECT_NEAR(in_us(capped.bwd - plain.bwd), 3221225472.0 / kBlendedBps * 1e6 + 24.0, 1e-6);
+  k.flash = true;
+  EXPECT_EQ(operator_costs(m, gpu, eff, k).fwd.v, operator_costs(layer_model(), gpu, eff, k).fwd.v);
+}
+
 }  // namespace
 }  // namespace dsplan
