@@ -329,7 +329,7 @@ TEST(Confirm, ReferenceWorkloadAcceptsTheGeneratedFlags) {
                                                            : "None True True\n";
     EXPECT_EQ(test::slurp(d / "out"), want);
   }
-  for (const char* file : {"/examples/train_gpt.py", "/examples/fsdp_wrap.py"}) {
+  for (const char* file : {"/examples/train_gpt.py", "/examples/gpt_model.py", "/examples/fsdp_wrap.py"}) {
     const std::string src = std::string(DSPLAN_SOURCE_DIR) + file;
     auto r = run_process({"python3", "-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())", src},
                          "", d / "err", {});

@@ -48,26 +48,6 @@ TEST(StepTime, ClosedFormIsTheSumOfItsCostsWithoutOverlap) {
   EXPECT_EQ(c.layers_per_rank, 24);
 }
 
-// A sliding window of w keys: a query at position i attends to min(i + 1, w) keys, so a
-// windowed layer's attention FLOPs are (w(w+1)/2 + (s - w)w) / (s(s+1)/2) of a causal one's.
-// s = 2048, w = 512: (131,328 + 786,432) / 2,098,176 = 0.437408; the attention term of
-// ModelFlopsFollowMegatron (the s/(12h) in its bracket) shrinks by that factor, or by
-// (1 + 0.437408)/2 with the window on half the layers.
-TEST(StepTime, ModelFlopsCountTheWindowedAttention) {
-  ModelSpec m = gpt_1b();
-  m.vocab_pad_multiple = 1;
-  const TrainConfig cfg = base_cfg();
-  const double B = 2 * 4, s = 2048, L = 24, h = 2048, V = 51200;
-  auto flops = [&](double attention_share) {
-    return 72 * B * s * L * h * h * (1 + attention_share * s / (12 * h) + V / (12 * L * h));
-  };
-  const double windowed = (512.0 * 513 / 2 + (2048.0 - 512) * 512) / (2048.0 * 2049 / 2);
-  m.attention_window = 512;
-  EXPECT_NEAR(a100_model(m, 8).estimate(cfg).model_flops.v / flops(windowed), 1.0, 1e-9);
-  m.window_layers = 12;
-  EXPECT_NEAR(a100_model(m, 8).estimate(cfg).model_flops.v / flops((1 + windowed) / 2), 1.0, 1e-9);
-}
-
 // Megatron convention: 72 B s L h^2 (1 + s/(12h) + V/(12 L h)) for one replica's batch B.
 TEST(StepTime, ModelFlopsFollowMegatron) {
   ModelSpec m = gpt_1b();
