@@ -26,7 +26,7 @@ struct EstimateOptions {
   std::string framework = "deepspeed";
   std::string precision;  // empty: bf16 where supported, else fp16
   std::string optimizer = "adam";
-  int seq = 0;            // 0: the model's maximum context (capped at 2048)
+  int seq = 0;            // 0: the model's maximum context (max_positions)
   std::optional<long long> global_batch;
   std::string zero, tp, pp, vpp, mbs, gas, ckpt, flash, sp, offload;  // search dimensions
   int recompute_layers = 0;  // block recompute: layers per stage (0: half the stage)
