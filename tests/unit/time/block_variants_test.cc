@@ -30,18 +30,31 @@ ModelSpec layer_model() {
   return m;
 }
 
+// The operator costs of layer_model() without and with `edit`, on the A100 with `k`.
+struct Pair {
+  OpCosts plain, changed;
+};
+template <class Edit>
+Pair costs_with(Edit edit, const OpKey& k = key()) {
+  const GpuSpec gpu = test::a100();
+  const Efficiency eff = default_efficiency(gpu);
+  ModelSpec m = layer_model();
+  Pair p{operator_costs(m, gpu, eff, k), {}};
+  edit(m);
+  p.changed = operator_costs(m, gpu, eff, k);
+  return p;
+}
+
+// Time of `bytes` at the blended HBM rate plus `kernels` launches, in microseconds.
+double us_of(double bytes, int kernels) { return bytes / kBlendedBps * 1e6 + 4.0 * kernels; }
+
 // Biases on Q, K and V alone: the backward reduces the fused QKV output gradient over the
 // tokens, 2048 x (3 x 4096) x 2 B = 50,331,648 B -> 30.856 us + one kernel (4 us). Nothing
 // changes forward (the bias add is in the GEMM epilogue).
 TEST(BlockVariants, QkvBiasAddsTheBiasGradientReduction) {
-  const GpuSpec gpu = test::a100();
-  const Efficiency eff = default_efficiency(gpu);
-  ModelSpec m = layer_model();
-  const OpCosts plain = operator_costs(m, gpu, eff, key());
-  m.qkv_bias = true;
-  const OpCosts biased = operator_costs(m, gpu, eff, key());
-  EXPECT_NEAR(in_us(biased.bwd - plain.bwd), 50331648 / kBlendedBps * 1e6 + 4.0, 1e-6);
-  EXPECT_EQ(biased.fwd.v, plain.fwd.v);
+  const Pair p = costs_with([](ModelSpec& m) { m.qkv_bias = true; });
+  EXPECT_NEAR(in_us(p.changed.bwd - p.plain.bwd), us_of(50331648, 1), 1e-6);
+  EXPECT_EQ(p.changed.fwd.v, p.plain.fwd.v);
 }
 
 // Eager RMSNorm over the queries and keys, T x (q + kv) = 2048 x 8192 = 16,777,216 elements:
@@ -49,28 +62,18 @@ TEST(BlockVariants, QkvBiasAddsTheBiasGradientReduction) {
 // 36 B an element, 603,979,776 B -> 370.27 us, and 2 x 6 kernels (48 us); backward
 // 4 x 2 + 6 + 44 + 6 = 64 B, 1,073,741,824 B -> 658.25 us, and 2 x 10 kernels (80 us).
 TEST(BlockVariants, QkNormIsTwoEagerRmsNormsOverQueriesAndKeys) {
-  const GpuSpec gpu = test::a100();
-  const Efficiency eff = default_efficiency(gpu);
-  ModelSpec m = layer_model();
-  const OpCosts plain = operator_costs(m, gpu, eff, key());
-  m.qk_norm = true;
-  const OpCosts normed = operator_costs(m, gpu, eff, key());
-  EXPECT_NEAR(in_us(normed.fwd - plain.fwd), 603979776 / kBlendedBps * 1e6 + 48.0, 1e-6);
-  EXPECT_NEAR(in_us(normed.bwd - plain.bwd), 1073741824 / kBlendedBps * 1e6 + 80.0, 1e-6);
+  const Pair p = costs_with([](ModelSpec& m) { m.qk_norm = true; });
+  EXPECT_NEAR(in_us(p.changed.fwd - p.plain.fwd), us_of(603979776, 12), 1e-6);
+  EXPECT_NEAR(in_us(p.changed.bwd - p.plain.bwd), us_of(1073741824, 20), 1e-6);
 }
 
 // cap * tanh(logits / cap) over 2048 x 32000 16-bit logits: forward 3 passes of r 2, w 2
 // (786,432,000 B -> 482.12 us + 12 us), backward 2 + 3 + 2 bytes (917,504,000 B ->
 // 562.47 us + 12 us). The tanh output stays for the backward: 2 B a logit more at the loss.
 TEST(BlockVariants, LogitSoftcapAddsThreePassesEachWay) {
-  const GpuSpec gpu = test::a100();
-  const Efficiency eff = default_efficiency(gpu);
-  ModelSpec m = layer_model();
-  const OpCosts plain = operator_costs(m, gpu, eff, key());
-  m.logit_softcap = true;
-  const OpCosts capped = operator_costs(m, gpu, eff, key());
-  EXPECT_NEAR(in_us(capped.head_fwd - plain.head_fwd), 786432000 / kBlendedBps * 1e6 + 12.0, 1e-6);
-  EXPECT_NEAR(in_us(capped.head_bwd - plain.head_bwd), 917504000 / kBlendedBps * 1e6 + 12.0, 1e-6);
+  const Pair p = costs_with([](ModelSpec& m) { m.logit_softcap = true; });
+  EXPECT_NEAR(in_us(p.changed.head_fwd - p.plain.head_fwd), us_of(786432000, 3), 1e-6);
+  EXPECT_NEAR(in_us(p.changed.head_bwd - p.plain.head_bwd), us_of(917504000, 3), 1e-6);
 }
 
 // Soft-capped attention scores with standard attention: three passes of r 2, w 2 over the
@@ -78,18 +81,14 @@ TEST(BlockVariants, LogitSoftcapAddsThreePassesEachWay) {
 // 3 kernels, 12 us), twice the bytes backward (1,974.76 us + 6 kernels, 24 us). FlashAttention
 // caps inside the kernel: nothing more.
 TEST(BlockVariants, AttentionSoftcapIsThreeScorePassesWithoutFlash) {
-  const GpuSpec gpu = test::a100();
-  const Efficiency eff = default_efficiency(gpu);
-  ModelSpec m = layer_model();
-  OpKey k = key();
-  k.flash = false;
-  const OpCosts plain = operator_costs(m, gpu, eff, k);
-  m.attn_softcap = true;
-  const OpCosts capped = operator_costs(m, gpu, eff, k);
-  EXPECT_NEAR(in_us(capped.fwd - plain.fwd), 1610612736 / kBlendedBps * 1e6 + 12.0, 1e-6);
-  EXPECT_NEAR(in_us(capped.bwd - plain.bwd), 3221225472.0 / kBlendedBps * 1e6 + 24.0, 1e-6);
-  k.flash = true;
-  EXPECT_EQ(operator_costs(m, gpu, eff, k).fwd.v, operator_costs(layer_model(), gpu, eff, k).fwd.v);
+  OpKey standard = key();
+  standard.flash = false;
+  const auto cap = [](ModelSpec& m) { m.attn_softcap = true; };
+  const Pair p = costs_with(cap, standard);
+  EXPECT_NEAR(in_us(p.changed.fwd - p.plain.fwd), us_of(1610612736, 3), 1e-6);
+  EXPECT_NEAR(in_us(p.changed.bwd - p.plain.bwd), us_of(3221225472.0, 6), 1e-6);
+  const Pair flash = costs_with(cap);
+  EXPECT_EQ(flash.changed.fwd.v, flash.plain.fwd.v);
 }
 
 }  // namespace
