@@ -80,7 +80,8 @@ void print_one(const ModelSpec& m, const std::string& source) {
   // Block details beyond the common layout, where the model has them.
   std::vector<std::string> extra;
   if (m.norms_per_layer == 4) extra.push_back("norms before and after each sublayer");
-  if (m.qk_norm) extra.push_back("query and key norms");
+  if (m.qk_norm)
+    extra.push_back(m.qk_norm_full_width ? "query and key norms over all heads" : "query and key norms");
   if (const int w = windowed_layers_of(m); w > 0)
     extra.push_back(
         "sliding window of " + std::to_string(m.attention_window) + " keys in " +

@@ -55,8 +55,11 @@ struct ModelSpec {
   // read when linear_bias is false.
   bool qkv_bias = false;
   // An RMSNorm over head_dim on every query and key head before the rotary embedding, one
-  // head_dim weight each per layer (Qwen3, Gemma 3).
+  // head_dim weight each per layer (Qwen3, Gemma 3); with qk_norm_full_width one norm over
+  // all the queries and one over all the keys, weights heads x head_dim and kv_heads x
+  // head_dim (OLMo 2). The same elements are normalised either way.
   bool qk_norm = false;
+  bool qk_norm_full_width = false;
   bool causal = true;           // decoder (causal mask) vs encoder
   bool parallel_residual = false;  // GPT-NeoX/GPT-J style attention || MLP
   // Norms per block: 2 (before attention and before the MLP), 1 when one norm feeds both

@@ -31,7 +31,7 @@ ParamCounts count_params(const ModelSpec& m) {
   const std::int64_t proj = q * h + (b ? h : 0);
   c.attention = qkv + proj;
   c.mlp = m.gated_mlp ? 3 * h * f + (b ? 2 * f + h : 0) : 2 * h * f + (b ? f + h : 0);
-  c.layer_norms = m.norms_per_layer * norm + (m.qk_norm ? 2 * d : 0);
+  c.layer_norms = m.norms_per_layer * norm + (!m.qk_norm ? 0 : m.qk_norm_full_width ? q + kv : 2 * d);
   c.final_norm = m.final_norm ? norm : 0;
   c.lm_head = m.tied_embeddings ? 0 : m.vocab * h;
   c.pooler = m.pooler ? h * h + h : 0;

@@ -251,6 +251,7 @@ const std::vector<std::pair<std::string, Family>>& families() {
       {"llama", [](Hf& h, ModelSpec& m) { llama(h, m, false); }},
       {"mistral", [](Hf& h, ModelSpec& m) { llama(h, m, true); }},
       {"mpt", mpt},
+      {"olmo2", olmo2},
       {"opt", opt},
       {"phi3", phi3},
       {"qwen2", qwen2},

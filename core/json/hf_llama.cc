@@ -149,6 +149,16 @@ void gemma(Hf& hf, ModelSpec& m, int version) {
   m.attn_softcap = softcap(hf, "attn_logit_softcapping");
 }
 
+// olmo2 (OLMo 2): Llama's linears with the norms moved: no norm before a sublayer, one on
+// each sublayer's output before the residual add (the same two norm passes and saved
+// tensors as pre-norms), and one RMSNorm over all the queries and one over all the keys.
+void olmo2(Hf& hf, ModelSpec& m) {
+  llama_like(hf, m, 4096, false);
+  read_activation(hf, "hidden_act", m);
+  hf.require_flag("attention_bias", false, "biases on the attention projections only");
+  m.qk_norm = m.qk_norm_full_width = true;
+}
+
 // starcoder2: GQA, rotary and a sliding window (4096 in the released models) on GPT's
 // block: LayerNorms with biases, biases on every linear (use_bias, default true), a plain
 // tanh-GELU MLP (c_fc, c_proj), separate q/k/v_proj, a tied head by default.

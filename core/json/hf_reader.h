@@ -106,5 +106,6 @@ void qwen3(Hf& hf, ModelSpec& m);
 void phi3(Hf& hf, ModelSpec& m);
 void gemma(Hf& hf, ModelSpec& m, int version);
 void starcoder2(Hf& hf, ModelSpec& m);
+void olmo2(Hf& hf, ModelSpec& m);
 
 }  // namespace dsplan::hf

@@ -55,6 +55,7 @@ void read_flags(JsonObjectReader& r, ModelSpec& m) {
   r.get("linear_bias", m.linear_bias, false);
   r.get("qkv_bias", m.qkv_bias, false);
   r.get("qk_norm", m.qk_norm, false);
+  r.get("qk_norm_full_width", m.qk_norm_full_width, false);
   r.get("attention_window", m.attention_window, false, 0, 1 << 26);
   r.get("window_layers", m.window_layers, false, 0, kMaxDim);
   r.get("logit_softcap", m.logit_softcap, false);
@@ -141,6 +142,9 @@ Diagnostics validate_model(const ModelSpec& m, const std::string& file) {
   if (m.norms_per_layer == 4 && m.parallel_residual)
     out.push_back({file, "/norms_per_layer", "pre- and post-norms (4) on parallel branches",
                    "4 describes a sequential block (Gemma 2): set parallel_residual false or use 1 or 2"});
+  if (m.qk_norm_full_width && !m.qk_norm)
+    out.push_back({file, "/qk_norm_full_width", "qk_norm_full_width without qk_norm",
+                   "set qk_norm true too, or remove qk_norm_full_width"});
   if (m.attention_window > 0 && !m.causal)
     out.push_back({file, "/attention_window", "a sliding window on an encoder (causal false)",
                    "windows are modelled for decoders; remove attention_window"});
@@ -230,6 +234,7 @@ Json model_to_json(const ModelSpec& m) {
   // Written where set, so models without them keep their JSON.
   if (m.qkv_bias) j["qkv_bias"] = true;
   if (m.qk_norm) j["qk_norm"] = true;
+  if (m.qk_norm_full_width) j["qk_norm_full_width"] = true;
   if (m.attention_window > 0) j["attention_window"] = m.attention_window;
   if (m.window_layers > 0) j["window_layers"] = m.window_layers;
   if (m.logit_softcap) j["logit_softcap"] = true;

@@ -94,6 +94,11 @@ const HfCase kCases[] = {
     // 12,288 -> 95,979,008, x30 = 2,879,370,240; embedding 49152*3072 = 150,994,944; final
     // LayerNorm 6,144. Total 3,030,371,328.
     {"starcoder2-3b", nullptr, 3'030'371'328},
+    // OLMo-2-1124-7B (full-width query and key norms, 4096 each; untied): layer: Q, K, V, O
+    // 4096^2 each -> 67,108,864; MLP 3*4096*11008 = 135,266,304; 2 norms 8,192 and q/k norms
+    // 8,192 -> 202,391,552, x32 = 6,476,529,664; embedding and head 2*100352*4096 =
+    // 822,083,584; final norm 4,096. Total 7,298,617,344.
+    {"OLMo-2-1124-7B", nullptr, 7'298'617'344},
 };
 
 Json without_name(const ModelSpec& m) {
@@ -285,7 +290,7 @@ TEST(HfConfig, LlamaStyleFamiliesBlockDetails) {
   EXPECT_EQ(q2.attention_window, 0);
   // Qwen3: per-head query and key norms; head_dim 128 although 1024 / 16 = 64.
   ModelSpec q3 = load_hf("Qwen3-0.6B");
-  EXPECT_TRUE(q3.qk_norm && !q3.qkv_bias);
+  EXPECT_TRUE(q3.qk_norm && !q3.qk_norm_full_width && !q3.qkv_bias);
   EXPECT_EQ(q3.head_dim, 128);
   // Phi-3-mini: fused projections, a 2047-key window in every layer (window_layers 0).
   ModelSpec phi = load_hf("Phi-3-mini-4k-instruct");
@@ -304,6 +309,9 @@ TEST(HfConfig, LlamaStyleFamiliesBlockDetails) {
   EXPECT_EQ(windowed_layers_of(g3), 22);
   EXPECT_EQ(g3.attention_window, 512);
   EXPECT_TRUE(g3.qk_norm && !g3.logit_softcap && !g3.attn_softcap);
+  // OLMo 2: one norm over all the queries and one over all the keys.
+  ModelSpec olmo = load_hf("OLMo-2-1124-7B");
+  EXPECT_TRUE(olmo.qk_norm && olmo.qk_norm_full_width);
   // layer_types, where a config lists them, decide which layers window.
   Json j = Json::parse(*read_text_file(test::fixture("hf/gemma-2-9b/config.json")));
   j["layer_types"] = Json::array();
@@ -344,7 +352,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"hf_unsupported.json",
                 {"/model_type", "unsupported Hugging Face model_type \"t5\"",
                  "supported: bert, bloom, distilbert, falcon, gemma, gemma2, gemma3_text, gpt2, gpt_bigcode, "
-                 "gpt_neox, llama, mistral, mpt, opt, phi3, qwen2, qwen3, roberta"}},
+                 "gpt_neox, llama, mistral, mpt, olmo2, opt, phi3, qwen2, qwen3, roberta"}},
         BadCase{"hf_typo_type.json", {"did you mean \"llama\"?", nullptr, nullptr}},
         BadCase{"hf_wrong_type.json",
                 {"/num_hidden_layers: expected an integer, found a string",

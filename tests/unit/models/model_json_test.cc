@@ -95,6 +95,8 @@ TEST(ModelJson, BlockVariantsRoundTripAndAreChecked) {
   EXPECT_NE(error_at({{"parallel_residual", true}}).find("pre- and post-norms (4) on parallel branches"),
             std::string::npos);
   EXPECT_NE(error_at({{"norms_per_layer", 5}}).find("/norms_per_layer"), std::string::npos);
+  EXPECT_NE(error_at({{"qk_norm", false}, {"qk_norm_full_width", true}}).find("without qk_norm"),
+            std::string::npos);
 }
 
 TEST(ModelJson, ExplicitHeadDimAndGqa) {
