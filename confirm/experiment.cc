@@ -169,6 +169,7 @@ Experiment make_experiment(const Candidate& c, const Plan& plan, const LaunchSpe
     const ModelSpec& m = plan.model;
     if (m.gated_mlp && m.activation == Activation::gelu) e.argv.push_back("--gated-gelu");
     if (m.norms_per_layer == 4) e.argv.push_back("--post-norms");
+    if (m.qk_norm && m.qk_norm_full_width) e.argv.push_back("--qk-norm-full-width");
     if (const int w = windowed_layers_of(m); w > 0)
       e.argv.insert(e.argv.end(), {"--sliding-window", std::to_string(m.attention_window), "--window-layers",
                                    std::to_string(w)});

@@ -121,7 +121,9 @@ def build_model(args, torch):
             # Post-norms (Gemma 2/3): a norm on each sublayer's output before the residual add.
             self.pn1, self.pn2 = (Norm(h), Norm(h)) if args.post_norms else (nn.Identity(), nn.Identity())
             # Query and key norms over each head (Qwen3, Gemma 3), before the rotary embedding.
-            self.qn, self.kn = (Norm(head_dim), Norm(head_dim)) if args.qk_layernorm else (None, None)
+            # OLMo 2 (--qk-norm-full-width): one norm over all the queries and one over all keys.
+            qk_widths = (widths[0], widths[1]) if args.qk_norm_full_width else (head_dim, head_dim)
+            self.qn, self.kn = (Norm(qk_widths[0]), Norm(qk_widths[1])) if args.qk_layernorm else (None, None)
             # Which layers window is immaterial to the cost: the first window_layers do.
             self.window = args.sliding_window if index < windowed_layers else None
             if args.separate_qkv:  # one linear each, as Hugging Face's BERT and Llama
@@ -139,8 +141,10 @@ def build_model(args, torch):
         def attention(self, x):
             b, s, _ = x.shape
             qkv = (self.q(x), self.k(x), self.v(x)) if args.separate_qkv else self.qkv(x).split(widths, -1)
+            if self.qn is not None and args.qk_norm_full_width:
+                qkv = (self.qn(qkv[0]), self.kn(qkv[1]), qkv[2])
             q, k, v = (t.view(b, s, -1, head_dim).transpose(1, 2) for t in qkv)  # heads, kv, kv
-            if self.qn is not None:
+            if self.qn is not None and not args.qk_norm_full_width:
                 q, k = self.qn(q), self.kn(k)
             if args.position_embedding_type == "rope":
                 q, k = rope(q, s), rope(k, s)

@@ -67,6 +67,7 @@ def parse_args(argv=None):
     p.add_argument("--kv-channels", type=int, default=None, help="head width (default hidden / heads)")
     p.add_argument("--add-qkv-bias", action="store_true", help="biases on Q, K and V even without others")
     p.add_argument("--qk-layernorm", action="store_true", help="a norm over each query and key head")
+    p.add_argument("--qk-norm-full-width", action="store_true", help="with --qk-layernorm: over all heads (OLMo 2)")
     # The workload's own (no Megatron-LM flag): Gemma-style blocks.
     p.add_argument("--gated-gelu", action="store_true", help="GeGLU: a gated MLP with tanh GELU")
     p.add_argument("--post-norms", action="store_true", help="a norm after each sublayer too (Gemma 2/3)")
@@ -130,14 +131,15 @@ def apply_hf_config(args):
     args.max_position_embeddings = pick("max_position_embeddings", "n_positions",
                                         default=args.max_position_embeddings)
     kind = c.get("model_type")
-    if kind in ("llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text"):
+    if kind in ("llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text", "olmo2"):
         args.swiglu, args.normalization, args.position_embedding_type = True, "RMSNorm", "rope"
         args.disable_bias_linear = True
         args.separate_qkv = args.separate_gate_up = kind != "phi3"  # phi3: qkv_proj, gate_up_proj
         args.kv_channels = pick("head_dim", default=256 if kind.startswith("gemma") else
                                 128 if kind == "qwen3" else None)
         args.add_qkv_bias = kind == "qwen2"
-        args.qk_layernorm = kind in ("qwen3", "gemma3_text")
+        args.qk_layernorm = kind in ("qwen3", "gemma3_text", "olmo2")
+        args.qk_norm_full_width = kind == "olmo2"  # its norms after the sublayers cost as before them
         if kind.startswith("gemma"):  # GeGLU, tied; Gemma 2 and 3: post-norms and windows
             args.swiglu, args.gated_gelu = False, True
             args.untie_embeddings_and_output_weights = False

@@ -351,7 +351,7 @@ TEST(Confirm, ReferenceWorkloadBuildsTheLlamaStyleBlocks) {
   m.activation = Activation::gelu;
   m.norm = NormKind::rmsnorm;
   m.linear_bias = false;
-  m.qkv_bias = m.qk_norm = m.logit_softcap = m.attn_softcap = true;
+  m.qkv_bias = m.qk_norm = m.qk_norm_full_width = m.logit_softcap = m.attn_softcap = true;
   m.norms_per_layer = 4;
   m.attention_window = 64;
   m.window_layers = 2;
@@ -364,12 +364,13 @@ TEST(Confirm, ReferenceWorkloadBuildsTheLlamaStyleBlocks) {
       "import sys; sys.path.insert(0, sys.argv[1]); import train_gpt; "
       "a = train_gpt.parse_args(sys.argv[2:]); "
       "print(a.kv_channels, a.add_qkv_bias, a.qk_layernorm, a.gated_gelu, a.post_norms, "
-      "a.sliding_window, a.window_layers, a.logit_softcap, a.attn_softcap)",
+      "a.sliding_window, a.window_layers, a.logit_softcap, a.attn_softcap, a.qk_norm_full_width)",
       std::string(DSPLAN_SOURCE_DIR) + "/examples"};
   argv.insert(argv.end(), e.argv.begin() + 2, e.argv.end());
   auto r = run_process(argv, d / "out", d / "err", {});
   EXPECT_TRUE(r.exited && r.exit_code == 0) << test::slurp(d / "err");
-  EXPECT_EQ(test::slurp(d / "out"), std::to_string(m.head_dim) + " True True True True 64 2 30.0 50.0\n");
+  EXPECT_EQ(test::slurp(d / "out"),
+            std::to_string(m.head_dim) + " True True True True 64 2 30.0 50.0 True\n");
   EXPECT_TRUE(reference_workload_gaps(m).empty());
   m.parallel_residual = true;
   m.position = PositionKind::alibi;
