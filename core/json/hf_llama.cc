@@ -1,6 +1,6 @@
 // Hugging Face config.json import of the Llama-era rotary decoders: llama, mistral, qwen2,
-// qwen3, phi3 and the gemma generations share RMSNorm, a gated MLP and bias-free linears;
-// starcoder2 keeps GPT's LayerNorm, biases and plain MLP. They differ in the keys below,
+// qwen3, phi3, olmo2 and the gemma generations share RMSNorm, a gated MLP and bias-free
+// linears; starcoder2 keeps GPT's LayerNorm, biases and plain MLP. They differ in the keys below,
 // each as the family's transformers config class defaults it. Sliding windows are read as
 // transformers applies them.
 #include <algorithm>
