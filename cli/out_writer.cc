@@ -198,6 +198,9 @@ Expected<bool> write_out_dir(const std::string& dir, const EstimatePlan& plan) {
                "; ds_config.json and launch.sh are DeepSpeed's ZeRO-" + std::to_string(e.cfg.zero_stage) +
                " equivalent, megatron_args.txt gives the model shape in Megatron's flags\n";
     for (const auto& n : ds_config_notes(e.cfg)) notes += n + "\n";
+    if (const auto gaps = megatron_args_gaps(plan.request.model); !gaps.empty())
+      notes += "megatron_args.txt cannot express " + join(gaps) +
+               ": a Megatron-LM run of these flags trains a different block than the one priced\n";
     if (!notes.empty()) ok = ok && write_file(d / "NOTES.txt", notes);
     ok = ok && write_file(d / "prediction.json", config_to_json(e).dump(2) + "\n");
   }

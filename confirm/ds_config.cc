@@ -133,6 +133,17 @@ std::string experiment_name(const TrainConfig& c) {
   return s.str();
 }
 
+std::vector<std::string> megatron_args_gaps(const ModelSpec& m) {
+  std::vector<std::string> gaps;
+  if (m.gated_mlp && m.activation != Activation::silu) gaps.push_back("a gated GELU MLP (--swiglu is SiLU)");
+  if (m.norms_per_layer == 4) gaps.push_back("norms after each sublayer");
+  if (m.qk_norm && m.qk_norm_full_width)
+    gaps.push_back("query and key norms over all heads (--qk-layernorm is per head)");
+  if (windowed_layers_of(m) > 0) gaps.push_back("the sliding window");
+  if (m.logit_softcap || m.attn_softcap) gaps.push_back("soft-capped logits or attention scores");
+  return gaps;
+}
+
 std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m) {
   auto str = [](auto v) { return std::to_string(v); };
   std::vector<std::string> a = {

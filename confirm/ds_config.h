@@ -36,6 +36,10 @@ std::string experiment_name(const TrainConfig& cfg);
 // Megatron-LM (and Megatron-DeepSpeed) flags for the parallel layout, batch, recompute,
 // precision and model shape of `cfg`.
 std::vector<std::string> megatron_args(const TrainConfig& cfg, const ModelSpec& model);
+// What of the model megatron_args cannot say with Megatron-LM's flags (GeGLU, post-norms,
+// full-width query/key norms, sliding windows, soft caps), one phrase each: a Megatron run
+// of those flags trains a different block. Empty when the flags describe the model.
+std::vector<std::string> megatron_args_gaps(const ModelSpec& model);
 
 // Nodes a launcher starts for `cfg` on `cluster`, and GPUs on each (fewer than a node's
 // when the job is smaller than one node).

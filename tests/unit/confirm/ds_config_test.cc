@@ -211,6 +211,14 @@ TEST(MegatronArgs, QkvBiasAndQkNorm) {
   m.qk_norm = true;
   a = megatron_args(config(1, 1, 1, 1), m);
   EXPECT_TRUE(has(a, "--disable-bias-linear") && has(a, "--add-qkv-bias") && has(a, "--qk-layernorm"));
+  EXPECT_TRUE(megatron_args_gaps(m).empty());  // Qwen's blocks have flags
+  // Gemma 2's have none: GeGLU, post-norms, the window and the caps are named.
+  m.gated_mlp = true;
+  m.activation = Activation::gelu;
+  m.norms_per_layer = 4;
+  m.attention_window = 64;
+  m.logit_softcap = true;
+  EXPECT_EQ(megatron_args_gaps(m).size(), 4u);
 }
 
 // Block recompute: Megatron's block method with the layer count, the count as
