@@ -12,6 +12,13 @@
 #include "estimator/params.h"
 
 namespace dsplan::cli {
+
+std::string window_phrase(const ModelSpec& m) {
+  const int w = windowed_layers_of(m);
+  return "sliding window of " + std::to_string(m.attention_window) + " keys in " +
+         (w == m.layers ? "every layer" : std::to_string(w) + " of " + std::to_string(m.layers) + " layers");
+}
+
 namespace {
 
 // 1234567 -> "1,234,567".
@@ -82,10 +89,7 @@ void print_one(const ModelSpec& m, const std::string& source) {
   if (m.norms_per_layer == 4) extra.push_back("norms before and after each sublayer");
   if (m.qk_norm)
     extra.push_back(m.qk_norm_full_width ? "query and key norms over all heads" : "query and key norms");
-  if (const int w = windowed_layers_of(m); w > 0)
-    extra.push_back(
-        "sliding window of " + std::to_string(m.attention_window) + " keys in " +
-        (w == m.layers ? "every layer" : std::to_string(w) + " of " + std::to_string(m.layers) + " layers"));
+  if (windowed_layers_of(m) > 0) extra.push_back(window_phrase(m));
   if (m.attn_softcap) extra.push_back("soft-capped attention scores");
   if (m.logit_softcap) extra.push_back("soft-capped logits");
   if (!extra.empty()) std::printf("  block: %s\n", join(extra).c_str());

@@ -4,11 +4,11 @@
 // Commands print to stdout (results) and stderr (diagnostics); nothing else in dsplan does.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "core/diagnostic.h"
+#include "core/model_spec.h"
 
 namespace dsplan::cli {
 
@@ -22,6 +22,9 @@ void add_confirm(CLI::App& app, int& exit_code);
 
 // Prints each diagnostic as "dsplan: error: ..." on stderr and returns 2.
 int report(const Diagnostics& errs);
+// "sliding window of 4096 keys in 21 of 42 layers" (cmd_models.cc), for `models` and the
+// estimate assumption.
+std::string window_phrase(const ModelSpec& m);
 
 // A CLI11 check that the text of a numeric flag is a number (an integer when `integer`) in
 // [lo, hi], failing with '--flag: invalid value "abc" (<allowed>)' before CLI11's own

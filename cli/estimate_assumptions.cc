@@ -3,6 +3,7 @@
 // the ranking and written into --json. Wording only; the model applies the settings.
 #include <algorithm>
 
+#include "cli/commands.h"
 #include "cli/estimate_options.h"
 #include "core/names.h"
 #include "estimator/search/space.h"
@@ -14,11 +15,11 @@ std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& 
                                          const SystemSpec& system) {
   std::vector<std::string> out;
   const GpuSpec& gpu = system.gpu;
+  const bool any_flash = s.flash.empty() || std::find(s.flash.begin(), s.flash.end(), true) != s.flash.end();
   if (s.run.attention != AttentionKernel::auto_)
     out.push_back(std::string("attention kernel ") + name(s.run.attention) +
                   " where FlashAttention is on (--attention)");
-  else if (system.gpu.arch == GpuArch::hopper && s.run.precision != Precision::fp32 &&
-           (s.flash.empty() || std::find(s.flash.begin(), s.flash.end(), true) != s.flash.end()))
+  else if (system.gpu.arch == GpuArch::hopper && s.run.precision != Precision::fp32 && any_flash)
     out.push_back(s.run.framework == Framework::megatron
                       ? "flash attention on Hopper: Transformer Engine's cuDNN fused attention (1.6x FA2)"
                       : "flash attention on Hopper: FlashAttention-2 (PyTorch SDPA or the flash-attn "
@@ -58,12 +59,9 @@ std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& 
                   " training metric(s) over the logits per micro-batch "
                   "(an fp32 cross-entropy each, after the backward)");
   // Only where the window is shorter than the sequence: otherwise it changes nothing.
-  if (const int w = windowed_layers_of(model);
-      w > 0 && model.attention_window < s.run.seq_len && (s.flash.empty() || s.flash.front() || s.flash.back()))
+  if (windowed_layers_of(model) > 0 && model.attention_window < s.run.seq_len && any_flash)
     out.push_back(
-        "sliding window of " + std::to_string(model.attention_window) + " keys in " +
-        (w == model.layers ? "every layer"
-                           : std::to_string(w) + " of " + std::to_string(model.layers) + " layers") +
+        window_phrase(model) +
         ": flash configurations skip the key blocks outside it, as flash-attn's window_size, "
         "Transformer Engine and FlexAttention do (PyTorch SDPA with a window mask computes them all)");
   return out;

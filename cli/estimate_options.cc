@@ -194,8 +194,9 @@ void check_space_size(const SearchSpace& given, const ModelSpec& m, const Cluste
 
 void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--model", o.model, "Model preset name, dsplan model JSON or Hugging Face config.json")->required();
-  sub->add_option("--gpus", o.gpus, "Total number of GPUs")->required()
-      ->check(number_check(true, 1, 1000000, "an integer in [1, 1000000]"));
+  sub->add_option("--gpus", o.gpus, "Total number of GPUs")
+      ->required()
+      ->check(number_check(true, 1, kMaxGpus, "an integer in [1, " + std::to_string(kMaxGpus) + "]"));
   sub->add_option("--hw", o.hw, "GPU or system preset, or cluster JSON (default dgx-a100)");
   sub->add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node (overrides the preset)")
       ->check(number_check(true, 1, 64, "an integer in [1, 64]"));
@@ -290,8 +291,9 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
 
   auto model = resolve_model(o.model, read_text_file);
   if (!model) for (const auto& e : model.errors()) errs.push_back(e);
-  if (o.gpus < 1 || o.gpus > 1000000)
-    errs.push_back(flag_error("gpus", "must be a positive number of GPUs", "an integer in [1, 1000000]"));
+  if (o.gpus < 1 || o.gpus > kMaxGpus)
+    errs.push_back(flag_error("gpus", "must be a positive number of GPUs",
+                              "an integer in [1, " + std::to_string(kMaxGpus) + "]"));
   if (o.gpus_per_node && (*o.gpus_per_node < 1 || *o.gpus_per_node > 64))
     errs.push_back(flag_error("gpus-per-node", "out of range", "an integer in [1, 64]"));
   auto system = resolve_hardware(o.hw, o.gpus_per_node, o.inter_node_gbps, read_text_file);

@@ -108,6 +108,9 @@ inline int windowed_layers_of(const ModelSpec& m) {
   return m.window_layers > 0 ? m.window_layers : m.layers;
 }
 
+// Biases on the Q, K and V projections: with every linear's (linear_bias), or alone.
+inline bool has_qkv_bias(const ModelSpec& m) { return m.linear_bias || m.qkv_bias; }
+
 inline bool has_dropout(const ModelSpec& m) {
   return m.dropout.value_or(m.norm == NormKind::layernorm);
 }

@@ -26,7 +26,7 @@ ParamCounts count_params(const ModelSpec& m) {
   c.other_embedding += static_cast<std::int64_t>(m.type_vocab) * h;
   if (m.embedding_norm) c.other_embedding += norm;
 
-  const bool qkv_b = b || m.qkv_bias;
+  const bool qkv_b = has_qkv_bias(m);
   const std::int64_t qkv = h * (q + 2 * kv) + (qkv_b ? q + 2 * kv : 0);
   const std::int64_t proj = q * h + (b ? h : 0);
   c.attention = qkv + proj;
@@ -54,8 +54,11 @@ LayerLinears layer_linears(const ModelSpec& m, bool megatron_layers) {
 int layer_tensors(const ModelSpec& m, bool megatron_layers) {
   const bool norm_bias = m.norm == NormKind::layernorm && m.norm_bias;
   const LayerLinears l = layer_linears(m, megatron_layers);
-  return l.total() * (m.linear_bias ? 2 : 1) + (!m.linear_bias && m.qkv_bias ? l.qkv : 0) +
-         m.norms_per_layer * (norm_bias ? 2 : 1) + (m.qk_norm ? 2 : 0);
+  return l.total() + bias_tensors(m, l) + m.norms_per_layer * (norm_bias ? 2 : 1) + (m.qk_norm ? 2 : 0);
+}
+
+int bias_tensors(const ModelSpec& m, const LayerLinears& l) {
+  return m.linear_bias ? l.total() : m.qkv_bias ? l.qkv : 0;
 }
 
 std::int64_t padded_vocab(const ModelSpec& m, int tp) {

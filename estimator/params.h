@@ -45,6 +45,9 @@ LayerLinears layer_linears(const ModelSpec& m, bool megatron_layers);
 // Parameter tensors of one layer: its linears' weights (and biases) and its norms' weights
 // (and biases).
 int layer_tensors(const ModelSpec& m, bool megatron_layers);
+// Bias tensors of a layer's linears: one per linear with linear_bias, Q, K and V's alone
+// with qkv_bias.
+int bias_tensors(const ModelSpec& m, const LayerLinears& l);
 
 // Vocabulary as the framework allocates it: rounded up to vocab_pad_multiple x tp.
 std::int64_t padded_vocab(const ModelSpec& m, int tp);

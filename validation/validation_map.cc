@@ -393,8 +393,9 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   }
   // The same bound as estimate's --gpus; a fractional or absurd count is a malformed row.
   const double gpu_count = num(hw, "num_gpus", 1);
-  if (gpu_count < 1 || gpu_count > 1e6 || gpu_count != std::floor(gpu_count))
-    return Diagnostic{"", "/hardware/num_gpus", "num_gpus must be a whole number in [1, 1000000]", ""};
+  if (gpu_count < 1 || gpu_count > kMaxGpus || gpu_count != std::floor(gpu_count))
+    return Diagnostic{"", "/hardware/num_gpus",
+                      "num_gpus must be a whole number in [1, " + std::to_string(kMaxGpus) + "]", ""};
   const int gpus = static_cast<int>(gpu_count);
   PlanRequest req;
   req.model = *model;

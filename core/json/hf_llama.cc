@@ -16,7 +16,7 @@ namespace {
 // long as the context changes nothing and is dropped.
 void read_window(Hf& hf, ModelSpec& m, int windowed) {
   int w = 0;
-  if (!hf.json.contains("sliding_window") || hf.json["sliding_window"].is_null()) return;
+  if (hf.first_present({"sliding_window"}).empty()) return;
   if (!hf.r.get("sliding_window", w, false, 1, 1 << 26) || w >= m.max_positions) return;
   if (const Json* types = hf.r.child("layer_types", false); types && !types->is_null()) {
     const bool strings = types->is_array() && std::all_of(types->begin(), types->end(),
@@ -59,7 +59,7 @@ void llama_like(Hf& hf, ModelSpec& m, int default_positions, bool tied) {
 // final_logit_softcapping or attn_logit_softcapping: a positive cap, or null (none).
 bool softcap(Hf& hf, const char* key) {
   double cap = 0;
-  if (!hf.json.contains(key) || hf.json[key].is_null()) return false;
+  if (hf.first_present({key}).empty()) return false;
   return hf.r.get(key, cap, false, 1e-6, 1e6);
 }
 
@@ -127,11 +127,8 @@ void gemma(Hf& hf, ModelSpec& m, int version) {
   m.head_dim = 256;
   llama_like(hf, m, 8192, true);
   m.activation = Activation::gelu;
-  read_activation(hf,
-                  hf.json.contains("hidden_activation") && !hf.json["hidden_activation"].is_null()
-                      ? "hidden_activation"
-                      : "hidden_act",
-                  m);
+  if (const std::string key = hf.first_present({"hidden_activation", "hidden_act"}); !key.empty())
+    read_activation(hf, key.c_str(), m);
   hf.require_flag("attention_bias", false, "biases on the attention projections only");
   if (version == 1) return;
   m.norms_per_layer = 4;

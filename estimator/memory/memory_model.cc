@@ -48,14 +48,14 @@ RankParams rank_params(const ModelSpec& m, const ParamCounts& c, const TrainConf
   r.untied_head = c.lm_head > 0;
   r.largest = std::max(r.embed, static_cast<double>(c.largest_module) / t);
   if (h < threshold) r.persistent_layer = layer_rep;
-  if ((m.linear_bias || m.qkv_bias) && qkv / t < threshold) r.persistent_layer += qkv / t;
+  if (has_qkv_bias(m) && qkv / t < threshold) r.persistent_layer += qkv / t;
   const double fb = (m.gated_mlp ? 2 * f : f) / t;
   if (m.linear_bias && fb < threshold) r.persistent_layer += fb;
   if (h < threshold) r.persistent_fixed = static_cast<double>(c.final_norm);
   // Adafactor: 4 B per row + column of each matrix, 4 B per element of vectors.
   const double mats = (h + qkv) + (d * m.heads + h) + (m.gated_mlp ? 3 : 2) * (h + f);
-  const double vecs = static_cast<double>(c.layer_norms) + (m.linear_bias ? qkv + 2 * h + fb * t : 0) +
-                      (!m.linear_bias && m.qkv_bias ? qkv : 0);
+  const double vecs =
+      static_cast<double>(c.layer_norms) + (has_qkv_bias(m) ? qkv : 0) + (m.linear_bias ? 2 * h + fb * t : 0);
   const double total = static_cast<double>(c.total(m.layers));
   const double fact = m.layers * (mats + vecs) + (vp + h) * (r.untied_head ? 2 : 1) +
                       r.other_embed + r.tail;

@@ -21,6 +21,7 @@ inline constexpr int kMaxGradAccum = 65536;
 inline constexpr int kMaxMicroBatch = 65536;     // samples per micro-batch
 inline constexpr double kMaxGlobalBatch = 1e12;  // samples per optimizer step
 inline constexpr int kMaxFlashHeadDim = 256;     // FlashAttention-class kernels
+inline constexpr int kMaxGpus = 1'000'000;       // --gpus, and a validation row's num_gpus
 
 struct SearchSpace {
   // The settings every point shares (framework, precision, optimizer, sequence length,

@@ -265,8 +265,8 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   // Autocast casts each weight and bias tensor to 16 bits once per forward (one kernel
   // each), and its backward casts each 16-bit gradient back to the fp32 parameter's
   // (r 2, w 4 bytes per parameter), for each linear of the model code (d.linears).
-  const bool qkv_bias_only = !m.linear_bias && m.qkv_bias;
-  const int cast_tensors = d.linears.total() * (m.linear_bias ? 2 : 1) + (qkv_bias_only ? d.linears.qkv : 0);
+  const int biases = bias_tensors(m, d.linears);
+  const int cast_tensors = d.linears.total() + biases;
   const double cast_params = layer_weight_params(m) / d.t;
   if (d.autocast) fwd.mem(MemKernel::stream, cast_params * 6.0, cast_params, cast_tensors);
   Acc bwd{gpu, eff, k.precision, {}, {}, 0, memo};
@@ -275,9 +275,9 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   bwd.mem(w.bwd);
   if (d.fp8) bwd.mem(casts.bwd_bytes, casts.bwd_kernels);
   if (d.autocast) bwd.mem(MemKernel::stream, cast_params * 6.0, cast_params, cast_tensors);
-  // each bias gradient: a reduction over the tokens of the output gradient
-  if (m.linear_bias) bwd.mem(d.T * out_cols * d.e, d.linears.total());
-  if (qkv_bias_only) bwd.mem(d.T * (d.hq + 2.0 * d.hkv) / d.t * d.e, d.linears.qkv);
+  // each bias gradient: a reduction over the tokens of its linear's output gradient
+  const double bias_cols = m.linear_bias ? out_cols : m.qkv_bias ? (d.hq + 2.0 * d.hkv) / d.t : 0.0;
+  if (biases > 0) bwd.mem(d.T * bias_cols * d.e, biases);
   attention_core_bwd(bwd, d);
   o.attn_core_fwd = core.t;
   o.fwd = fwd.t + core.t;
