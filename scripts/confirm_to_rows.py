@@ -56,8 +56,8 @@ def row_for(exp_dir, pass_name, a):
              "torch.amp %s%s, torch.optim.AdamW (foreach), no DDP wrapper on one rank, no DeepSpeed"
              % (prec, " with GradScaler" if prec == "fp16" else "")) if ddp else \
         "DeepSpeed ZeRO-%d %s through dsplan's reference workload (examples/train_gpt.py)" % (cfg["zero_stage"], prec)
-    split = [f for f in ("--separate-qkv", "--separate-gate-up") if f in argv]
-    if split:  # validate reads these flags to price separate linears (validation_rows.cc)
+    split = [f for f in ("--separate-qkv", "--separate-gate-up", "--eager-rmsnorm") if f in argv]
+    if split:  # validate reads these flags (separate linears, RMSNorm kernels; validation_rows.cc)
         other += ", with " + " ".join(split)
     tag = "%s_%s_z%d_mbs%d" % (model,
                                "ddp" if ddp else "ds", cfg["zero_stage"], cfg["micro_batch"])

@@ -11,9 +11,10 @@
 # Every step's output and exit status is kept in OUTDIR; a failing step does not stop the
 # rest.
 # Usage: scripts/gpu_realruns.sh OUTDIR [PART...]
-#   PART: gemm profile fp8 align confirm heldout paths deepspeed (default: gemm profile confirm)
+#   PART: gemm profile kernels window fp8 align confirm heldout paths deepspeed
+#         (default: gemm profile confirm)
 set -uo pipefail
-out=${1:?usage: gpu_realruns.sh OUTDIR [gemm] [profile] [fp8] [align] [confirm] [heldout] [paths] [deepspeed]}
+out=${1:?usage: gpu_realruns.sh OUTDIR [gemm] [profile] [kernels] [window] [fp8] [align] [confirm] [heldout] [paths] [deepspeed]}
 shift
 parts=" ${*:-gemm profile confirm} "
 mkdir -p "$out"
@@ -36,6 +37,28 @@ if [[ $parts == *" profile "* ]]; then
   step prof_gpt13b_mbs4 timeout 150 python3 scripts/torch_step_profile.py "$out/prof_gpt13b_mbs4.json" -- \
        --num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --use-flash-attn --mbs 4
 fi
+if [[ $parts == *" kernels "* ]]; then
+  # Session 27: the block's kernels still priced at the blended HBM rate, PyTorch's
+  # elementwise table again on the same machine, and kernel profiles of a standard-attention
+  # run (GPT-2, micro-batch 16) beside its flash twin and of Llama 3.2 1B (RMSNorm, rotary,
+  # SwiGLU), the shapes of the held-out real runs.
+  nvidia-smi -q -d CLOCK,POWER >"$out/clocks_before.txt" 2>&1
+  step block_kernel_rates timeout 120 python3 scripts/block_kernel_rates.py
+  step elementwise_rates timeout 60 python3 scripts/elementwise_rates.py
+  gpt2="--unfused-gelu --make-vocab-size-divisible-by 1 --mbs 16"
+  step prof_gpt2_noflash timeout 90 python3 scripts/torch_step_profile.py "$out/prof_gpt2_noflash.json" -- $gpt2
+  step prof_gpt2_flash timeout 90 python3 scripts/torch_step_profile.py "$out/prof_gpt2_flash.json" -- \
+       --use-flash-attn $gpt2
+  step prof_llama1b_mbs4 timeout 120 python3 scripts/torch_step_profile.py "$out/prof_llama1b_mbs4.json" -- \
+       --num-layers 16 --hidden-size 2048 --num-attention-heads 32 --seq-length 2048 \
+       --ffn-hidden-size 8192 --vocab-size 128256 --make-vocab-size-divisible-by 1 --hidden-dropout 0 \
+       --attention-dropout 0 --group-query-attention --num-query-groups 8 --swiglu --normalization RMSNorm \
+       --position-embedding-type rope --disable-bias-linear --separate-qkv --separate-gate-up \
+       --use-flash-attn --mbs 4
+  nvidia-smi -q -d CLOCK,POWER >"$out/clocks_after.txt" 2>&1
+fi
+# Session 27: FlexAttention with and without a sliding window and a score cap.
+[[ $parts == *" window "* ]] && step window_attention timeout 180 python3 scripts/window_attention.py
 [[ $parts == *" fp8 "* ]] && step fp8_gemm_k timeout 90 python3 scripts/fp8_gemm_k.py
 [[ $parts == *" align "* ]] && step attention_align timeout 60 python3 scripts/attention_align.py
 confirm_passes() {  # one `dsplan confirm --top 3` of DDP plans per "NAME MODEL CKPT [FLAGS...]"
