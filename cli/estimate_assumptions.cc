@@ -54,6 +54,15 @@ std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& 
     out.push_back(
         "Megatron-Core's jit-fused cross-entropy (--cross-entropy-loss-fusion): the fp32 "
         "passes over the logits fused three ways forward and one backward");
+  if (model.norm == NormKind::rmsnorm) {
+    if (!TrainConfig::rmsnorm_fused(s.run.norm_kernel, s.run.framework))
+      out.push_back(
+          "RMSNorm as eager PyTorch ops (Hugging Face's LlamaRMSNorm: 6 kernels forward, 10 "
+          "backward); give --norm-kernel fused for torch.nn.RMSNorm on PyTorch >= 2.9, "
+          "Liger-Kernel or Apex");
+    else if (s.run.framework != Framework::megatron)
+      out.push_back("RMSNorm in one kernel each way (--norm-kernel fused)");
+  }
   if (s.run.logit_metrics > 0)
     out.push_back(std::to_string(s.run.logit_metrics) +
                   " training metric(s) over the logits per micro-batch "

@@ -60,6 +60,7 @@ Json config_to_json(const Evaluation& e) {
   j["offload"] = name(c.offload);
   if (c.logit_metrics > 0) j["logit_metrics"] = c.logit_metrics;
   if (c.cross_entropy != CrossEntropy::eager) j["cross_entropy"] = name(c.cross_entropy);
+  if (c.norm_kernel != NormKernel::auto_) j["norm_kernel"] = name(c.norm_kernel);
   if (c.framework == Framework::megatron && !c.megatron_fp32_grads) j["grad_reduce_in_fp32"] = false;
   if (c.framework == Framework::fsdp && c.fsdp_reduce_fp32) j["grad_reduce_in_fp32"] = true;
   if (c.framework == Framework::fsdp && c.fsdp_hybrid) j["fsdp_sharding"] = "hybrid";

@@ -261,6 +261,10 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "logits), fused (one kernel over the 16-bit logits writing their gradient in place: "
                   "flash-attn's CrossEntropyLoss(inplace_backward=True), Apex xentropy, Liger-Kernel) or "
                   "jit-fused (megatron only: Megatron-Core's --cross-entropy-loss-fusion, NeMo's default)");
+  sub->add_option("--norm-kernel", o.norm_kernel,
+                  "RMSNorm's kernels: auto (default; fused under Megatron, eager elsewhere), eager (the "
+                  "PyTorch op chain of Hugging Face's LlamaRMSNorm) or fused (one kernel each way: "
+                  "torch.nn.RMSNorm from PyTorch 2.9, Transformer Engine, Apex, Liger-Kernel)");
   sub->add_option("--fp8-recipe", o.fp8_recipe,
                   "FP8 scaling with --precision fp8: delayed (default; Transformer Engine's amax history) or "
                   "tensorwise (per-tensor current scaling: an amax pass before every cast)");
@@ -346,6 +350,8 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   s.run.logit_metrics = o.logit_metrics;
   s.run.cross_entropy = parse_one<CrossEntropy>("cross-entropy", o.cross_entropy, cross_entropy_names(),
                                                 CrossEntropy::eager, errs);
+  s.run.norm_kernel =
+      parse_one<NormKernel>("norm-kernel", o.norm_kernel, norm_kernel_names(), NormKernel::auto_, errs);
   if (s.run.cross_entropy == CrossEntropy::jit_fused && s.run.framework != Framework::megatron)
     errs.push_back(flag_error("cross-entropy", "jit-fused applies to --framework megatron only",
                               "eager or fused, or add --framework megatron"));

@@ -55,6 +55,7 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
   if (r.get_choice("overlap_comm", overlap, false, overlap_names)) c.zero.overlap_comm = overlap == 0 ? -1 : overlap == 1 ? 1 : 0;
   r.get("logit_metrics", c.logit_metrics, false, 0, 16);
   read_enum(r, "cross_entropy", cross_entropy_names(), c.cross_entropy);
+  read_enum(r, "norm_kernel", norm_kernel_names(), c.norm_kernel);
   read_enum(r, "fp8_recipe", fp8_recipe_names(), c.fp8_recipe);
   bool fp32_grads = true;
   const bool grads_given = r.get("grad_reduce_in_fp32", fp32_grads, false);

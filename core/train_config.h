@@ -38,6 +38,12 @@ enum class AttentionKernel : std::uint8_t { auto_, fa2, cudnn, fa3, triton };
 // passes fused three ways (cast + max, subtract + exp + sum, divide) and one in backward;
 // Megatron only (validate sets it for NeMo rows).
 enum class CrossEntropy : std::uint8_t { eager, fused, jit_fused };
+// RMSNorm's kernels (docs/model.md §4, "Elementwise"). eager: the chain of PyTorch ops of
+// Hugging Face's LlamaRMSNorm (upcast, pow, mean, rsqrt, multiply, cast back, weight), and
+// of torch.nn.RMSNorm before PyTorch 2.9. fused: one kernel each way (Transformer Engine,
+// Apex, torch.nn.RMSNorm from PyTorch 2.9, pytorch/pytorch#153666). auto_: fused under
+// Megatron, eager elsewhere. LayerNorm is one kernel in every framework.
+enum class NormKernel : std::uint8_t { auto_, eager, fused };
 // How FP8 linears scale their tensors (Megatron's --fp8-recipe; docs/model.md §4.1): delayed
 // (scales from an amax history, the amax taken inside the cast) or tensorwise (per-tensor
 // current scaling: each cast first reads its tensor for the amax; Megatron-Bridge's H100 default).
@@ -98,6 +104,7 @@ struct TrainConfig {
   // DeepSpeed and Hugging Face Trainer loops, which only compute the loss.
   int logit_metrics = 0;
   CrossEntropy cross_entropy = CrossEntropy::eager;  // the loss kernel (enum above)
+  NormKernel norm_kernel = NormKernel::auto_;        // RMSNorm's kernels (enum above)
   // The timed step is an fp16 overflow step: the loss scaler finds inf/nan gradients, so
   // the optimizer only checks them and skips its update, and ZeRO skips the all-gather of
   // updated parameters. DeepSpeed before v0.8 started the loss scale at 2^32, so the
@@ -172,6 +179,11 @@ struct TrainConfig {
     return f == Framework::megatron || (f == Framework::deepspeed && tp > 1);
   }
   bool megatron_layers() const { return megatron_layers(framework, tp); }
+  // RMSNorm runs one kernel each way (norm_kernel resolved: auto is fused under Megatron).
+  static bool rmsnorm_fused(NormKernel k, Framework f) {
+    return k == NormKernel::fused || (k == NormKernel::auto_ && f == Framework::megatron);
+  }
+  bool rmsnorm_fused() const { return rmsnorm_fused(norm_kernel, framework); }
   bool deepspeed_bf16_optimizer() const {
     return framework == Framework::deepspeed && precision == Precision::bf16 && zero_stage == 0;
   }

@@ -46,7 +46,18 @@ def build_model(args, torch):
     if args.recompute_method == "block" and args.recompute_num_layers:
         recompute_layers = min(args.recompute_num_layers, args.num_layers)
     Norm = nn.LayerNorm if args.normalization == "LayerNorm" else getattr(nn, "RMSNorm", None)
-    if Norm is None:
+    if args.normalization == "RMSNorm" and args.eager_rmsnorm:
+        class Norm(nn.Module):  # Hugging Face's LlamaRMSNorm: a chain of eager ops
+            def __init__(self, d, eps=1e-5):
+                super().__init__()
+                self.weight, self.eps = nn.Parameter(torch.ones(d)), eps
+
+            def forward(self, x):
+                dtype = x.dtype
+                x = x.to(torch.float32)
+                x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+                return self.weight * x.to(dtype)
+    elif Norm is None:
         class Norm(nn.Module):  # RMSNorm for PyTorch < 2.4
             def __init__(self, d, eps=1e-5):
                 super().__init__()

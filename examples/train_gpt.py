@@ -59,6 +59,8 @@ def parse_args(argv=None):
     for flag in ("--swiglu", "--separate-qkv", "--separate-gate-up"):  # separate: HF BERT/Llama linears
         p.add_argument(flag, action="store_true")
     p.add_argument("--normalization", default="LayerNorm", choices=["LayerNorm", "RMSNorm"])
+    p.add_argument("--eager-rmsnorm", action="store_true",
+                   help="RMSNorm as Hugging Face's LlamaRMSNorm op chain, not torch.nn.RMSNorm")
     p.add_argument("--position-embedding-type", default="learned_absolute",
                    choices=["learned_absolute", "rope"])
     p.add_argument("--untie-embeddings-and-output-weights", action="store_true")

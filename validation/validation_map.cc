@@ -479,6 +479,7 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   s.flash = {at(p, "flash_attention").is_boolean() && at(p, "flash_attention").get<bool>()};
   s.sequence_parallel = {at(p, "sequence_parallel").is_boolean() && at(p, "sequence_parallel").get<bool>()};
   engine_settings(p, s, notes);
+  s.run.norm_kernel = norm_kernel(row, *model, notes);
   s.vpp = {std::max(1, inum(p, "vpp", 1))};
   if (auto bad = layout_and_batch(p, gpus, s, notes)) return *bad;
   notes.push_back("framework " + std::string(name(s.run.framework)) + ", " + std::string(name(s.run.precision)));

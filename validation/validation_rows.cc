@@ -151,6 +151,15 @@ void rows::projection_layout(const Json& row, ModelSpec& spec, std::vector<std::
                     " linears (dsplan's reference workload)");
 }
 
+NormKernel rows::norm_kernel(const Json& row, const ModelSpec& spec, std::vector<std::string>& notes) {
+  const std::string other = rows::str(rows::at(row, "parallel"), "other");
+  if (spec.norm != NormKind::rmsnorm || !rows::has(other, "reference workload")) return NormKernel::auto_;
+  if (rows::has(other, "--eager-rmsnorm")) return NormKernel::eager;
+  notes.push_back(
+      "torch.nn.RMSNorm: one fused kernel each way (PyTorch >= 2.9; dsplan's reference workload)");
+  return NormKernel::fused;
+}
+
 Expected<ValidationSet> load_validation(const Json& rows, const std::string& file) {
   if (!rows.is_array()) return Diagnostic{file, "", "expected a JSON list of measurement rows", ""};
   ValidationSet set;

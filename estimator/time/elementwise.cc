@@ -32,10 +32,19 @@ Seconds mem_seconds(const MemWork& w, const GpuSpec& gpu, const Efficiency& eff)
 }
 
 // The passes over the s x s scores of all local heads: scale and mask (fused into the
-// softmax by Megatron), softmax, dropout (1-byte mask), and under autocast the cast of the
-// fp32 probabilities back to 16-bit for the P V GEMM. Each backward moves twice its
+// softmax by Megatron), softmax, dropout (1-byte mask). Each backward moves twice its
 // forward's bytes; softmax's backward is its own class, the others keep their forward's
 // (a masked gradient is a where, the rest stream).
+// Under torch autocast the kernels are those the reference workload's kernel profile lists
+// (session 27, H100 and H200, docs/accuracy.md): scale (2e) and mask (2e) in 16 bits; the
+// upcast to fp32 for the softmax (e + 4), a dtype conversion that runs TensorIterator's
+// non-vectorised path (the mask class); softmax (8), dropout (9) and the downcast for the
+// P V GEMM (4 + e). Backward, one kernel each: the upcast of dP (e + 4, mask class), the
+// dropout's masked scale (9), the fp32 softmax backward (12: a warp kernel that streams)
+// and one more fp32 product over the scores beside it (12, seen in every profile), the
+// downcast (4 + e), the mask's where (2e) and the scale (2e). masked_fill, as the workload
+// writes the mask, also clones the scores each way (2e + 2e); Hugging Face's where or
+// additive masks do not, and the clone is not priced.
 Elementwise score_elementwise(const op::Dims& d) {
   const double sc = d.b * d.heads * d.s * d.s;
   Elementwise w;
@@ -43,6 +52,27 @@ Elementwise score_elementwise(const op::Dims& d) {
     w.fwd.add(f, bytes, sc), w.bwd.add(b, 2.0 * bytes, sc);
     w.fwd.kernels += 1, w.bwd.kernels += 2;
   };
+  auto fwd = [&](MemKernel k, double bytes) { w.fwd.add(k, bytes, sc), w.fwd.kernels += 1; };
+  auto bwd = [&](MemKernel k, double bytes) { w.bwd.add(k, bytes, sc), w.bwd.kernels += 1; };
+  if (d.autocast) {
+    const double e = d.e, f = 4.0;         // 16-bit scores, fp32 softmax
+    fwd(MemKernel::stream, sc * 2.0 * e);  // scale
+    fwd(MemKernel::mask, sc * 2.0 * e);    // causal or padding mask
+    if (d.attn_softcap)
+      for (int i = 0; i < 3; ++i) pass(MemKernel::stream, MemKernel::stream, sc * 2.0 * e);
+    fwd(MemKernel::mask, sc * (e + f));  // upcast
+    fwd(MemKernel::softmax_fwd, sc * 2.0 * f);
+    if (d.dropout) fwd(MemKernel::dropout_fwd, sc * (2.0 * f + 1.0));
+    fwd(MemKernel::stream, sc * (f + e));  // downcast
+    bwd(MemKernel::mask, sc * (e + f));    // upcast of dP
+    if (d.dropout) bwd(MemKernel::stream, sc * (2.0 * f + 1.0));
+    bwd(MemKernel::stream, sc * 3.0 * f);  // softmax backward
+    bwd(MemKernel::stream, sc * 3.0 * f);  // the fp32 product beside it
+    bwd(MemKernel::stream, sc * (f + e));  // downcast
+    bwd(MemKernel::mask, sc * 2.0 * e);
+    bwd(MemKernel::stream, sc * 2.0 * e);
+    return w;
+  }
   if (!d.megatron) {
     pass(MemKernel::stream, MemKernel::stream, sc * 2.0 * d.e);  // scale
     pass(MemKernel::mask, MemKernel::mask, sc * 2.0 * d.e);      // causal or padding mask
@@ -51,14 +81,14 @@ Elementwise score_elementwise(const op::Dims& d) {
     for (int i = 0; i < 3; ++i) pass(MemKernel::stream, MemKernel::stream, sc * 2.0 * d.e);
   pass(MemKernel::softmax_fwd, MemKernel::softmax_bwd, sc * (d.e + d.ew));
   if (d.dropout) pass(MemKernel::dropout_fwd, MemKernel::stream, sc * (2.0 * d.ew + 1.0));
-  if (d.autocast) pass(MemKernel::stream, MemKernel::stream, sc * (d.ew + d.e));
   return w;
 }
 
 // Fused kernels (Megatron: Transformer Engine / Apex) read and write each tensor once. The
 // other frameworks run the PyTorch model code of Hugging Face, torchtitan or IBM FMS, whose
-// RMSNorm, rotary embedding and SwiGLU are eager chains of ops (docs/model.md §4,
-// "Elementwise"). Bytes per element, with e the activation element size:
+// rotary embedding and SwiGLU are eager chains of ops (docs/model.md §4, "Elementwise");
+// RMSNorm is eager or fused as TrainConfig::norm_kernel says (torch.nn.RMSNorm is one
+// kernel from PyTorch 2.9). Bytes per element, with e the activation element size:
 //  - RMSNorm, eager: x.float(), pow, mean, x * rsqrt, type_as, * weight: forward
 //    (e+4) + 8 + 4 + 8 + (4+e) + 2e = 4e + 28; backward through that chain 6e + 52
 //    (bf16: 36 and 64). Fused: 2e and 4e.
@@ -72,15 +102,16 @@ Elementwise layer_elementwise(const op::Dims& d) {
   const bool cast = ew < 4.0;  // eager RMSNorm widens 16-bit inputs to fp32 and back
   const double rms_f = (cast ? ew + 4.0 : 0.0) + 20.0 + (cast ? 4.0 + ew : 0.0) + 2.0 * ew;
   const double rms_b = 4.0 * ew + (cast ? ew + 4.0 : 0.0) + 44.0 + (cast ? 4.0 + ew : 0.0);
-  const bool rms_eager = d.rms && eager;
+  const bool rms_eager = d.rms && !d.norm_fused;
   w.fwd.add(MemKernel::blended, d.norms * x * (rms_eager ? rms_f : 2.0 * ew), 0);
   w.bwd.add(MemKernel::blended, d.norms * x * (rms_eager ? rms_b : 4.0 * ew), 0);
   w.fwd.kernels += d.norms * (rms_eager ? 6 : 1), w.bwd.kernels += d.norms * (rms_eager ? 10 : 2);
   if (d.qk_norm) {  // the same RMSNorm over the local query and key heads (Qwen3, Gemma 3)
     const double qk = d.T * (d.hq + d.hkv) / d.t;
-    w.fwd.add(MemKernel::blended, qk * (eager ? rms_f : 2.0 * ew), 0);
-    w.bwd.add(MemKernel::blended, qk * (eager ? rms_b : 4.0 * ew), 0);
-    w.fwd.kernels += 2 * (eager ? 6 : 1), w.bwd.kernels += 2 * (eager ? 10 : 2);
+    const bool qk_eager = !d.norm_fused;
+    w.fwd.add(MemKernel::blended, qk * (qk_eager ? rms_f : 2.0 * ew), 0);
+    w.bwd.add(MemKernel::blended, qk * (qk_eager ? rms_b : 4.0 * ew), 0);
+    w.fwd.kernels += 2 * (qk_eager ? 6 : 1), w.bwd.kernels += 2 * (qk_eager ? 10 : 2);
   }
   // Twice a layer: Megatron's fused bias-dropout-add reads 2, writes 1 (+ the mask);
   // otherwise dropout (r 1, w 1 + mask) and the residual add (r 2, w 1) are separate
@@ -116,21 +147,38 @@ Elementwise layer_elementwise(const op::Dims& d) {
     w.bwd.add(MemKernel::stream, 2.0 * act, 2 * k * ffn);
     w.fwd.kernels += k, w.bwd.kernels += 2 * k;
   } else if (swiglu_eager) {
-    w.fwd.add(MemKernel::blended, ffn * 5.0 * d.e, 0);
-    w.bwd.add(MemKernel::blended, ffn * 9.0 * d.e, 0);
+    // silu, then the product: contiguous, one or two operations an element; they stream
+    // (measured at 0.87-0.90 of HBM on an H100 and an H200, forward and backward).
+    w.fwd.add(MemKernel::stream, ffn * 5.0 * d.e, 2 * ffn);
+    w.bwd.add(MemKernel::stream, ffn * 9.0 * d.e, 4 * ffn);
     w.fwd.kernels += 2, w.bwd.kernels += 4;
-  } else {
-    // One fused kernel: gelu (or Megatron's bias-gelu) forward is the measured gelu class;
-    // its backward and the gated (SwiGLU) kernels were not measured: blended.
-    const double act = ffn * (d.gated ? 3.0 : 2.0) * d.e;
-    w.fwd.add(d.gated ? MemKernel::blended : MemKernel::gelu, act, ffn);
+  } else if (d.gated) {
+    // Megatron's fused SwiGLU (read gate and up, write the product) and its backward were
+    // not measured: blended.
+    const double act = ffn * 3.0 * d.e;
+    w.fwd.add(MemKernel::blended, act, 0);
     w.bwd.add(MemKernel::blended, 2.0 * act, 0);
     w.fwd.kernels += 1, w.bwd.kernels += 2;
+  } else {
+    // One fused gelu kernel (or Megatron's bias-gelu), the measured gelu class. Its
+    // backward reads the gradient and the input and writes the input's gradient (3e an
+    // element, the bias's few bytes aside) with a tanh's arithmetic per element: it
+    // streams (measured at 0.83-0.89 of HBM on an H200 and an H100).
+    w.fwd.add(MemKernel::gelu, ffn * 2.0 * d.e, ffn);
+    w.bwd.add(MemKernel::stream, ffn * 3.0 * d.e, ffn);
+    w.fwd.kernels += 1, w.bwd.kernels += 1;
   }
   if (d.rope) {
-    const double rope = d.T * (d.hq + d.hkv) / d.t * (eager ? 2.0 * d.e + 16.0 : 2.0 * d.e);
-    w.fwd.add(MemKernel::blended, rope, 0);
-    w.bwd.add(MemKernel::blended, rope, 0);
+    // Eager rotary runs on half-width slices of q and k against a broadcast cos/sin table:
+    // TensorIterator's non-vectorised path, whose per-element index arithmetic limits it as
+    // it does the masked where (the mask class). The reference workload's chain writes 4
+    // elements per element of q and k forward (four half-width products, their difference
+    // and sum, the concatenation) and about 6 backward (the products' gradients, their sums,
+    // the slices' zero-filled gradients): 2e + 16 bytes each way, as priced before.
+    const double n = d.T * (d.hq + d.hkv) / d.t;
+    const double rope = n * (eager ? 2.0 * d.e + 16.0 : 2.0 * d.e);
+    w.fwd.add(eager ? MemKernel::mask : MemKernel::blended, rope, eager ? 4.0 * n : 0.0);
+    w.bwd.add(eager ? MemKernel::mask : MemKernel::blended, rope, eager ? 6.0 * n : 0.0);
     w.fwd.kernels += eager ? 6 : 1, w.bwd.kernels += eager ? 6 : 1;
   }
   // The QKV and FC1 inputs feed one linear each, or several (separate Q, K, V and gate, up):

@@ -29,6 +29,7 @@ struct OpKey {
   Framework framework = Framework::deepspeed;
   AttentionKernel attention = AttentionKernel::auto_;
   CrossEntropy cross_entropy = CrossEntropy::eager;
+  NormKernel norm_kernel = NormKernel::auto_;  // RMSNorm's kernels (TrainConfig::norm_kernel)
   bool fp8 = false;  // FP8 linears (TrainConfig::fp8)
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   bool operator==(const OpKey&) const = default;

@@ -30,6 +30,7 @@ OpKey op_key(const TrainConfig& c) {
   // jit-fused is Megatron-Core's: elsewhere the framework's eager loss runs (one memo key).
   const bool foreign_jit = c.cross_entropy == CrossEntropy::jit_fused && c.framework != Framework::megatron;
   k.cross_entropy = foreign_jit ? CrossEntropy::eager : c.cross_entropy;
+  k.norm_kernel = c.norm_kernel;
   k.fp8 = c.fp8;
   k.fp8_recipe = c.fp8 ? c.fp8_recipe : Fp8Recipe::delayed;
   return k;
@@ -65,7 +66,7 @@ CommKey comm_key(const TrainConfig& c) {
   return k;
 }
 
-// The operator key packed into one word (tp 11 bits, micro-batch 17, sequence 21, then the
+// The operator key packed into one word (tp 10 bits, micro-batch 16, sequence 21, then the
 // flags and enums; 64 bits): distinct keys within those ranges get distinct hashes, so they can only
 // meet in a slot, not in the hash. (Mixed field by field, 8 of the 392 keys of a gpt-2.7b
 // search shared a hash and evicted each other up to 12 times.) Keys beyond the ranges
@@ -77,8 +78,8 @@ std::uint64_t hash_of(const OpKey& k) {
     h |= (v & ((std::uint64_t(1) << bits) - 1)) << shift;
     shift += bits;
   };
-  put(std::uint64_t(k.tp), 11);
-  put(std::uint64_t(k.micro_batch), 17);
+  put(std::uint64_t(k.tp), 10);
+  put(std::uint64_t(k.micro_batch), 16);
   put(std::uint64_t(k.seq_len), 21);
   put(std::uint64_t(k.sequence_parallel), 1);
   put(std::uint64_t(k.flash), 1);
@@ -87,6 +88,7 @@ std::uint64_t hash_of(const OpKey& k) {
   put(std::uint64_t(k.framework), 2);
   put(std::uint64_t(k.attention), 3);
   put(std::uint64_t(k.cross_entropy), 2);
+  put(std::uint64_t(k.norm_kernel), 2);
   put(std::uint64_t(k.fp8), 1);
   put(std::uint64_t(k.fp8_recipe), 1);
   return h;

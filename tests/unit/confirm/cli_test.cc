@@ -11,6 +11,7 @@
 #include <fstream>
 #include <thread>
 
+#include "core/names.h"
 #include "test_util.h"
 
 namespace dsplan {
@@ -289,6 +290,22 @@ TEST(ConfirmCli, EstimatePlansPassThePlanChecks) {
     auto plan = parse_plan(j, "estimate");
     ASSERT_TRUE(plan.ok()) << plan.errors().front().to_string();
     EXPECT_GE(plan->candidates.size(), 10u) << args[2];
+  }
+}
+
+// The RMSNorm kernels a plan was priced with reach confirm (which passes --eager-rmsnorm
+// to the reference workload when they are eager).
+TEST(ConfirmCli, PlansKeepTheirRmsNormKernels) {
+  ScratchDir d;
+  for (const std::string k : {"fused", "eager"}) {
+    ASSERT_EQ(run_dsplan(
+                  d, {"estimate", "--model", "llama3.2-1b", "--gpus", "1", "--framework", "ddp", "--zero",
+                      "0", "--seq", "2048", "--hw", "h100-80gb", "--norm-kernel", k, "--top", "2", "--json"}),
+              0)
+        << slurp(d / "err.txt");
+    auto plan = parse_plan(Json::parse(slurp(d / "out.txt")), "estimate");
+    ASSERT_TRUE(plan.ok()) << plan.errors().front().to_string();
+    EXPECT_EQ(name(plan->candidates.front().cfg.norm_kernel), k);
   }
 }
 

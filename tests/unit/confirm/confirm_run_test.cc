@@ -462,5 +462,24 @@ TEST(Confirm, ReferenceWorkloadRunsThePlansProjectionLayout) {
   EXPECT_EQ(std::find(mg.argv.begin(), mg.argv.end(), "--separate-qkv"), mg.argv.end());
 }
 
+// RMSNorm runs as the plan priced it: Hugging Face's eager chain for a DDP plan on auto,
+// torch.nn.RMSNorm for a fused plan and for Megatron (auto is fused there).
+TEST(Confirm, ReferenceWorkloadRunsThePlansRmsNormKernels) {
+  ScratchDir d;
+  Plan plan = test::tiny_plan();
+  plan.model.norm = NormKind::rmsnorm;
+  LaunchSpec l;
+  l.reference_script = std::string(DSPLAN_SOURCE_DIR) + "/examples/train_gpt.py";
+  Candidate cand = plan.candidates.front();
+  cand.cfg.framework = Framework::ddp;
+  EXPECT_EQ(workload_args(make_experiment(cand, plan, l, d.path()), "a.eager_rmsnorm", d), "True\n");
+  cand.cfg.norm_kernel = NormKernel::fused;
+  EXPECT_EQ(workload_args(make_experiment(cand, plan, l, d.path()), "a.eager_rmsnorm", d), "False\n");
+  cand.cfg.norm_kernel = NormKernel::auto_;
+  cand.cfg.framework = Framework::megatron;
+  const Experiment mg = make_experiment(cand, plan, l, d.path());
+  EXPECT_EQ(std::find(mg.argv.begin(), mg.argv.end(), "--eager-rmsnorm"), mg.argv.end());
+}
+
 }  // namespace
 }  // namespace dsplan
