@@ -169,11 +169,27 @@ double flash_fraction(const Acc& a, const Dims& d, bool backward) {
   return gemm * flash_relative(a.gpu.arch, d.megatron, d.attention) * (d.causal ? kCausalRate : 1.0) * pass;
 }
 
+// A soft-capped score inside a flash kernel (flash-attn's softcap) costs one tanh, an
+// instruction of the special-function units, which also run the softmax's exponentials:
+// 16 per SM per clock on Volta to Hopper (CUDA C++ Programming Guide, arithmetic
+// instruction throughput). On Hopper those units already take about half the matmul's time
+// at head dimension 128 (FlashAttention-3 paper, §3), so the tanh is priced in series: one
+// per score computed, forward and again in the backward, which recomputes the scores.
+// FlexAttention's score_mod, which computes the precise tanh, measured 2.0x the uncapped
+// kernel on an H200 (session 27): this is the cheaper, fast-tanh case.
+Seconds softcap_sfu_time(const Dims& d, const GpuSpec& gpu) {
+  if (!d.attn_softcap) return Seconds{};
+  constexpr double kSfuPerSmClk = 16.0;
+  const double scores = d.b * d.heads * d.s * d.s * causal_fraction(d);
+  return Seconds(scores / (kSfuPerSmClk * std::max(1, gpu.sm_count) * gpu.boost_clock_MHz * 1e6));
+}
+
 void attention_core_fwd(Acc& a, const Dims& d) {
   const double hd = head_dim(d), bh = d.b * d.heads;
   if (d.flash) {
     const double fl = 4.0 * bh * d.s * d.s * hd * causal_fraction(d);
     a.flops_kernel(fl, flash_fraction(a, d, false), flash_fwd_hbm_bytes(d, a.gpu));
+    a.t += softcap_sfu_time(d, a.gpu);
     return;
   }
   const bool odd = heads_misaligned(d);
@@ -187,6 +203,7 @@ void attention_core_bwd(Acc& a, const Dims& d) {
   if (d.flash) {
     const double fl = 10.0 * bh * d.s * d.s * hd * causal_fraction(d);
     a.flops_kernel(fl, flash_fraction(a, d, true), 2.0 * flash_fwd_hbm_bytes(d, a.gpu));
+    a.t += softcap_sfu_time(d, a.gpu);
     return;
   }
   const bool odd = heads_misaligned(d);
