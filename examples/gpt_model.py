@@ -20,6 +20,17 @@ def triton_attention():
     return flash_attn_func
 
 
+def rope(torch, x, seq):
+    """Rotary embedding of x [b, heads, s, d]: rotates pairs (first half, second half) by
+    position angles, as eager ops (scripts/block_kernel_rates.py times this function)."""
+    d = x.shape[-1]
+    inv = 1.0 / (10000 ** (torch.arange(0, d, 2, device=x.device, dtype=torch.float32) / d))
+    ang = torch.outer(torch.arange(seq, device=x.device, dtype=torch.float32), inv)
+    cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
+    x1, x2 = x[..., : d // 2], x[..., d // 2:]
+    return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+
+
 def recompute_mode(args):
     if args.recompute_granularity:
         return args.recompute_granularity
@@ -65,15 +76,6 @@ def build_model(args, torch):
 
             def forward(self, x):
                 return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
-
-    def rope(x, seq):
-        # x: [b, heads, s, d]; rotates pairs (first half, second half) by position angles.
-        d = x.shape[-1]
-        inv = 1.0 / (10000 ** (torch.arange(0, d, 2, device=x.device, dtype=torch.float32) / d))
-        ang = torch.outer(torch.arange(seq, device=x.device, dtype=torch.float32), inv)
-        cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
-        x1, x2 = x[..., : d // 2], x[..., d // 2:]
-        return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
 
     triton_attn = triton_attention() if args.use_flash_attn_triton else None
 
@@ -158,7 +160,7 @@ def build_model(args, torch):
             if self.qn is not None and not args.qk_norm_full_width:
                 q, k = self.qn(q), self.kn(k)
             if args.position_embedding_type == "rope":
-                q, k = rope(q, s), rope(k, s)
+                q, k = rope(torch, q, s), rope(torch, k, s)
             if kv_heads != heads:
                 k = k.repeat_interleave(heads // kv_heads, dim=1)
                 v = v.repeat_interleave(heads // kv_heads, dim=1)

@@ -12,20 +12,20 @@
 # Usage: block_kernel_rates.py [--tokens 32768] [--repeats 10]
 import argparse
 import json
+import os
+import sys
 
 import torch
 import torch.nn.functional as F
 
 from cuda_timing import time_op
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from gpt_model import rope as workload_rope  # noqa: E402  the reference workload's own
 
-def rope(x, seq):  # examples/gpt_model.py's rotary embedding, [b, heads, s, d]
-    d = x.shape[-1]
-    inv = 1.0 / (10000 ** (torch.arange(0, d, 2, device=x.device, dtype=torch.float32) / d))
-    ang = torch.outer(torch.arange(seq, device=x.device, dtype=torch.float32), inv)
-    cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
-    x1, x2 = x[..., : d // 2], x[..., d // 2:]
-    return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+
+def rope(x, seq):
+    return workload_rope(torch, x, seq)
 
 
 def emit(case, elems, t, **extra):
