@@ -89,29 +89,54 @@ Elementwise score_elementwise(const op::Dims& d) {
 // rotary embedding and SwiGLU are eager chains of ops (docs/model.md §4, "Elementwise");
 // RMSNorm is eager or fused as TrainConfig::norm_kernel says (torch.nn.RMSNorm is one
 // kernel from PyTorch 2.9). Bytes per element, with e the activation element size:
-//  - RMSNorm, eager: x.float(), pow, mean, x * rsqrt, type_as, * weight: forward
-//    (e+4) + 8 + 4 + 8 + (4+e) + 2e = 4e + 28; backward through that chain 6e + 52
-//    (bf16: 36 and 64). Fused: 2e and 4e.
+//  - RMSNorm, eager: eager_rmsnorm() below. Fused: 2e and 4e.
 //  - rotary on the local q and k heads, eager: float, complex multiply, type_as: 2e + 16
 //    each way (bf16: 20). Fused: 2e each way.
 //  - SwiGLU, eager: silu (2e) then multiply (3e) = 5e forward; backward 9e. Fused: 3e, 6e.
+// Hugging Face's LlamaRMSNorm as eager ops over n elements of size c (4: the fp32 residual
+// under autocast; 2: 16-bit), count times, in the kernels the session-27 profile of the
+// chain lists (Llama 3.2 1B on an H200, docs/accuracy.md). Products against the row's
+// rsqrt or the weight broadcast a [rows, 1] or [h] tensor, and a conversion to fp32 runs
+// TensorIterator's non-vectorised path: the mask class, one element each. The rest stream.
+//  forward: [upcast c + 4] pow 8, mean 4, x * rsqrt 8 (mask), [downcast 4 + c],
+//    weight * x 2c (mask): 28 + 4c bytes with casts (36 in bf16), 20 + 2c without (28);
+//  backward: grad * weight 2c (mask); the weight's gradient, grad * x 3c and its column sum
+//    c; [upcast c + 4 (mask)]; grad * rsqrt 8 (mask); grad * x 12 and its row sum 4; the
+//    mean's expanded gradient 4 (mask); pow's 2x 8 and product 12; the two paths' sum 12;
+//    a gradient copy 8; [downcast 4 + c]: 68 + 6c + casts (92 in bf16 and in fp32).
+// The profile's chain took 2.2x the fused kernel's time a step; the 6e + 52 bytes priced
+// before this session (one backward pass per forward op) gave half of that.
+void eager_rmsnorm(Elementwise& w, double n, double c, int count) {
+  const bool cast = c < 4.0;
+  const double up = cast ? c + 4.0 : 0.0, down = cast ? 4.0 + c : 0.0;
+  w.fwd.add(MemKernel::mask, n * (8.0 + 2.0 * c + up), n * (cast ? 3.0 : 2.0));
+  w.fwd.add(MemKernel::stream, n * (12.0 + down), n * (cast ? 3.0 : 2.0));
+  w.bwd.add(MemKernel::mask, n * (2.0 * c + 8.0 + 4.0 + up), n * (cast ? 4.0 : 3.0));
+  w.bwd.add(MemKernel::stream, n * (4.0 * c + 16.0 + 20.0 + 12.0 + 8.0 + down), n * (cast ? 8.0 : 7.0));
+  w.fwd.kernels += count * (cast ? 6 : 4), w.bwd.kernels += count * (cast ? 14 : 12);
+}
+
 Elementwise layer_elementwise(const op::Dims& d) {
   Elementwise w;
   const double x = d.Ts * d.h, ew = d.ew;
   const bool eager = !d.megatron;
-  const bool cast = ew < 4.0;  // eager RMSNorm widens 16-bit inputs to fp32 and back
-  const double rms_f = (cast ? ew + 4.0 : 0.0) + 20.0 + (cast ? 4.0 + ew : 0.0) + 2.0 * ew;
-  const double rms_b = 4.0 * ew + (cast ? ew + 4.0 : 0.0) + 44.0 + (cast ? 4.0 + ew : 0.0);
-  const bool rms_eager = d.rms && !d.norm_fused;
-  w.fwd.add(MemKernel::blended, d.norms * x * (rms_eager ? rms_f : 2.0 * ew), 0);
-  w.bwd.add(MemKernel::blended, d.norms * x * (rms_eager ? rms_b : 4.0 * ew), 0);
-  w.fwd.kernels += d.norms * (rms_eager ? 6 : 1), w.bwd.kernels += d.norms * (rms_eager ? 10 : 2);
-  if (d.qk_norm) {  // the same RMSNorm over the local query and key heads (Qwen3, Gemma 3)
+  if (d.rms && !d.norm_fused) {
+    eager_rmsnorm(w, d.norms * x, ew, d.norms);
+  } else {
+    w.fwd.add(MemKernel::blended, d.norms * x * 2.0 * ew, 0);
+    w.bwd.add(MemKernel::blended, d.norms * x * 4.0 * ew, 0);
+    w.fwd.kernels += d.norms, w.bwd.kernels += 2 * d.norms;
+  }
+  if (d.qk_norm) {  // the same RMSNorm over the local query and key heads (Qwen3, Gemma 3),
+    // whose inputs are the 16-bit projections
     const double qk = d.T * (d.hq + d.hkv) / d.t;
-    const bool qk_eager = !d.norm_fused;
-    w.fwd.add(MemKernel::blended, qk * (qk_eager ? rms_f : 2.0 * ew), 0);
-    w.bwd.add(MemKernel::blended, qk * (qk_eager ? rms_b : 4.0 * ew), 0);
-    w.fwd.kernels += 2 * (qk_eager ? 6 : 1), w.bwd.kernels += 2 * (qk_eager ? 10 : 2);
+    if (!d.norm_fused) {
+      eager_rmsnorm(w, qk, d.e, 2);
+    } else {
+      w.fwd.add(MemKernel::blended, qk * 2.0 * d.e, 0);
+      w.bwd.add(MemKernel::blended, qk * 4.0 * d.e, 0);
+      w.fwd.kernels += 2, w.bwd.kernels += 4;
+    }
   }
   // Twice a layer: Megatron's fused bias-dropout-add reads 2, writes 1 (+ the mask);
   // otherwise dropout (r 1, w 1 + mask) and the residual add (r 2, w 1) are separate
