@@ -57,7 +57,7 @@ std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& 
   if (model.norm == NormKind::rmsnorm) {
     if (!TrainConfig::rmsnorm_fused(s.run.norm_kernel, s.run.framework))
       out.push_back(
-          "RMSNorm as eager PyTorch ops (Hugging Face's LlamaRMSNorm: 6 kernels forward, 10 "
+          "RMSNorm as eager PyTorch ops (Hugging Face's LlamaRMSNorm: 4-6 kernels forward, 12-14 "
           "backward); give --norm-kernel fused for torch.nn.RMSNorm on PyTorch >= 2.9, "
           "Liger-Kernel or Apex");
     else if (s.run.framework != Framework::megatron)
