@@ -123,14 +123,25 @@ TEST(MemKernels, PredictTheBlockKernelsMeasuredInSession27) {
 // mean 4 stream, the rsqrt and weight products 8 + 8 run the mask class; backward 20 B of
 // mask-class products (3 elements) and 72 streamed, per element of T h) unless the run
 // fuses it (2ew = 8 and 4ew = 16, blended).
-TEST(MemKernels, EagerLlamaKernelsByClassAndTheFusedRmsNorm) {
-  OpKey k;
-  k.micro_batch = 1;
-  k.seq_len = 2048;
-  k.framework = Framework::ddp;
-  ModelSpec m = test::gpt("l", 2, 2048, 32, 2048, 32000, 2048);
+// A Llama 3.2 1B-shaped block (hidden 2048, 32 query and 8 key/value heads of 64, SwiGLU
+// of 8192, RMSNorm, rotary, no dropout) and a DDP key (bf16 autocast).
+ModelSpec llama_1b_block() {
+  ModelSpec m = test::gpt("llama-1b", 16, 2048, 32, 2048, 128256, 1);
   m.kv_heads = 8, m.ffn_hidden = 8192, m.gated_mlp = true, m.activation = Activation::silu;
   m.norm = NormKind::rmsnorm, m.position = PositionKind::rotary, m.dropout = false;
+  return m;
+}
+OpKey ddp_key(int micro_batch, int seq = 2048) {
+  OpKey k;
+  k.micro_batch = micro_batch;
+  k.seq_len = seq;
+  k.framework = Framework::ddp;
+  return k;
+}
+
+TEST(MemKernels, EagerLlamaKernelsByClassAndTheFusedRmsNorm) {
+  OpKey k = ddp_key(1);
+  const ModelSpec m = llama_1b_block();
   const auto at = [](const MemWork& x, MemKernel c) { return x.bytes[static_cast<std::size_t>(c)]; };
   const auto elems = [](const MemWork& x, MemKernel c) { return x.elems[static_cast<std::size_t>(c)]; };
   const double T = 2048, ffn = T * 8192, qk = T * (2048 + 512), x = T * 2048;
@@ -165,13 +176,8 @@ TEST(MemKernels, EagerLlamaKernelsByClassAndTheFusedRmsNorm) {
 // (not priced), and the fused kernels 4.75 ms: (23.39 - 2.72 - 4.75) / 33 = 482 us more a
 // norm. The model's difference, launches at 3 us included, must land within 15%.
 TEST(MemKernels, EagerRmsNormAgainstTheH200Profile) {
-  OpKey k;
-  k.micro_batch = 4;
-  k.seq_len = 2048;
-  k.framework = Framework::ddp;
-  ModelSpec m = test::gpt("llama-1b", 16, 2048, 32, 2048, 128256, 1);
-  m.kv_heads = 8, m.ffn_hidden = 8192, m.gated_mlp = true, m.activation = Activation::silu;
-  m.norm = NormKind::rmsnorm, m.position = PositionKind::rotary, m.dropout = false;
+  OpKey k = ddp_key(4);
+  const ModelSpec m = llama_1b_block();
   const GpuSpec h200 = *gpu_preset("h200-141gb");
   const Efficiency eff = default_efficiency(h200);
   const auto layer_time = [&](NormKernel n) {
@@ -195,10 +201,7 @@ TEST(MemKernels, EagerRmsNormAgainstTheH200Profile) {
 // forward: scale 4 + mask 4 + softmax 4 + dropout 5 = 17 B forward, 34 backward, and the
 // 16-bit softmax backward is its own class (8 B).
 TEST(MemKernels, ScorePassesKeepTheirBytesAndSplitByClass) {
-  OpKey k;
-  k.micro_batch = 2;
-  k.seq_len = 1024;
-  k.framework = Framework::ddp;
+  OpKey k = ddp_key(2, 1024);
   const ModelSpec m = test::gpt("g", 2, 768, 12, 1024, 50257, 1024);
   const op::Dims d = op::dims(m, k);
   ASSERT_TRUE(d.autocast);
@@ -230,10 +233,7 @@ TEST(MemKernels, ScorePassesKeepTheirBytesAndSplitByClass) {
 // and 3,283 backward; 190 us of each is masked_fill's clone, not priced, so 2,568 and
 // 3,093. The model must land within 10% of each.
 TEST(MemKernels, AutocastScorePassesAgainstTheH200Profile) {
-  OpKey k;
-  k.micro_batch = 16;
-  k.seq_len = 1024;
-  k.framework = Framework::ddp;
+  const OpKey k = ddp_key(16, 1024);
   const ModelSpec m = test::gpt("gpt2", 12, 768, 12, 1024, 50257, 1);
   const GpuSpec h200 = *gpu_preset("h200-141gb");
   const Efficiency eff = default_efficiency(h200);
