@@ -105,7 +105,7 @@ Elementwise score_elementwise(const op::Dims& d) {
 //    mean's expanded gradient 4 (mask); pow's 2x 8 and product 12; the two paths' sum 12;
 //    a gradient copy 8; [downcast 4 + c]: 68 + 6c + casts (92 in bf16 and in fp32).
 // The profile's chain took 2.2x the fused kernel's time a step; the 6e + 52 bytes priced
-// before this session (one backward pass per forward op) gave half of that.
+// before session 27 (one backward pass per forward op) gave half of that.
 void eager_rmsnorm(Elementwise& w, double n, double c, int count) {
   const bool cast = c < 4.0;
   const double up = cast ? c + 4.0 : 0.0, down = cast ? 4.0 + c : 0.0;
@@ -116,28 +116,23 @@ void eager_rmsnorm(Elementwise& w, double n, double c, int count) {
   w.fwd.kernels += count * (cast ? 6 : 4), w.bwd.kernels += count * (cast ? 14 : 12);
 }
 
+// `count` norms over n elements of size c in all: the eager RMSNorm chain, or one fused
+// kernel forward (2c) and two backward (4c: the input's gradient, the weight's reduction).
+void norm_passes(Elementwise& w, double n, double c, int count, bool eager) {
+  if (eager) return eager_rmsnorm(w, n, c, count);
+  w.fwd.add(MemKernel::blended, n * 2.0 * c, 0);
+  w.bwd.add(MemKernel::blended, n * 4.0 * c, 0);
+  w.fwd.kernels += count, w.bwd.kernels += 2 * count;
+}
+
 Elementwise layer_elementwise(const op::Dims& d) {
   Elementwise w;
   const double x = d.Ts * d.h, ew = d.ew;
   const bool eager = !d.megatron;
-  if (d.rms && !d.norm_fused) {
-    eager_rmsnorm(w, d.norms * x, ew, d.norms);
-  } else {
-    w.fwd.add(MemKernel::blended, d.norms * x * 2.0 * ew, 0);
-    w.bwd.add(MemKernel::blended, d.norms * x * 4.0 * ew, 0);
-    w.fwd.kernels += d.norms, w.bwd.kernels += 2 * d.norms;
-  }
-  if (d.qk_norm) {  // the same RMSNorm over the local query and key heads (Qwen3, Gemma 3),
-    // whose inputs are the 16-bit projections
-    const double qk = d.T * (d.hq + d.hkv) / d.t;
-    if (!d.norm_fused) {
-      eager_rmsnorm(w, qk, d.e, 2);
-    } else {
-      w.fwd.add(MemKernel::blended, qk * 2.0 * d.e, 0);
-      w.bwd.add(MemKernel::blended, qk * 4.0 * d.e, 0);
-      w.fwd.kernels += 2, w.bwd.kernels += 4;
-    }
-  }
+  norm_passes(w, d.norms * x, ew, d.norms, d.rms && !d.norm_fused);
+  // The same RMSNorm over the local query and key heads (Qwen3, Gemma 3), whose inputs are
+  // the 16-bit projections.
+  if (d.qk_norm) norm_passes(w, d.T * (d.hq + d.hkv) / d.t, d.e, 2, !d.norm_fused);
   // Twice a layer: Megatron's fused bias-dropout-add reads 2, writes 1 (+ the mask);
   // otherwise dropout (r 1, w 1 + mask) and the residual add (r 2, w 1) are separate
   // kernels. The random numbers make a dropout forward its own class; every backward
