@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""ATen census of one training step of dsplan's reference workload, without a GPU.
+
+Builds examples/gpt_model.py from the workload's flags on fake CUDA tensors
+(torch._subclasses.FakeTensorMode), runs the forward under CUDA autocast and the backward
+through a small engine of its own, and reports what PyTorch dispatches for a CUDA device:
+  - every ATen operator of the forward of one layer, with input and output shapes, dtypes
+    and contiguity (the operators PyTorch's CUDA dispatch chose, autocast's casts included);
+  - operator counts per region (embedding, each layer, head) and for the whole backward;
+  - the tensors autograd saves for the backward of one layer and of the head, in MiB.
+No kernel runs: shapes and dtypes come from PyTorch's meta functions, so a full-size
+configuration costs no memory. Needs only the torch package (any build).
+
+What it does not see: launches below the ATen level (FlashAttention's backward is 3 kernels,
+torch's fused RMSNorm backward 2, cudaMemsetAsync zero-fills), the optimizer and gradient
+clipping, and anything that depends on a real device (which SDPA backend is picked: the
+census calls the flash backend directly). The engine runs each autograd node in order with
+gradients cast to their tensor's dtype, as torch's engine does, under no_grad.
+
+docs/accuracy.md, "Session 28", compares it with the session-27 H200 profiles (GEMM count
+339 of 339 for Llama 3.2 1B) and uses it to find torch.nn.RMSNorm's fallback.
+
+Usage: aten_census.py CMD.txt|"WORKLOAD FLAGS" [--mbs N] [--layer I] [--ops]
+"""
+import argparse
+import collections
+import os
+import shlex
+import sys
+
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+import train_gpt  # noqa: E402  (the workload's own flag parser and model)
+
+NO_KERNEL = ("aten.view", "aten._unsafe_view", "aten.transpose", "aten.t.", "aten.slice", "aten.expand",
+             "aten.split", "aten.unsqueeze", "aten.squeeze", "aten.permute", "aten.detach", "aten.alias",
+             "aten.select", "aten._reshape_alias", "aten.as_strided", "aten.unbind", "aten.lift_fresh",
+             "prim.")
+
+
+def describe(t):
+    return "%s %s%s" % (tuple(t.shape), str(t.dtype)[6:], "" if t.is_contiguous() else " strided")
+
+
+class Census(TorchDispatchMode):
+    """Records every operator that launches work, tagged with the region running it."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops, self.region = [], "embedding"
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        name = str(func)
+        if not name.startswith(NO_KERNEL):
+            outs = out if isinstance(out, (tuple, list)) else [out]
+            self.ops.append((self.region, name,
+                             [describe(a) for a in args if isinstance(a, torch.Tensor)],
+                             [describe(o) for o in outs if isinstance(o, torch.Tensor)]))
+        return out
+
+
+def run_backward(loss):
+    """torch's engine, in order on this thread (its device threads need a real GPU)."""
+    deps, seen, stack = collections.Counter(), {loss.grad_fn}, [loss.grad_fn]
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                deps[nxt] += 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+    grads = collections.defaultdict(dict)
+    grads[loss.grad_fn][0] = torch.ones_like(loss)
+    ready = [loss.grad_fn]
+    with torch.no_grad():
+        while ready:
+            node = ready.pop()
+            got = grads.pop(node, {})
+            if type(node).__name__ == "AccumulateGrad":
+                continue
+            meta = node._input_metadata
+            args = [got.get(i) for i in range(len(meta))]
+            args = [a.to(m.dtype) if a is not None and a.dtype != m.dtype else a for a, m in zip(args, meta)]
+            outs = node(*args)
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            for (nxt, slot), g in zip(node.next_functions, outs):
+                if nxt is None:
+                    continue
+                if g is not None:  # a second gradient for one input: the engine's sum
+                    grads[nxt][slot] = g if slot not in grads[nxt] else grads[nxt][slot] + g
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    ready.append(nxt)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("flags", help="a confirm run's cmd.txt, or the workload's flags in one string")
+    p.add_argument("--mbs", type=int, help="micro-batch (default: the flags' --micro-batch-size)")
+    p.add_argument("--layer", type=int, default=1, help="the layer whose operators are listed")
+    p.add_argument("--ops", action="store_true", help="list the layer's forward operators")
+    a = p.parse_args()
+    text = open(a.flags).read() if os.path.isfile(a.flags) else a.flags
+    argv = [x for x in shlex.split(text) if not x.endswith(".py") and not x.startswith("python")]
+    if "--deepspeed_config" in argv:
+        i = argv.index("--deepspeed_config")
+        del argv[i:i + 2]
+    args = train_gpt.parse_args(argv)
+    mbs = a.mbs or args.micro_batch_size
+    dtype = torch.float16 if "--fp16" in argv else torch.bfloat16
+
+    def flash(q, k, v, is_causal=False, dropout_p=0.0, **_):  # SDPA's pick needs a device
+        if torch.is_autocast_enabled("cuda"):
+            q, k, v = (t.to(dtype) for t in (q, k, v))
+        return torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, dropout_p, is_causal)[0]
+    torch.nn.functional.scaled_dot_product_attention = flash
+
+    census, saved = Census(), collections.defaultdict(dict)
+
+    def pack(t):
+        s = t.untyped_storage()
+        saved[census.region][id(s)] = (s.nbytes(), describe(t))
+        return t
+
+    def enter(region):
+        census.region = region
+
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        torch.set_default_device("cuda")
+        model = train_gpt.build_model(args, torch)
+        for i, blk in enumerate(model.blocks):
+            blk.register_forward_pre_hook(lambda m, x, i=i: enter("layer %d" % i))
+        model.ln_f.register_forward_pre_hook(lambda m, x: enter("head"))
+        tokens = torch.randint(args.vocab_size, (mbs, args.seq_length + 1))
+        with census, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            # torch.autocast("cuda") switches itself off without a GPU: set its state directly.
+            torch.set_autocast_enabled("cuda", True)
+            torch.set_autocast_dtype("cuda", dtype)
+            torch.autocast_increment_nesting()
+            loss = model(tokens)
+            torch.autocast_decrement_nesting()
+            torch.set_autocast_enabled("cuda", False)
+            enter("backward")
+            run_backward(loss)
+
+    regions = collections.Counter(r for r, *_ in census.ops)
+    layer = "layer %d" % a.layer
+    print("torch %s, micro-batch %d: %d operators (embedding %d, %s %d each, head %d, backward %d)"
+          % (torch.__version__, mbs, len(census.ops), regions["embedding"], layer, regions[layer],
+             regions["head"], regions["backward"]))
+    by_op = collections.Counter(name for r, name, *_ in census.ops if r == "backward")
+    print("backward by operator:", ", ".join("%s %d" % (n[5:], c) for n, c in by_op.most_common()))
+    if a.ops:
+        for r, name, ins, outs in census.ops:
+            if r == layer:
+                print("  %s(%s) -> %s" % (name[5:], ", ".join(ins), ", ".join(outs)))
+    for r in (layer, "head"):
+        rows = sorted(saved[r].values(), key=lambda v: -v[0])
+        print("saved for backward, %s: %.1f MiB" % (r, sum(v[0] for v in rows) / 2**20))
+        for nbytes, what in rows:
+            if nbytes >= 2**20:
+                print("  %8.1f MiB  %s" % (nbytes / 2**20, what))
+
+
+if __name__ == "__main__":
+    main()
