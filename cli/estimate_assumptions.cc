@@ -55,13 +55,21 @@ std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& 
         "Megatron-Core's jit-fused cross-entropy (--cross-entropy-loss-fusion): the fp32 "
         "passes over the logits fused three ways forward and one backward");
   if (model.norm == NormKind::rmsnorm) {
+    const bool amp = s.run.framework == Framework::ddp && s.run.precision != Precision::fp32;
+    const bool norms16 = model.qk_norm || model.norms_per_layer == 4;
     if (!TrainConfig::rmsnorm_fused(s.run.norm_kernel, s.run.framework))
       out.push_back(
           "RMSNorm as eager PyTorch ops (Hugging Face's LlamaRMSNorm: 4-6 kernels forward, 12-14 "
-          "backward); give --norm-kernel fused for torch.nn.RMSNorm on PyTorch >= 2.9, "
-          "Liger-Kernel or Apex");
+          "backward); give --norm-kernel torch for torch.nn.RMSNorm on PyTorch >= 2.9, fused "
+          "for Liger-Kernel or Apex");
+    else if (s.run.norm_kernel == NormKernel::torch && amp && norms16)
+      out.push_back(
+          "torch.nn.RMSNorm (--norm-kernel torch): the pre-norms in one kernel each way; the "
+          "query/key and post-norms, whose 16-bit inputs meet fp32 weights under torch.amp, as "
+          "its fallback chain of fp32 ops (PyTorch 2.9-2.14)");
     else if (s.run.framework != Framework::megatron)
-      out.push_back("RMSNorm in one kernel each way (--norm-kernel fused)");
+      out.push_back("RMSNorm in one kernel each way (--norm-kernel " + std::string(name(s.run.norm_kernel)) +
+                    ")");
   }
   if (s.run.logit_metrics > 0)
     out.push_back(std::to_string(s.run.logit_metrics) +

@@ -263,8 +263,10 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "jit-fused (megatron only: Megatron-Core's --cross-entropy-loss-fusion, NeMo's default)");
   sub->add_option("--norm-kernel", o.norm_kernel,
                   "RMSNorm's kernels: auto (default; fused under Megatron, eager elsewhere), eager (the "
-                  "PyTorch op chain of Hugging Face's LlamaRMSNorm) or fused (one kernel each way: "
-                  "torch.nn.RMSNorm from PyTorch 2.9, Transformer Engine, Apex, Liger-Kernel)");
+                  "PyTorch op chain of Hugging Face's LlamaRMSNorm), fused (one kernel each way: "
+                  "Transformer Engine, Apex, Liger-Kernel) or torch (torch.nn.RMSNorm on PyTorch "
+                  "2.9-2.14: fused where its input has its weight's dtype; under torch.amp the "
+                  "query/key and post-norms of 16-bit inputs run its fp32 op chain)");
   sub->add_option("--fp8-recipe", o.fp8_recipe,
                   "FP8 scaling with --precision fp8: delayed (default; Transformer Engine's amax history) or "
                   "tensorwise (per-tensor current scaling: an amax pass before every cast)");

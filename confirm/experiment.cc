@@ -165,8 +165,10 @@ Experiment make_experiment(const Candidate& c, const Plan& plan, const LaunchSpe
     // Hugging Face GPT-2's gelu_new (separate kernels) has no Megatron flag: the
     // reference workload's own, so the run does what the plan priced.
     if (plan.model.activation_unfused) e.argv.push_back("--unfused-gelu");
-    // RMSNorm as the plan priced it: torch.nn.RMSNorm (one kernel from PyTorch 2.9) when
-    // fused, Hugging Face's chain of eager ops otherwise.
+    // RMSNorm as the plan priced it: torch.nn.RMSNorm when fused or torch (one kernel from
+    // PyTorch 2.9 where its input has its weight's dtype; a `fused` plan's query/key and
+    // post-norms then run torch's fallback chain under autocast, which only `torch` prices),
+    // Hugging Face's chain of eager ops otherwise.
     if (plan.model.norm == NormKind::rmsnorm && !c.cfg.rmsnorm_fused()) e.argv.push_back("--eager-rmsnorm");
     // Gemma-style blocks, which Megatron-LM has no flags for: the workload's own.
     const ModelSpec& m = plan.model;

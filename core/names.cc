@@ -29,7 +29,7 @@ DSPLAN_NAMES(Checkpointing, checkpointing_names, "none", "selective", "full", "b
 DSPLAN_NAMES(Offload, offload_names, "none", "optimizer", "all")
 DSPLAN_NAMES(AttentionKernel, attention_kernel_names, "auto", "fa2", "cudnn", "fa3", "triton")
 DSPLAN_NAMES(CrossEntropy, cross_entropy_names, "eager", "fused", "jit-fused")
-DSPLAN_NAMES(NormKernel, norm_kernel_names, "auto", "eager", "fused")
+DSPLAN_NAMES(NormKernel, norm_kernel_names, "auto", "eager", "fused", "torch")
 DSPLAN_NAMES(Fp8Recipe, fp8_recipe_names, "delayed", "tensorwise")
 DSPLAN_NAMES(Activation, activation_names, "gelu", "relu", "silu")
 DSPLAN_NAMES(NormKind, norm_names, "layernorm", "rmsnorm")

@@ -42,8 +42,14 @@ enum class CrossEntropy : std::uint8_t { eager, fused, jit_fused };
 // Hugging Face's LlamaRMSNorm (upcast, pow, mean, rsqrt, multiply, cast back, weight), and
 // of torch.nn.RMSNorm before PyTorch 2.9. fused: one kernel each way (Transformer Engine,
 // Apex, torch.nn.RMSNorm from PyTorch 2.9, pytorch/pytorch#153666). auto_: fused under
-// Megatron, eager elsewhere. LayerNorm is one kernel in every framework.
-enum class NormKernel : std::uint8_t { auto_, eager, fused };
+// Megatron, eager elsewhere. torch: torch.nn.RMSNorm as PyTorch 2.9-2.14 runs it, one
+// kernel each way only where its input has its weight's dtype; otherwise its fallback, the
+// op chain in fp32 (upcast, pow, mean, rsqrt, two products, cast back). Under torch
+// autocast with fp32 weights that is every norm of a 16-bit input: the query/key norms and
+// the post-norms, while the pre-norms read the fp32 residual stream and stay fused
+// (dsplan's reference workload; scripts/aten_census.py shows the ops). LayerNorm is one
+// kernel in every framework.
+enum class NormKernel : std::uint8_t { auto_, eager, fused, torch };
 // How FP8 linears scale their tensors (Megatron's --fp8-recipe; docs/model.md §4.1): delayed
 // (scales from an amax history, the amax taken inside the cast) or tensorwise (per-tensor
 // current scaling: each cast first reads its tensor for the amax; Megatron-Bridge's H100 default).
@@ -179,11 +185,18 @@ struct TrainConfig {
     return f == Framework::megatron || (f == Framework::deepspeed && tp > 1);
   }
   bool megatron_layers() const { return megatron_layers(framework, tp); }
-  // RMSNorm runs one kernel each way (norm_kernel resolved: auto is fused under Megatron).
+  // The pre-norms run one kernel each way (norm_kernel resolved: auto is fused under Megatron).
   static bool rmsnorm_fused(NormKernel k, Framework f) {
-    return k == NormKernel::fused || (k == NormKernel::auto_ && f == Framework::megatron);
+    return k == NormKernel::fused || k == NormKernel::torch ||
+           (k == NormKernel::auto_ && f == Framework::megatron);
   }
   bool rmsnorm_fused() const { return rmsnorm_fused(norm_kernel, framework); }
+  // The norms of 16-bit inputs (query/key norms, post-norms) run one kernel each way: as
+  // the pre-norms, except torch.nn.RMSNorm's fallback under autocast (`autocast`: torch
+  // autocast over fp32 weights).
+  static bool rmsnorm16_fused(NormKernel k, Framework f, bool autocast) {
+    return rmsnorm_fused(k, f) && !(k == NormKernel::torch && autocast);
+  }
   bool deepspeed_bf16_optimizer() const {
     return framework == Framework::deepspeed && precision == Precision::bf16 && zero_stage == 0;
   }

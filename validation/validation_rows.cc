@@ -156,8 +156,9 @@ NormKernel rows::norm_kernel(const Json& row, const ModelSpec& spec, std::vector
   if (spec.norm != NormKind::rmsnorm || !rows::has(other, "reference workload")) return NormKernel::auto_;
   if (rows::has(other, "--eager-rmsnorm")) return NormKernel::eager;
   notes.push_back(
-      "torch.nn.RMSNorm: one fused kernel each way (PyTorch >= 2.9; dsplan's reference workload)");
-  return NormKernel::fused;
+      "torch.nn.RMSNorm (PyTorch >= 2.9; dsplan's reference workload): one fused kernel each way "
+      "where its input has its weight's dtype, the fp32 fallback chain elsewhere");
+  return NormKernel::torch;
 }
 
 Expected<ValidationSet> load_validation(const Json& rows, const std::string& file) {

@@ -1,6 +1,7 @@
 // Per-layer activation bytes, term by term (sb = s x b tokens on this micro-batch):
 //  replicated (split over t only with SP): 2 LayerNorm inputs (r x sb x h, r = 4 under
-//    torch.amp whose residual stream is fp32, else e), the QKV input and the FC1 input
+//    torch.amp whose residual stream is fp32, else e; sandwich post-norms read 16-bit
+//    outputs, LayerShape::norm16_eager), the QKV input and the FC1 input
 //    (e x sb x h each; under torch.amp the 16-bit casts the linears save, one per linear
 //    when Q, K, V or gate and up are separate linears) + two 1-byte dropout masks
 //    (attention output, MLP output).
@@ -25,7 +26,10 @@ LayerActivation layer_activation(const LayerShape& x) {
   const double sb = x.s * x.b;
   LayerActivation a;
   const double masks = x.dropout ? 2 * sb * x.h : 0;
-  const double norms = x.norms * x.residual_bytes() * sb * x.h;  // norm inputs
+  // Norm inputs: the pre-norms read the residual stream, the post-norms 16-bit outputs.
+  const double n16 = x.norm16_eager ? 8 : x.e;  // saved per element by a 16-bit-input norm
+  const double post = x.norms == 4 ? 2 : 0;
+  const double norms = ((x.norms - post) * x.residual_bytes() + post * n16) * sb * x.h;
   // QKV and FC1 inputs: the pre-norm outputs (one shared tensor when one norm feeds both;
   // sandwich post-norm outputs go to the residual adds, which save nothing).
   const double li = x.fp8 ? 1 : x.e;  // bytes per saved linear-input element
@@ -33,7 +37,7 @@ LayerActivation layer_activation(const LayerShape& x) {
   a.replicated = (norms + linear_inputs * li * sb * x.h + masks) / (x.sp ? x.t : 1);
   a.sharded = (x.e * sb * (x.q + 2 * x.kv + (x.mlp_tensors - 1) * x.f) + li * sb * (x.q + x.f)) / x.t;
   if (x.eager_rotary) a.sharded += x.e * sb * (x.q + x.kv) / x.t;        // pre-rotation Q, K
-  if (x.qk_norm) a.sharded += x.e * sb * (x.q + x.kv) / x.t;             // pre-norm Q, K
+  if (x.qk_norm) a.sharded += n16 * sb * (x.q + x.kv) / x.t;             // pre-norm Q, K
   if (x.repeat_kv && x.kv < x.q) a.sharded += 2 * x.e * sb * (x.q - x.kv) / x.t;  // repeat_kv
   const double s2 = x.b * x.heads * x.s * x.s / x.t;
   if (x.flash) {

@@ -17,8 +17,14 @@ struct LayerShape {
   double kv = 1;       // kv_heads x head_dim (K and V width)
   double f = 4;        // FFN intermediate width
   double norms = 2;    // norms per block (1: one norm output feeds both parallel branches;
-                       // 4: sandwich norms, whose two post-norm outputs feed residual adds)
+                       // 4: sandwich norms, whose two post-norm outputs feed residual adds
+                       // and whose inputs are the 16-bit sublayer outputs)
   bool qk_norm = false;    // a norm on the query and key heads: it saves its input, e sb (q + kv)
+  // The norms of 16-bit inputs (query/key norms, sandwich post-norms) run torch.nn.RMSNorm's
+  // fallback chain in fp32 (NormKernel::torch under autocast): it saves the fp32 upcast and
+  // the fp32 normalised product, 8 B an element, where a fused kernel saves the 16-bit
+  // input (TrainConfig::rmsnorm16_fused).
+  bool norm16_eager = false;
   bool attn_softcap = false;  // soft-capped scores (standard attention): the tanh output, e a score
   double mlp_tensors = 2;  // f-wide tensors the MLP saves: 2 plain, 3 fused SwiGLU, 4 eager; +3 unfused gelu_new
   double t = 1;        // tensor-parallel degree

@@ -88,7 +88,8 @@ Elementwise score_elementwise(const op::Dims& d) {
 // other frameworks run the PyTorch model code of Hugging Face, torchtitan or IBM FMS, whose
 // rotary embedding and SwiGLU are eager chains of ops (docs/model.md §4, "Elementwise");
 // RMSNorm is eager or fused as TrainConfig::norm_kernel says (torch.nn.RMSNorm is one
-// kernel from PyTorch 2.9). Bytes per element, with e the activation element size:
+// kernel from PyTorch 2.9 where its input has its weight's dtype, NormKernel::torch). Bytes per element, with
+// e the activation element size:
 //  - RMSNorm, eager: eager_rmsnorm() below. Fused: 2e and 4e.
 //  - rotary on the local q and k heads, eager: float, complex multiply, type_as: 2e + 16
 //    each way (bf16: 20). Fused: 2e each way.
@@ -129,10 +130,13 @@ Elementwise layer_elementwise(const op::Dims& d) {
   Elementwise w;
   const double x = d.Ts * d.h, ew = d.ew;
   const bool eager = !d.megatron;
-  norm_passes(w, d.norms * x, ew, d.norms, d.rms && !d.norm_fused);
-  // The same RMSNorm over the local query and key heads (Qwen3, Gemma 3), whose inputs are
-  // the 16-bit projections.
-  if (d.qk_norm) norm_passes(w, d.T * (d.hq + d.hkv) / d.t, d.e, 2, !d.norm_fused);
+  // Pre-norms read the residual stream (fp32 under autocast). Sandwich post-norms (4 norms
+  // a layer) and the query/key-head norms (Qwen3, Gemma 3) read 16-bit sublayer outputs
+  // and write 16 bits, whichever kernel runs them.
+  const int post = d.norms == 4 ? 2 : 0;
+  norm_passes(w, (d.norms - post) * x, ew, d.norms - post, d.rms && !d.norm_fused);
+  if (post > 0) norm_passes(w, post * x, d.e, post, d.rms && !d.norm16_fused);
+  if (d.qk_norm) norm_passes(w, d.T * (d.hq + d.hkv) / d.t, d.e, 2, !d.norm16_fused);
   // Twice a layer: Megatron's fused bias-dropout-add reads 2, writes 1 (+ the mask);
   // otherwise dropout (r 1, w 1 + mask) and the residual add (r 2, w 1) are separate
   // kernels. The random numbers make a dropout forward its own class; every backward

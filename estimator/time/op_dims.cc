@@ -30,6 +30,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.dropout = has_dropout(m);
   d.rms = m.norm == NormKind::rmsnorm;
   d.norm_fused = TrainConfig::rmsnorm_fused(k.norm_kernel, k.framework);
+  d.norm16_fused = TrainConfig::rmsnorm16_fused(k.norm_kernel, k.framework, d.autocast);
   d.rope = m.position == PositionKind::rotary;
   d.fp8 = k.fp8;
   d.norms = m.norms_per_layer;

@@ -16,7 +16,8 @@ struct Dims {
   double b, s, h, hq, hkv, f, t, T, Ts, e, ew, heads;
   bool gated, megatron, flash, causal, autocast, act_unfused, dropout;
   bool rms, rope;  // RMSNorm; rotary position embedding of q and k
-  bool norm_fused;  // RMSNorm in one kernel each way (OpKey::norm_kernel resolved)
+  bool norm_fused;    // pre-norm RMSNorm in one kernel each way (OpKey::norm_kernel resolved)
+  bool norm16_fused;  // the same for the norms of 16-bit inputs (query/key, post-norms)
   bool fp8;        // FP8 linears
   bool qk_norm;    // an RMSNorm on each query and key head
   bool attn_softcap;  // soft-capped attention scores (standard attention: three passes)

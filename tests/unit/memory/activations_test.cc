@@ -107,6 +107,27 @@ TEST(Activations, SandwichNormsAndQkNorms) {
   EXPECT_DOUBLE_EQ(layer_activation(x).quadratic, 0.0);
 }
 
+// Under torch.amp the pre-norms read the fp32 stream (4 sbh each) but the post-norms read
+// the 16-bit sublayer outputs (2 sbh each). With torch.nn.RMSNorm's fallback chain
+// (norm16_eager) a 16-bit-input norm keeps its fp32 upcast and fp32 normalised product,
+// 8 B an element: post-norms 2 x 8 sbh, query/key norms 8 sb (q + kv) = 16 sbh (q = kv = h).
+// The census of the reference workload under PyTorch 2.11 (scripts/aten_census.py) lists
+// exactly these two fp32 tensors per query/key norm.
+TEST(Activations, SixteenBitInputNormsUnderAmp) {
+  LayerShape x = gpt3();
+  x.amp_softmax = x.fp32_residual = true;
+  x.norms = 4;
+  x.qk_norm = true;
+  // replicated: pre-norm inputs 2 x 4 + post-norm inputs 2 x 2 + linear inputs 2 x 2 +
+  // masks 2 = 18 sbh; the query/key norm inputs 2 x 2 sbh join the sharded terms.
+  const LayerActivation fused = layer_activation(x);
+  EXPECT_DOUBLE_EQ(fused.replicated, 18 * sbh(x));
+  x.norm16_eager = true;
+  const LayerActivation eager = layer_activation(x);
+  EXPECT_DOUBLE_EQ(eager.replicated - fused.replicated, 2 * (8 - 2) * sbh(x));
+  EXPECT_DOUBLE_EQ(eager.sharded - fused.sharded, (8 - 2) * 2 * sbh(x));
+}
+
 TEST(Activations, FullCheckpointKeepsTwoSbhPerLayer) {
   LayerShape x = gpt3(8);
   EXPECT_DOUBLE_EQ(layer_checkpoint_bytes(x), 2 * sbh(x));

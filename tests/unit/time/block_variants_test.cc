@@ -68,6 +68,34 @@ TEST(BlockVariants, QkNormIsTwoEagerRmsNormsOverQueriesAndKeys) {
   EXPECT_NEAR(in_us(p.changed.bwd - p.plain.bwd), us_of(1543503872, 28), 1e-6);
 }
 
+// torch.nn.RMSNorm (NormKernel::torch) under torch autocast (framework ddp, bf16): a norm of
+// a 16-bit input meets an fp32 weight and runs PyTorch 2.9-2.14's fallback chain, priced
+// as the eager chain with its two casts; elsewhere it is the fused kernel. Over the query
+// and key heads, n = 2048 x 8192 = 16,777,216 elements: forward eager 36 B in 2 x 6 kernels
+// against fused 2 x 2 B in 2 x 1, a difference of 32 n = 536,870,912 B -> 329.13 us and 10
+// kernels; backward eager 92 B in 2 x 14 against fused 2 x 4 B in 2 x 2, 84 n =
+// 1,409,286,144 B -> 863.96 us and 24 kernels. The GPT layer's LayerNorms do not change.
+// Under DeepSpeed (no autocast: input and weight share a dtype) torch is the fused kernel.
+TEST(BlockVariants, TorchRmsNormFallsBackOnSixteenBitInputsUnderAutocast) {
+  OpKey k = key();
+  k.framework = Framework::ddp;
+  const GpuSpec gpu = test::a100();
+  const Efficiency eff = default_efficiency(gpu);
+  ModelSpec m = layer_model();
+  m.qk_norm = true;
+  const auto costs = [&](NormKernel n, const OpKey& base) {
+    OpKey kk = base;
+    kk.norm_kernel = n;
+    return operator_costs(m, gpu, eff, kk);
+  };
+  const OpCosts torch = costs(NormKernel::torch, k), fused = costs(NormKernel::fused, k);
+  EXPECT_NEAR(in_us(torch.fwd - fused.fwd), us_of(536870912, 10), 1e-6);
+  EXPECT_NEAR(in_us(torch.bwd - fused.bwd), us_of(1409286144, 24), 1e-6);
+  const OpCosts ds_torch = costs(NormKernel::torch, key()), ds_fused = costs(NormKernel::fused, key());
+  EXPECT_EQ(ds_torch.fwd.v, ds_fused.fwd.v);
+  EXPECT_EQ(ds_torch.bwd.v, ds_fused.bwd.v);
+}
+
 // cap * tanh(logits / cap) over 2048 x 32000 16-bit logits: forward 3 passes of r 2, w 2
 // (786,432,000 B -> 482.12 us + 12 us), backward 2 + 3 + 2 bytes (917,504,000 B ->
 // 562.47 us + 12 us). The tanh output stays for the backward: 2 B a logit more at the loss.
