@@ -199,11 +199,31 @@ Elementwise layer_elementwise(const op::Dims& d) {
     // elements per element of q and k forward (four half-width products, their difference
     // and sum, the concatenation) and about 6 backward (the products' gradients, their sums,
     // the slices' zero-filled gradients): 2e + 16 bytes each way, as priced before.
+    // Kernels, by the census of the workload (scripts/aten_census.py): per tensor 7
+    // forward (four products, difference, sum, concatenation) and 8 backward (four
+    // products, a negation, three sums).
     const double n = d.T * (d.hq + d.hkv) / d.t;
     const double rope = n * (eager ? 2.0 * d.e + 16.0 : 2.0 * d.e);
     w.fwd.add(eager ? MemKernel::mask : MemKernel::blended, rope, eager ? 4.0 * n : 0.0);
     w.bwd.add(eager ? MemKernel::mask : MemKernel::blended, rope, eager ? 6.0 * n : 0.0);
-    w.fwd.kernels += eager ? 6 : 1, w.bwd.kernels += eager ? 6 : 1;
+    w.fwd.kernels += eager ? 14 : 1, w.bwd.kernels += eager ? 16 : 1;
+  }
+  if (eager) {
+    // Eager model code's attention layouts (the census again): the attention output
+    // [b, heads, s, d] is copied to [b, s, heads d] for the projection, and backward the
+    // q, k and v gradients are copied between the two layouts; grouped K and V are
+    // repeated to every head (the memory model's repeat_kv), two copies forward and two
+    // sums over the groups backward. The copies are strided (the mask class's
+    // non-vectorised path); e bytes read and written per element.
+    const double q = d.T * d.hq / d.t, kv = d.T * d.hkv / d.t;
+    w.fwd.add(MemKernel::mask, 2.0 * d.e * q, q);
+    w.bwd.add(MemKernel::mask, 2.0 * d.e * (q + 2.0 * kv), q + 2.0 * kv);
+    w.fwd.kernels += 1, w.bwd.kernels += 3;
+    if (kv < q) {
+      w.fwd.add(MemKernel::mask, 2.0 * d.e * (q + kv), 2.0 * q);
+      w.bwd.add(MemKernel::stream, 2.0 * d.e * (q + kv), 2.0 * q);
+      w.fwd.kernels += 2, w.bwd.kernels += 2;
+    }
   }
   // The QKV and FC1 inputs feed one linear each, or several (separate Q, K, V and gate, up):
   // autograd sums the linears' input gradients, one add (r 2, w 1) per extra consumer.
