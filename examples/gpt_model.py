@@ -20,13 +20,19 @@ def triton_attention():
     return flash_attn_func
 
 
-def rope(torch, x, seq):
+def rope_table(torch, seq, d, device, dtype):
+    """cos and sin of the position angles [seq, d / 2], in dtype."""
+    inv = 1.0 / (10000 ** (torch.arange(0, d, 2, device=device, dtype=torch.float32) / d))
+    ang = torch.outer(torch.arange(seq, device=device, dtype=torch.float32), inv)
+    return ang.cos().to(dtype), ang.sin().to(dtype)
+
+
+def rope(torch, x, seq, table=None):
     """Rotary embedding of x [b, heads, s, d]: rotates pairs (first half, second half) by
-    position angles, as eager ops (scripts/block_kernel_rates.py times this function)."""
+    position angles, as eager ops (scripts/block_kernel_rates.py times this function).
+    `table`: rope_table's (cos, sin) for x's dtype, computed here when not given."""
     d = x.shape[-1]
-    inv = 1.0 / (10000 ** (torch.arange(0, d, 2, device=x.device, dtype=torch.float32) / d))
-    ang = torch.outer(torch.arange(seq, device=x.device, dtype=torch.float32), inv)
-    cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
+    cos, sin = table if table is not None else rope_table(torch, seq, d, x.device, x.dtype)
     x1, x2 = x[..., : d // 2], x[..., d // 2:]
     return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
 
@@ -126,6 +132,7 @@ def build_model(args, torch):
         return F.dropout(torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1), p_attn) @ v
 
     widths = [heads * head_dim, kv_heads * head_dim, kv_heads * head_dim]  # of Q, K and V
+    rope_tables = {}  # this forward's rotary table, shared by every layer (GPT.forward clears it)
 
     class Block(nn.Module):
         def __init__(self, index):
@@ -160,7 +167,12 @@ def build_model(args, torch):
             if self.qn is not None and not args.qk_norm_full_width:
                 q, k = self.qn(q), self.kn(k)
             if args.position_embedding_type == "rope":
-                q, k = rope(torch, q, s), rope(torch, k, s)
+                # One table a forward for every layer, as Hugging Face's rotary embedding
+                # does (until session 28 each call rebuilt it: 22 small kernels a layer).
+                key = (s, q.device, q.dtype)
+                if key not in rope_tables:
+                    rope_tables[key] = rope_table(torch, s, head_dim, q.device, q.dtype)
+                q, k = rope(torch, q, s, rope_tables[key]), rope(torch, k, s, rope_tables[key])
             if kv_heads != heads:
                 k = k.repeat_interleave(heads // kv_heads, dim=1)
                 v = v.repeat_interleave(heads // kv_heads, dim=1)
@@ -200,6 +212,7 @@ def build_model(args, torch):
                 self.head.weight = self.wte.weight
 
         def forward(self, tokens):
+            rope_tables.clear()
             ids, labels = tokens[:, :-1], tokens[:, 1:]
             x = self.wte(ids)
             if self.wpe is not None:
