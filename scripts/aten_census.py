@@ -20,7 +20,12 @@ gradients cast to their tensor's dtype, as torch's engine does, under no_grad.
 docs/accuracy.md, "Session 28", compares it with the session-27 H200 profiles (GEMM count
 339 of 339 for Llama 3.2 1B) and uses it to find torch.nn.RMSNorm's fallback.
 
+With --hf DIR the model is instead a Hugging Face config.json's (transformers installed),
+built in fp32 as Trainer's amp builds it, trained without a KV cache; SDPA's enable_gqa is
+taken as the flash kernel's native GQA (no repeat is counted).
+
 Usage: aten_census.py CMD.txt|"WORKLOAD FLAGS" [--mbs N] [--layer I] [--ops]
+       aten_census.py --hf CONFIG_DIR --mbs N --seq S [--layer I] [--ops]
 """
 import argparse
 import collections
@@ -50,12 +55,12 @@ class Census(TorchDispatchMode):
 
     def __init__(self):
         super().__init__()
-        self.ops, self.region = [], "embedding"
+        self.ops, self.region, self.quiet = [], "embedding", False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         name = str(func)
-        if not name.startswith(NO_KERNEL):
+        if not name.startswith(NO_KERNEL) and not self.quiet:
             outs = out if isinstance(out, (tuple, list)) else [out]
             self.ops.append((self.region, name,
                              [describe(a) for a in args if isinstance(a, torch.Tensor)],
@@ -100,27 +105,36 @@ def run_backward(loss):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("flags", help="a confirm run's cmd.txt, or the workload's flags in one string")
+    p.add_argument("flags", nargs="?", help="a confirm run's cmd.txt, or the workload's flags in one string")
+    p.add_argument("--hf", help="a Hugging Face config.json's folder instead of the workload's flags")
+    p.add_argument("--seq", type=int, help="sequence length (--hf)")
     p.add_argument("--mbs", type=int, help="micro-batch (default: the flags' --micro-batch-size)")
     p.add_argument("--layer", type=int, default=1, help="the layer whose operators are listed")
     p.add_argument("--ops", action="store_true", help="list the layer's forward operators")
     a = p.parse_args()
-    text = open(a.flags).read() if os.path.isfile(a.flags) else a.flags
-    argv = [x for x in shlex.split(text) if not x.endswith(".py") and not x.startswith("python")]
-    if "--deepspeed_config" in argv:
-        i = argv.index("--deepspeed_config")
-        del argv[i:i + 2]
-    args = train_gpt.parse_args(argv)
-    mbs = a.mbs or args.micro_batch_size
-    dtype = torch.float16 if "--fp16" in argv else torch.bfloat16
+    if not a.hf and not a.flags or a.hf and not (a.mbs and a.seq):
+        p.error("give the workload's flags, or --hf DIR with --mbs and --seq")
+    dtype, argv = torch.bfloat16, []
+    if not a.hf:
+        text = open(a.flags).read() if os.path.isfile(a.flags) else a.flags
+        argv = [x for x in shlex.split(text) if not x.endswith(".py") and not x.startswith("python")]
+        if "--deepspeed_config" in argv:
+            i = argv.index("--deepspeed_config")
+            del argv[i:i + 2]
+        args = train_gpt.parse_args(argv)
+        dtype = torch.float16 if "--fp16" in argv else torch.bfloat16
+    census, saved = Census(), collections.defaultdict(dict)
 
-    def flash(q, k, v, is_causal=False, dropout_p=0.0, **_):  # SDPA's pick needs a device
+    def flash(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False, **_):
+        # SDPA's pick of a backend needs a device: the flash backend, which takes GQA natively.
+        if enable_gqa and k.shape[1] != q.shape[1]:
+            census.quiet = True
+            k, v = (t.repeat_interleave(q.shape[1] // t.shape[1], 1) for t in (k, v))
+            census.quiet = False
         if torch.is_autocast_enabled("cuda"):
             q, k, v = (t.to(dtype) for t in (q, k, v))
-        return torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, dropout_p, is_causal)[0]
+        return torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, dropout_p, True, scale=scale)[0]
     torch.nn.functional.scaled_dot_product_attention = flash
-
-    census, saved = Census(), collections.defaultdict(dict)
 
     def pack(t):
         s = t.untyped_storage()
@@ -132,17 +146,29 @@ def main():
 
     with FakeTensorMode(allow_non_fake_inputs=True):
         torch.set_default_device("cuda")
-        model = train_gpt.build_model(args, torch)
-        for i, blk in enumerate(model.blocks):
+        if a.hf:
+            import transformers
+            cfg = transformers.AutoConfig.from_pretrained(a.hf)
+            cfg._attn_implementation = "sdpa"
+            model = transformers.AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
+            blocks, final_norm = model.model.layers, model.model.norm
+            mbs, tokens = a.mbs, torch.randint(cfg.vocab_size, (a.mbs, a.seq))
+            step = lambda: model(input_ids=tokens, labels=tokens, use_cache=False).loss  # noqa: E731
+        else:
+            model = train_gpt.build_model(args, torch)
+            blocks, final_norm = model.blocks, model.ln_f
+            mbs = a.mbs or args.micro_batch_size
+            tokens = torch.randint(args.vocab_size, (mbs, args.seq_length + 1))
+            step = lambda: model(tokens)  # noqa: E731
+        for i, blk in enumerate(blocks):
             blk.register_forward_pre_hook(lambda m, x, i=i: enter("layer %d" % i))
-        model.ln_f.register_forward_pre_hook(lambda m, x: enter("head"))
-        tokens = torch.randint(args.vocab_size, (mbs, args.seq_length + 1))
+        final_norm.register_forward_pre_hook(lambda m, x: enter("head"))
         with census, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
             # torch.autocast("cuda") switches itself off without a GPU: set its state directly.
             torch.set_autocast_enabled("cuda", True)
             torch.set_autocast_dtype("cuda", dtype)
             torch.autocast_increment_nesting()
-            loss = model(tokens)
+            loss = step()
             torch.autocast_decrement_nesting()
             torch.set_autocast_enabled("cuda", False)
             enter("backward")
