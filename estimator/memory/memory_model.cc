@@ -83,7 +83,7 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   x.qk_norm = m.qk_norm;
   // torch.nn.RMSNorm's fallback (NormKernel::torch under autocast), whose saved tensors the
   // census of the reference workload lists. Hugging Face's eager chains keep their own
-  // (docs/model.md §3, "Norms of 16-bit inputs"): not priced here.
+  // (docs/model.md §4, "Norms of 16-bit inputs under autocast"): not priced here.
   x.norm16_eager =
       m.norm == NormKind::rmsnorm && cfg.norm_kernel == NormKernel::torch &&
       !TrainConfig::rmsnorm16_fused(cfg.norm_kernel, cfg.framework, cfg.framework == Framework::ddp && mixed);

@@ -88,8 +88,8 @@ Elementwise score_elementwise(const op::Dims& d) {
 // other frameworks run the PyTorch model code of Hugging Face, torchtitan or IBM FMS, whose
 // rotary embedding and SwiGLU are eager chains of ops (docs/model.md §4, "Elementwise");
 // RMSNorm is eager or fused as TrainConfig::norm_kernel says (torch.nn.RMSNorm is one
-// kernel from PyTorch 2.9 where its input has its weight's dtype, NormKernel::torch). Bytes per element, with
-// e the activation element size:
+// kernel from PyTorch 2.9 where its input has its weight's dtype: NormKernel::torch).
+// Bytes per element, with e the activation element size:
 //  - RMSNorm, eager: eager_rmsnorm() below. Fused: 2e and 4e.
 //  - rotary on the local q and k heads, eager: float, complex multiply, type_as: 2e + 16
 //    each way (bf16: 20). Fused: 2e each way.
