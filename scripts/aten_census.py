@@ -7,7 +7,8 @@ through a small engine of its own, and reports what PyTorch dispatches for a CUD
   - every ATen operator of the forward of one layer, with input and output shapes, dtypes
     and contiguity (the operators PyTorch's CUDA dispatch chose, autocast's casts included);
   - operator counts per region (embedding, each layer, head) and for the whole backward;
-  - the tensors autograd saves for the backward of one layer and of the head, in MiB.
+  - the tensors autograd saves for the backward of one layer and of the head, in MiB (the
+    weights themselves left out; autocast's 16-bit copies of them counted).
 No kernel runs: shapes and dtypes come from PyTorch's meta functions, so a full-size
 configuration costs no memory. Needs only the torch package (any build).
 
@@ -21,7 +22,8 @@ docs/accuracy.md, "Session 28", compares it with the session-27 H200 profiles (G
 339 of 339 for Llama 3.2 1B) and uses it to find torch.nn.RMSNorm's fallback.
 
 With --hf DIR the model is instead a Hugging Face config.json's (transformers installed),
-built in fp32 as Trainer's amp builds it, trained without a KV cache; SDPA's enable_gqa is
+built in fp32 as Trainer's amp builds it (or in bf16 without autocast with --bf16-weights,
+as DeepSpeed's and FSDP's bf16 run it), trained without a KV cache; SDPA's enable_gqa is
 taken as the flash kernel's native GQA (no repeat is counted).
 
 Usage: aten_census.py CMD.txt|"WORKLOAD FLAGS" [--mbs N] [--layer I] [--ops]
@@ -108,6 +110,7 @@ def main():
     p.add_argument("flags", nargs="?", help="a confirm run's cmd.txt, or the workload's flags in one string")
     p.add_argument("--hf", help="a Hugging Face config.json's folder instead of the workload's flags")
     p.add_argument("--seq", type=int, help="sequence length (--hf)")
+    p.add_argument("--bf16-weights", action="store_true", help="--hf: bf16 weights, no autocast")
     p.add_argument("--mbs", type=int, help="micro-batch (default: the flags' --micro-batch-size)")
     p.add_argument("--layer", type=int, default=1, help="the layer whose operators are listed")
     p.add_argument("--ops", action="store_true", help="list the layer's forward operators")
@@ -136,9 +139,12 @@ def main():
         return torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, dropout_p, True, scale=scale)[0]
     torch.nn.functional.scaled_dot_product_attention = flash
 
+    params = set()  # the weights' storages: saved for backward but not activations
+
     def pack(t):
         s = t.untyped_storage()
-        saved[census.region][id(s)] = (s.nbytes(), describe(t))
+        if s._cdata not in params:
+            saved[census.region][s._cdata] = (s.nbytes(), describe(t))
         return t
 
     def enter(region):
@@ -150,7 +156,8 @@ def main():
             import transformers
             cfg = transformers.AutoConfig.from_pretrained(a.hf)
             cfg._attn_implementation = "sdpa"
-            model = transformers.AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
+            model = transformers.AutoModelForCausalLM.from_config(
+                cfg, dtype=torch.bfloat16 if a.bf16_weights else torch.float32)
             blocks, final_norm = model.model.layers, model.model.norm
             mbs, tokens = a.mbs, torch.randint(cfg.vocab_size, (a.mbs, a.seq))
             step = lambda: model(input_ids=tokens, labels=tokens, use_cache=False).loss  # noqa: E731
@@ -160,12 +167,13 @@ def main():
             mbs = a.mbs or args.micro_batch_size
             tokens = torch.randint(args.vocab_size, (mbs, args.seq_length + 1))
             step = lambda: model(tokens)  # noqa: E731
+        params.update(p.untyped_storage()._cdata for p in model.parameters())
         for i, blk in enumerate(blocks):
             blk.register_forward_pre_hook(lambda m, x, i=i: enter("layer %d" % i))
         final_norm.register_forward_pre_hook(lambda m, x: enter("head"))
         with census, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
             # torch.autocast("cuda") switches itself off without a GPU: set its state directly.
-            torch.set_autocast_enabled("cuda", True)
+            torch.set_autocast_enabled("cuda", not a.bf16_weights)
             torch.set_autocast_dtype("cuda", dtype)
             torch.autocast_increment_nesting()
             loss = step()
