@@ -209,16 +209,25 @@ Elementwise layer_elementwise(const op::Dims& d) {
     w.fwd.kernels += eager ? 14 : 1, w.bwd.kernels += eager ? 16 : 1;
   }
   if (eager) {
-    // Eager model code's attention layouts (the census again): the attention output
-    // [b, heads, s, d] is copied to [b, s, heads d] for the projection, and backward the
-    // q, k and v gradients are copied between the two layouts; grouped K and V are
-    // repeated to every head (the memory model's repeat_kv), two copies forward and two
-    // sums over the groups backward. The copies are strided (the mask class's
-    // non-vectorised path); e bytes read and written per element.
-    const double q = d.T * d.hq / d.t, kv = d.T * d.hkv / d.t;
-    w.fwd.add(MemKernel::mask, 2.0 * d.e * q, q);
-    w.bwd.add(MemKernel::mask, 2.0 * d.e * (q + 2.0 * kv), q + 2.0 * kv);
-    w.fwd.kernels += 1, w.bwd.kernels += 3;
+    // Eager model code's attention layouts, as the census of the reference workload lists
+    // them (strided copies, the mask class's non-vectorised path; e bytes read and written
+    // an element):
+    //  - backward, the q, k and v gradients go from the attention's [b, heads, s, d] back to
+    //    the linears' [b, s, heads d]: one copy each, or one concatenation into a fused QKV
+    //    linear's gradient; standard attention first makes them contiguous (3 more);
+    //  - forward, standard attention copies q, k^T and v for its batched GEMMs and its
+    //    output back to [b, s, heads d]. Flash attention writes its output in q's memory
+    //    layout: the copy back happens only where the eager rotary wrote q per head
+    //    (the workload's concatenation; Hugging Face's rotary keeps q strided, no copy);
+    //  - grouped K and V repeated to every head (the memory model's repeat_kv): two copies
+    //    forward and two sums over the groups backward.
+    const double q = d.T * d.hq / d.t, kv = d.T * d.hkv / d.t, qkv = q + 2.0 * kv;
+    const bool standard = !d.flash;
+    const int grads = standard ? 2 : 1;  // passes over the q, k, v gradients
+    w.bwd.add(MemKernel::mask, grads * 2.0 * d.e * qkv, grads * qkv);
+    w.bwd.kernels += (d.linears.qkv == 1 ? 1 : 3) + (standard ? 3 : 0);
+    if (standard) w.fwd.add(MemKernel::mask, 2.0 * d.e * qkv, qkv), w.fwd.kernels += 3;
+    if (standard || d.rope) w.fwd.add(MemKernel::mask, 2.0 * d.e * q, q), w.fwd.kernels += 1;
     if (kv < q) {
       w.fwd.add(MemKernel::mask, 2.0 * d.e * (q + kv), 2.0 * q);
       w.bwd.add(MemKernel::stream, 2.0 * d.e * (q + kv), 2.0 * q);

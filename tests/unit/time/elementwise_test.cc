@@ -146,14 +146,16 @@ TEST(MemKernels, EagerLlamaKernelsByClassAndTheFusedRmsNorm) {
   const auto elems = [](const MemWork& x, MemKernel c) { return x.elems[static_cast<std::size_t>(c)]; };
   const double T = 2048, ffn = T * 8192, qk = T * (2048 + 512), x = T * 2048;
   Elementwise w = layer_elementwise(op::dims(m, k));
-  // Two RMSNorms, rotary and the attention layout copies in the mask class: forward the
-  // output's copy (2 x 2 B of q) and the K/V repeat's (2 x 2 B of q + kv), backward the
-  // q, k and v gradients' (2 x 2 B of q + 2 kv).
+  // Two RMSNorms, rotary and standard attention's layout copies in the mask class (2 x 2 B
+  // an element each): forward q, k^T and v for the batched GEMMs (q + 2 kv elements), the
+  // output (q) and the K/V repeat (q + kv written, 2q elements); backward the q, k and v
+  // gradients twice (made contiguous, then back to the linears' layout).
   const double q = T * 2048, kv = T * 512;
-  EXPECT_DOUBLE_EQ(at(w.fwd, MemKernel::mask), 20.0 * qk + 2 * 16.0 * x + 4.0 * q + 4.0 * (q + kv));
-  EXPECT_DOUBLE_EQ(elems(w.fwd, MemKernel::mask), 4.0 * qk + 2 * 2.0 * x + 3.0 * q);
-  EXPECT_DOUBLE_EQ(at(w.bwd, MemKernel::mask), 20.0 * qk + 2 * 20.0 * x + 4.0 * (q + 2.0 * kv));
-  EXPECT_DOUBLE_EQ(elems(w.bwd, MemKernel::mask), 6.0 * qk + 2 * 3.0 * x + q + 2.0 * kv);
+  EXPECT_DOUBLE_EQ(at(w.fwd, MemKernel::mask),
+                   20.0 * qk + 2 * 16.0 * x + 4.0 * (q + 2.0 * kv) + 4.0 * q + 4.0 * (q + kv));
+  EXPECT_DOUBLE_EQ(elems(w.fwd, MemKernel::mask), 4.0 * qk + 2 * 2.0 * x + (q + 2.0 * kv) + q + 2.0 * q);
+  EXPECT_DOUBLE_EQ(at(w.bwd, MemKernel::mask), 20.0 * qk + 2 * 20.0 * x + 2 * 4.0 * (q + 2.0 * kv));
+  EXPECT_DOUBLE_EQ(elems(w.bwd, MemKernel::mask), 6.0 * qk + 2 * 3.0 * x + 2 * (q + 2.0 * kv));
   // The stream class holds SwiGLU (10 B forward) beside the residual adds (2 x 12 B of x),
   // the QKV and gate/up inputs' casts (2 x 6 B of x) and the norms' pow and mean (2 x 12).
   EXPECT_DOUBLE_EQ(at(w.fwd, MemKernel::stream), 10.0 * ffn + 24.0 * x + 12.0 * x + 2 * 12.0 * x);
