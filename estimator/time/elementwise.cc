@@ -214,7 +214,9 @@ Elementwise layer_elementwise(const op::Dims& d) {
     // an element):
     //  - backward, the q, k and v gradients go from the attention's [b, heads, s, d] back to
     //    the linears' [b, s, heads d]: one copy each, or one concatenation into a fused QKV
-    //    linear's gradient; standard attention first makes them contiguous (3 more);
+    //    linear's gradient; standard attention copies more: GPT-2's (fused QKV) the three
+    //    gradients once more, BERT's (separate Q, K, V; Hugging Face's eager attention) the
+    //    output's gradient;
     //  - forward, standard attention copies q, k^T and v for its batched GEMMs and its
     //    output back to [b, s, heads d]. Flash attention writes its output in q's memory
     //    layout: the copy back happens only where the eager rotary wrote q per head
@@ -222,10 +224,10 @@ Elementwise layer_elementwise(const op::Dims& d) {
     //  - grouped K and V repeated to every head (the memory model's repeat_kv): two copies
     //    forward and two sums over the groups backward.
     const double q = d.T * d.hq / d.t, kv = d.T * d.hkv / d.t, qkv = q + 2.0 * kv;
-    const bool standard = !d.flash;
-    const int grads = standard ? 2 : 1;  // passes over the q, k, v gradients
-    w.bwd.add(MemKernel::mask, grads * 2.0 * d.e * qkv, grads * qkv);
-    w.bwd.kernels += (d.linears.qkv == 1 ? 1 : 3) + (standard ? 3 : 0);
+    const bool standard = !d.flash, fused = d.linears.qkv == 1;
+    const double grads = qkv + (!standard ? 0.0 : fused ? qkv : q);  // elements copied
+    w.bwd.add(MemKernel::mask, 2.0 * d.e * grads, grads);
+    w.bwd.kernels += (fused ? 1 : 3) + (!standard ? 0 : fused ? 3 : 1);
     if (standard) w.fwd.add(MemKernel::mask, 2.0 * d.e * qkv, qkv), w.fwd.kernels += 3;
     if (standard || d.rope) w.fwd.add(MemKernel::mask, 2.0 * d.e * q, q), w.fwd.kernels += 1;
     if (kv < q) {
