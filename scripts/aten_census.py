@@ -21,13 +21,15 @@ gradients cast to their tensor's dtype, as torch's engine does, under no_grad.
 docs/accuracy.md, "Session 28", compares it with the session-27 H200 profiles (GEMM count
 339 of 339 for Llama 3.2 1B) and uses it to find torch.nn.RMSNorm's fallback.
 
-With --hf DIR the model is instead a Hugging Face config.json's (transformers installed),
+With --hf DIR the model is instead a Hugging Face config.json's (transformers installed;
+a causal LM, or an encoder such as BERT as a masked LM),
 built in fp32 as Trainer's amp builds it (or in bf16 without autocast with --bf16-weights,
 as DeepSpeed's and FSDP's bf16 run it), trained without a KV cache; SDPA's enable_gqa is
 taken as the flash kernel's native GQA (no repeat is counted).
 
 Usage: aten_census.py CMD.txt|"WORKLOAD FLAGS" [--mbs N] [--layer I] [--ops]
-       aten_census.py --hf CONFIG_DIR --mbs N --seq S [--layer I] [--ops]
+       aten_census.py --hf CONFIG_DIR --mbs N --seq S [--attn sdpa|eager] [--bf16-weights]
+                      [--layer I] [--ops]
 """
 import argparse
 import collections
@@ -111,6 +113,8 @@ def main():
     p.add_argument("--hf", help="a Hugging Face config.json's folder instead of the workload's flags")
     p.add_argument("--seq", type=int, help="sequence length (--hf)")
     p.add_argument("--bf16-weights", action="store_true", help="--hf: bf16 weights, no autocast")
+    p.add_argument("--attn", default="sdpa", choices=["sdpa", "eager"],
+                   help="--hf: transformers' attention implementation (eager: the matmul path)")
     p.add_argument("--mbs", type=int, help="micro-batch (default: the flags' --micro-batch-size)")
     p.add_argument("--layer", type=int, default=1, help="the layer whose operators are listed")
     p.add_argument("--ops", action="store_true", help="list the layer's forward operators")
@@ -155,12 +159,19 @@ def main():
         if a.hf:
             import transformers
             cfg = transformers.AutoConfig.from_pretrained(a.hf)
-            cfg._attn_implementation = "sdpa"
-            model = transformers.AutoModelForCausalLM.from_config(
-                cfg, dtype=torch.bfloat16 if a.bf16_weights else torch.float32)
-            blocks, final_norm = model.model.layers, model.model.norm
+            cfg._attn_implementation = a.attn
+            wdtype = torch.bfloat16 if a.bf16_weights else torch.float32
+            try:
+                model = transformers.AutoModelForCausalLM.from_config(cfg, dtype=wdtype)
+                kwargs = {"use_cache": False}
+            except ValueError:  # an encoder (BERT): masked language modelling
+                model = transformers.AutoModelForMaskedLM.from_config(cfg, dtype=wdtype)
+                kwargs = {}
+            blocks = next(m for m in model.modules()
+                          if isinstance(m, torch.nn.ModuleList) and len(m) == cfg.num_hidden_layers)
+            final_norm = None
             mbs, tokens = a.mbs, torch.randint(cfg.vocab_size, (a.mbs, a.seq))
-            step = lambda: model(input_ids=tokens, labels=tokens, use_cache=False).loss  # noqa: E731
+            step = lambda: model(input_ids=tokens, labels=tokens, **kwargs).loss  # noqa: E731
         else:
             model = train_gpt.build_model(args, torch)
             blocks, final_norm = model.blocks, model.ln_f
@@ -169,8 +180,11 @@ def main():
             step = lambda: model(tokens)  # noqa: E731
         params.update(p.untyped_storage()._cdata for p in model.parameters())
         for i, blk in enumerate(blocks):
-            blk.register_forward_pre_hook(lambda m, x, i=i: enter("layer %d" % i))
-        final_norm.register_forward_pre_hook(lambda m, x: enter("head"))
+            blk.register_forward_pre_hook(lambda m, x, *_, i=i, **__: enter("layer %d" % i))
+        if final_norm is not None:
+            final_norm.register_forward_pre_hook(lambda m, x: enter("head"))
+        else:  # the head is whatever runs after the last block
+            blocks[-1].register_forward_hook(lambda m, x, y: enter("head"))
         with census, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
             # torch.autocast("cuda") switches itself off without a GPU: set its state directly.
             torch.set_autocast_enabled("cuda", not a.bf16_weights)
