@@ -67,6 +67,11 @@ std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& 
           "torch.nn.RMSNorm (--norm-kernel torch): the pre-norms in one kernel each way; the "
           "query/key and post-norms, whose 16-bit inputs meet fp32 weights under torch.amp, as "
           "its fallback chain of fp32 ops (PyTorch 2.9-2.14)");
+    else if (s.run.norm_kernel == NormKernel::fused && amp && norms16)
+      out.push_back(
+          "RMSNorm in one kernel each way for every norm (--norm-kernel fused: Liger-Kernel, "
+          "Apex); torch.nn.RMSNorm runs its fp32 fallback on the query/key and post-norms under "
+          "torch.amp, which --norm-kernel torch prices");
     else if (s.run.framework != Framework::megatron)
       out.push_back("RMSNorm in one kernel each way (--norm-kernel " + std::string(name(s.run.norm_kernel)) +
                     ")");
