@@ -55,7 +55,7 @@ std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& 
         "Megatron-Core's jit-fused cross-entropy (--cross-entropy-loss-fusion): the fp32 "
         "passes over the logits fused three ways forward and one backward");
   if (model.norm == NormKind::rmsnorm) {
-    const bool amp = s.run.framework == Framework::ddp && s.run.precision != Precision::fp32;
+    const bool amp = s.run.torch_autocast();
     const bool norms16 = model.qk_norm || model.norms_per_layer == 4;
     if (!TrainConfig::rmsnorm_fused(s.run.norm_kernel, s.run.framework))
       out.push_back(

@@ -41,7 +41,7 @@ struct EstimateOptions {
   std::string overlap_comm = "default";  // DeepSpeed overlap_comm / Megatron-Core overlap flags
   int logit_metrics = 0;  // train metrics over the logits per micro-batch (Composer + llm-foundry: 2)
   std::string cross_entropy = "eager";  // the loss kernel: eager or fused
-  std::string norm_kernel = "auto";     // RMSNorm: auto, eager or fused
+  std::string norm_kernel = "auto";     // RMSNorm: auto, eager, fused or torch
   std::string fp8_recipe;               // FP8 scaling: delayed (default) or tensorwise
   // Gradient reduction in fp32: "default" (Megatron: on; FSDP: off), on, off.
   std::string grad_reduce_in_fp32 = "default";

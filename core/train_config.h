@@ -191,12 +191,16 @@ struct TrainConfig {
            (k == NormKernel::auto_ && f == Framework::megatron);
   }
   bool rmsnorm_fused() const { return rmsnorm_fused(norm_kernel, framework); }
+  // torch.amp over fp32 weights: the DDP framework's 16-bit training (the others cast the
+  // weights themselves: DeepSpeed's and Megatron's fp16/bf16 modules, FSDP's param_dtype).
+  static bool torch_autocast(Framework f, Precision p) { return f == Framework::ddp && p != Precision::fp32; }
+  bool torch_autocast() const { return torch_autocast(framework, precision); }
   // The norms of 16-bit inputs (query/key norms, post-norms) run one kernel each way: as
-  // the pre-norms, except torch.nn.RMSNorm's fallback under autocast (`autocast`: torch
-  // autocast over fp32 weights).
-  static bool rmsnorm16_fused(NormKernel k, Framework f, bool autocast) {
-    return rmsnorm_fused(k, f) && !(k == NormKernel::torch && autocast);
+  // the pre-norms, except torch.nn.RMSNorm's fallback under torch autocast.
+  static bool rmsnorm16_fused(NormKernel k, Framework f, Precision p) {
+    return rmsnorm_fused(k, f) && !(k == NormKernel::torch && torch_autocast(f, p));
   }
+  bool rmsnorm16_fused() const { return rmsnorm16_fused(norm_kernel, framework, precision); }
   bool deepspeed_bf16_optimizer() const {
     return framework == Framework::deepspeed && precision == Precision::bf16 && zero_stage == 0;
   }

@@ -140,7 +140,7 @@ def main():
             census.quiet = False
         if torch.is_autocast_enabled("cuda"):
             q, k, v = (t.to(dtype) for t in (q, k, v))
-        return torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, dropout_p, True, scale=scale)[0]
+        return torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, dropout_p, is_causal, scale=scale)[0]
     torch.nn.functional.scaled_dot_product_attention = flash
 
     params = set()  # the weights' storages: saved for backward but not activations
@@ -169,22 +169,18 @@ def main():
                 kwargs = {}
             blocks = next(m for m in model.modules()
                           if isinstance(m, torch.nn.ModuleList) and len(m) == cfg.num_hidden_layers)
-            final_norm = None
             mbs, tokens = a.mbs, torch.randint(cfg.vocab_size, (a.mbs, a.seq))
             step = lambda: model(input_ids=tokens, labels=tokens, **kwargs).loss  # noqa: E731
         else:
             model = train_gpt.build_model(args, torch)
-            blocks, final_norm = model.blocks, model.ln_f
+            blocks = model.blocks
             mbs = a.mbs or args.micro_batch_size
             tokens = torch.randint(args.vocab_size, (mbs, args.seq_length + 1))
             step = lambda: model(tokens)  # noqa: E731
         params.update(p.untyped_storage()._cdata for p in model.parameters())
         for i, blk in enumerate(blocks):
             blk.register_forward_pre_hook(lambda m, x, *_, i=i, **__: enter("layer %d" % i))
-        if final_norm is not None:
-            final_norm.register_forward_pre_hook(lambda m, x: enter("head"))
-        else:  # the head is whatever runs after the last block
-            blocks[-1].register_forward_hook(lambda m, x, y: enter("head"))
+        blocks[-1].register_forward_hook(lambda m, x, y: enter("head"))  # what runs after the blocks
         with census, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
             # torch.autocast("cuda") switches itself off without a GPU: set its state directly.
             torch.set_autocast_enabled("cuda", not a.bf16_weights)

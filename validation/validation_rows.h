@@ -92,9 +92,9 @@ Expected<SystemSpec> system_named(const std::string& name);
 // The projection layout of the code a row ran (ModelSpec::fused_qkv, fused_gate_up), where
 // its text names that code; a note is appended when it overrides the model's own.
 void projection_layout(const Json& row, ModelSpec& spec, std::vector<std::string>& notes);
-// RMSNorm's kernels in the code a row ran: dsplan's reference workload runs torch.nn.RMSNorm,
-// fused on the PyTorch its rows name (2.11), unless the row names --eager-rmsnorm; every
-// other row keeps auto (fused under Megatron, eager elsewhere).
+// RMSNorm's kernels in the code a row ran: dsplan's reference workload runs torch.nn.RMSNorm
+// (NormKernel::torch on the PyTorch its rows name, 2.11), unless the row names
+// --eager-rmsnorm; every other row keeps auto (fused under Megatron, eager elsewhere).
 NormKernel norm_kernel(const Json& row, const ModelSpec& spec, std::vector<std::string>& notes);
 // The position scheme (model "position": rotary/RoPE, ALiBi, else learned) and the norm, and
 // with it a gated MLP's activation, of a shape-only row's model: the model's "norm" key

@@ -85,13 +85,12 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   // census of the reference workload lists. Hugging Face's eager chains keep their own
   // (docs/model.md §4, "Norms of 16-bit inputs under autocast"): not priced here.
   x.norm16_eager =
-      m.norm == NormKind::rmsnorm && cfg.norm_kernel == NormKernel::torch &&
-      !TrainConfig::rmsnorm16_fused(cfg.norm_kernel, cfg.framework, cfg.framework == Framework::ddp && mixed);
+      m.norm == NormKind::rmsnorm && cfg.norm_kernel == NormKernel::torch && !cfg.rmsnorm16_fused();
   x.attn_softcap = m.attn_softcap;
   x.flash = cfg.flash_attention;
   x.selective = cfg.checkpointing == Checkpointing::selective;
   x.fp8 = cfg.fp8;
-  x.amp_softmax = cfg.framework == Framework::ddp && mixed;
+  x.amp_softmax = cfg.torch_autocast();
   const bool eager = cfg.framework != Framework::megatron;  // PyTorch model code, not TE
   x.eager_rotary = eager && m.position == PositionKind::rotary;
   x.repeat_kv = eager;

@@ -198,10 +198,9 @@ Elementwise layer_elementwise(const op::Dims& d) {
     // it does the masked where (the mask class). The reference workload's chain writes 4
     // elements per element of q and k forward (four half-width products, their difference
     // and sum, the concatenation) and about 6 backward (the products' gradients, their sums,
-    // the slices' zero-filled gradients): 2e + 16 bytes each way, as priced before.
-    // Kernels, by the census of the workload (scripts/aten_census.py): per tensor 7
-    // forward (four products, difference, sum, concatenation) and 8 backward (four
-    // products, a negation, three sums).
+    // the slices' zero-filled gradients): 2e + 16 bytes each way, as priced before. The
+    // census of the workload (scripts/aten_census.py) counts 7 kernels a tensor forward
+    // and 8 backward (four products, a negation, three sums).
     const double n = d.T * (d.hq + d.hkv) / d.t;
     const double rope = n * (eager ? 2.0 * d.e + 16.0 : 2.0 * d.e);
     w.fwd.add(eager ? MemKernel::mask : MemKernel::blended, rope, eager ? 4.0 * n : 0.0);
@@ -225,11 +224,15 @@ Elementwise layer_elementwise(const op::Dims& d) {
     //    forward and two sums over the groups backward.
     const double q = d.T * d.hq / d.t, kv = d.T * d.hkv / d.t, qkv = q + 2.0 * kv;
     const bool standard = !d.flash, fused = d.linears.qkv == 1;
-    const double grads = qkv + (!standard ? 0.0 : fused ? qkv : q);  // elements copied
-    w.bwd.add(MemKernel::mask, 2.0 * d.e * grads, grads);
-    w.bwd.kernels += (fused ? 1 : 3) + (!standard ? 0 : fused ? 3 : 1);
-    if (standard) w.fwd.add(MemKernel::mask, 2.0 * d.e * qkv, qkv), w.fwd.kernels += 3;
-    if (standard || d.rope) w.fwd.add(MemKernel::mask, 2.0 * d.e * q, q), w.fwd.kernels += 1;
+    auto copy = [&](MemWork& pass, double elems, int kernels) {
+      pass.add(MemKernel::mask, 2.0 * d.e * elems, elems), pass.kernels += kernels;
+    };
+    copy(w.bwd, qkv, fused ? 1 : 3);
+    if (standard) {
+      copy(w.bwd, fused ? qkv : q, fused ? 3 : 1);
+      copy(w.fwd, qkv, 3);
+    }
+    if (standard || d.rope) copy(w.fwd, q, 1);
     if (kv < q) {
       w.fwd.add(MemKernel::mask, 2.0 * d.e * (q + kv), 2.0 * q);
       w.bwd.add(MemKernel::stream, 2.0 * d.e * (q + kv), 2.0 * q);

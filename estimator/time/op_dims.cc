@@ -19,7 +19,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.T = d.b * d.s;
   d.Ts = k.sequence_parallel ? d.T / d.t : d.T;
   d.e = element_bytes(k.precision);
-  d.autocast = k.framework == Framework::ddp && k.precision != Precision::fp32;
+  d.autocast = TrainConfig::torch_autocast(k.framework, k.precision);
   d.ew = d.autocast ? 4.0 : d.e;
   d.gated = m.gated_mlp;
   d.megatron = k.framework == Framework::megatron;
@@ -30,7 +30,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.dropout = has_dropout(m);
   d.rms = m.norm == NormKind::rmsnorm;
   d.norm_fused = TrainConfig::rmsnorm_fused(k.norm_kernel, k.framework);
-  d.norm16_fused = TrainConfig::rmsnorm16_fused(k.norm_kernel, k.framework, d.autocast);
+  d.norm16_fused = TrainConfig::rmsnorm16_fused(k.norm_kernel, k.framework, k.precision);
   d.rope = m.position == PositionKind::rotary;
   d.fp8 = k.fp8;
   d.norms = m.norms_per_layer;
