@@ -60,7 +60,10 @@ bool aligned(double x, double mult) { return std::fmod(x, mult) == 0.0; }
 // FP8 operands want the same 16 bytes: multiples of 16 (Transformer Engine requires them).
 double alignment_penalty(const GemmShape& s, Precision p, const GpuSpec& gpu) {
   const double q = p == Precision::fp8 ? 16 : 8;
-  if (aligned(s.m, q) && aligned(s.n, q) && aligned(s.k, q)) return 1.0;
+  const bool fp8 = p == Precision::fp8;
+  const bool m_ok = aligned(s.m, q) || (s.m_free && !fp8);
+  const bool k_ok = aligned(s.k, q) || (s.k_free && !fp8);
+  if (m_ok && aligned(s.n, q) && k_ok) return 1.0;
   return misaligned_rate(s.heads_misaligned, p, gpu);
 }
 
@@ -166,7 +169,8 @@ std::uint64_t bits(double x) {
 
 const GemmEstimate& GemmMemo::get(const GemmShape& s, Precision p, const GpuSpec& gpu,
                                   const Efficiency& eff) {
-  std::uint64_t h = static_cast<std::uint64_t>(p) + (s.heads_misaligned ? 8 : 0);
+  std::uint64_t h = static_cast<std::uint64_t>(p) + (s.heads_misaligned ? 8 : 0) + (s.m_free ? 16 : 0) +
+                    (s.k_free ? 32 : 0);
   // Round dimensions have all-zero low mantissa bits: mix each fully before the next.
   for (double x : {s.m, s.n, s.k, s.batch}) h = hash_finish(h ^ bits(x));
   return table_.get(Key{s, p}, h, [&] { return estimate_gemm(s, p, gpu, eff); });

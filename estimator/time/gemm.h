@@ -19,6 +19,12 @@ struct GemmShape {
   // Per-head attention products whose head dimension is not a multiple of 8: every head's
   // operands start at a misaligned address (misaligned_rate's `heads` case).
   bool heads_misaligned = false;
+  // m or k is no operand's leading dimension: a linear's row (token) count, m of its forward
+  // and data-gradient GEMMs and k of its weight gradient. cuBLAS wants only the leading
+  // dimensions aligned, so in 16-bit a misaligned one there costs nothing (DeepBench's V100
+  // GEMMs with n = 9124 in that place ran at the full tensor-core rate, docs/model.md §4.1).
+  // FP8 keeps the check: Transformer Engine requires every dimension to be a multiple of 16.
+  bool m_free = false, k_free = false;
   friend bool operator==(const GemmShape&, const GemmShape&) = default;
 };
 

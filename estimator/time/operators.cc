@@ -57,7 +57,9 @@ struct Acc {
   GemmMemo* memo = nullptr;  // GEMM estimates shared across operator_costs calls, or none
   Precision gemm_p = p;      // operand precision of the GEMMs (fp8 for FP8 linears)
   void gemm(double m, double n, double k, double batch = 1, bool heads_misaligned = false) {
-    const GemmShape s{m, n, k, batch, heads_misaligned};
+    gemm(GemmShape{m, n, k, batch, heads_misaligned});
+  }
+  void gemm(const GemmShape& s) {
     const GemmEstimate g = memo ? memo->get(s, gemm_p, gpu, eff) : estimate_gemm(s, gemm_p, gpu, eff);
     t += g.time;
     f += g.flops;
@@ -75,6 +77,19 @@ struct Acc {
   void gemm_bwd(double m, double n, double k, double batch = 1, bool heads = false) {
     gemm_dgrad(m, n, k, batch, heads);
     gemm_wgrad(m, n, k, batch, heads);
+  }
+  // A linear y[rows, n] = x[rows, k] W^T: its row count (tokens, or samples for a pooler) is
+  // no operand's leading dimension in any of its three GEMMs (GemmShape::m_free).
+  void linear(double rows, double n, double k) { gemm(GemmShape{.m = rows, .n = n, .k = k, .m_free = true}); }
+  void linear_dgrad(double rows, double n, double k) {
+    gemm(GemmShape{.m = rows, .n = k, .k = n, .m_free = true});
+  }
+  void linear_wgrad(double rows, double n, double k) {
+    gemm(GemmShape{.m = k, .n = n, .k = rows, .k_free = true});
+  }
+  void linear_bwd(double rows, double n, double k) {
+    linear_dgrad(rows, n, k);
+    linear_wgrad(rows, n, k);
   }
   void mem(double bytes, int kernels = 1) { mem(MemKernel::blended, bytes, 0, kernels); }
   void mem(MemKernel c, double bytes, double elems, int kernels) {
@@ -241,12 +256,12 @@ void layer_gemms(Acc& a, const Dims& d, bool backward, std::array<Seconds, 4>* w
   a.gemm_p = d.fp8 ? Precision::fp8 : a.p;
   for (const LinearShape& s : layer_gemm_shapes(d)) {
     if (!backward) {
-      a.gemm(s.m, s.n, s.k);
+      a.linear(s.m, s.n, s.k);
       continue;
     }
-    a.gemm_dgrad(s.m, s.n, s.k);
+    a.linear_dgrad(s.m, s.n, s.k);
     const Seconds before = a.t;
-    a.gemm_wgrad(s.m, s.n, s.k);
+    a.linear_wgrad(s.m, s.n, s.k);
     if (wgrad) (*wgrad)[s.role] += a.t - before;
   }
   a.gemm_p = a.p;  // the attention GEMMs after it stay 16-bit
@@ -352,7 +367,7 @@ void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, c
   }
   if (m.vocab_logits) {
     const double v = double(padded_vocab(m, int(d.t))) / d.t;
-    f.gemm(d.T, v, d.h);
+    f.linear(d.T, v, d.h);
     if (m.logit_softcap) {
       // Gemma 2's cap * tanh(logits / cap) in the logits' dtype: divide, tanh and multiply,
       // 2e bytes each forward; backward the multiply's (2e), tanh's (gradient and saved
@@ -392,10 +407,10 @@ void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, c
       torch_log_softmax_fwd(f, d.T * v, d.e, c);
       b.mem(d.T * v * (5.0 * c + (up ? c + d.e : 0.0)), up ? 4 : 3);
     }
-    b.gemm_bwd(d.T, v, d.h);
+    b.linear_bwd(d.T, v, d.h);
   } else if (m.pooler) {
-    f.gemm(d.b, d.h, d.h);
-    b.gemm_bwd(d.b, d.h, d.h);
+    f.linear(d.b, d.h, d.h);
+    b.linear_bwd(d.b, d.h, d.h);
   }
   o.head_fwd = f.t;
   o.head_bwd = b.t;

@@ -96,6 +96,39 @@ TEST(Gemm, MisalignedGemmOnHopperRunsAtAFifth) {
   EXPECT_DOUBLE_EQ(estimate_gemm({8192, 50257, 768, 1}, Precision::bf16, a, default_efficiency(a)).eta_align, 0.5);
 }
 
+// A linear's token count is no operand's leading dimension (x[T, k], W[n, k] and y[T, n] are
+// row-major with leading dimensions k, k and n), so 2047 tokens cost only their work, as
+// DeepBench's NN GEMMs with an unpadded n = 9124 ran at the full tensor rate on V100. Forward
+// (2047, 4096, 4096) with m free against 2048 tokens: the same 256x128 tiles (ceil(2047/256) =
+// 8 rows of them), the same waves, so the same math time; unmarked it pays the half rate.
+// The weight gradient (4096, 4096, K = 2047) with k free: a wave's math time goes as
+// K / eta(K) = K + k_half, so 2111/2112 = 0.9995 of the aligned time. FP8 keeps the check
+// (Transformer Engine requires
+// every dimension to be a multiple of 16).
+TEST(Gemm, TokenCountOfALinearNeedsNoAlignment) {
+  const GpuSpec a = a100();
+  const Efficiency eff = default_efficiency(a);
+  const GemmEstimate aligned = estimate_gemm({2048, 4096, 4096}, Precision::bf16, a, eff);
+  const GemmEstimate free_m =
+      estimate_gemm({.m = 2047, .n = 4096, .k = 4096, .m_free = true}, Precision::bf16, a, eff);
+  const GemmEstimate unmarked = estimate_gemm({2047, 4096, 4096}, Precision::bf16, a, eff);
+  EXPECT_DOUBLE_EQ(free_m.eta_align, 1.0);
+  EXPECT_DOUBLE_EQ(free_m.t_math.v, aligned.t_math.v);
+  EXPECT_DOUBLE_EQ(unmarked.eta_align, 0.5);
+  const GemmEstimate wgrad =
+      estimate_gemm({.m = 4096, .n = 4096, .k = 2047, .k_free = true}, Precision::bf16, a, eff);
+  EXPECT_DOUBLE_EQ(wgrad.eta_align, 1.0);
+  EXPECT_NEAR(wgrad.t_math.v / estimate_gemm({4096, 4096, 2048}, Precision::bf16, a, eff).t_math.v, 0.9995,
+              1e-4);
+  // The free flag covers only its own dimension: a misaligned width still pays.
+  EXPECT_DOUBLE_EQ(
+      estimate_gemm({.m = 2048, .n = 4095, .k = 4096, .m_free = true}, Precision::bf16, a, eff).eta_align,
+      0.5);
+  const GpuSpec h = h200();
+  const GemmShape fp8_rows{.m = 2040, .n = 4096, .k = 4096, .m_free = true};  // 2040 = 16 x 127 + 8
+  EXPECT_LT(estimate_gemm(fp8_rows, Precision::fp8, h, default_efficiency(h)).eta_align, 1.0);
+}
+
 // Per-head attention GEMMs with a head dimension that is not a multiple of 8 start every
 // head at a misaligned address; before Hopper they ran without tensor cores, at the fp32
 // FMA rate (fp32 accumulation): A100 19.5 / 312 = 0.0625, V100 15.667 / 125.3 = 0.125
