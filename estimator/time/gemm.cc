@@ -1,7 +1,8 @@
 // GEMM cost model (docs/model.md §4 Step time, "GEMMs"). For each candidate CTA tile and split-K
 // factor: tiles = ceil(M/Tm) ceil(N/Tn) batch splitK; waves = ceil(tiles/(SMs x o));
 // one wave costs o x 2 Tm Tn (K/splitK) FLOP at the per-SM rate F_SM x peak_fraction x
-// tile_efficiency x eta(K/splitK) x eta_align. The cheapest candidate wins (cuBLAS picks
+// tile_efficiency x eta(K/splitK) x eta_align, where o is the tile's CTAs per SM on tensor
+// cores and 1 on the fp32 pipe (see `simt` below). The cheapest candidate wins (cuBLAS picks
 // its kernel by heuristics tuned to finish first). HBM time = operand + result bytes
 // (+ fp32 partials for split-K) over the achievable bandwidth; the GEMM costs the max of
 // the two plus a kernel overhead.
@@ -111,15 +112,26 @@ GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
     best_t = c.time.v;
     best = c;
   };
+  // On the fp32 pipe (SIMT kernels: fp32, and bf16 on Volta) one resident CTA keeps an SM's
+  // FMA units busy, its register tile giving each thread dozens of independent FMAs: the SM
+  // runs the CTAs it holds one after another at full rate instead of sharing it among
+  // co-resident ones. So a partial wave costs the most CTAs any SM holds, ceil(tiles/SMs),
+  // not ctas_per_sm of them. DeepBench's sustained V100 SGEMMs bear it out: over its 55
+  // shapes with every dimension >= 64 the mean |log(predicted/measured)| falls from 12.8%
+  // to 7.0% (2048 x 64 x 2048: +74% -> -5%; docs/model.md §4.1 "DeepBench on V100").
+  // Tensor-core kernels need several resident warps per SM sub-partition to feed the
+  // tensor cores, and keep the co-resident share.
+  const bool simt = rate_ratio < 1.0;
   for (const Tile& t : kTiles) {
     const double tm = std::ceil(s.m / t.m), tn = std::ceil(s.n / t.n);
-    const double slots = sms * t.ctas_per_sm;
+    const int co = simt ? 1 : t.ctas_per_sm;  // CTAs that share an SM's rate
+    const double slots = sms * co;
     const double tile_eff = 1.0 - (1.0 - t.efficiency) * rate_ratio;
     GemmEstimate c;
     c.flops = best.flops;
     c.tile_m = t.m;
     c.tile_n = t.n;
-    c.ctas_per_sm = t.ctas_per_sm;
+    c.ctas_per_sm = co;
     c.eta_tile = s.m * s.n / (tm * t.m * tn * t.n);
     c.eta_align = align;
     for (int split : kSplitK) {
@@ -130,7 +142,7 @@ GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
       c.waves = std::ceil(c.tiles / slots);
       c.eta_wave = c.tiles / (c.waves * slots);
       c.eta_k = k_split / (k_split + k_half);
-      const double wave_s = t.ctas_per_sm * 2.0 * t.m * t.n * k_split / (f_sm * tile_eff * c.eta_k * align);
+      const double wave_s = co * 2.0 * t.m * t.n * k_split / (f_sm * tile_eff * c.eta_k * align);
       const double partial_bytes = split > 1 ? 2.0 * 4.0 * split * s.m * s.n * s.batch : 0.0;
       c.t_math = Seconds(c.waves * wave_s);
       c.t_mem = Seconds((base_bytes + partial_bytes) / bw);
@@ -144,7 +156,7 @@ GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
     // and read once (fixup). Only plain GEMMs: batched products keep their waves.
     c.tiles = tm * tn;
     if (!stream_k || c.tiles <= slots || std::fmod(c.tiles, slots) == 0.0) continue;
-    const double per_k = t.ctas_per_sm * 2.0 * t.m * t.n / (f_sm * tile_eff * align);
+    const double per_k = co * 2.0 * t.m * t.n / (f_sm * tile_eff * align);
     c.stream_k = true;
     c.waves = c.tiles / slots;
     c.eta_wave = 1.0;

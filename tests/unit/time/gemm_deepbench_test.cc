@@ -104,9 +104,10 @@ TEST(GemmDeepBench, TableIsComplete) {
 }
 
 // fp32 on the fp32 pipe, sustained: the model's level and shape agree with cuBLAS. When
-// this test was written: 33 training-sized shapes, geometric mean 1.013 (the model 1% slow),
-// mean deviation 4.7%, worst 22% slow (4096 x 128 x 4096 TN, one partial wave in the tile
-// model, where cuBLAS fills the SMs better).
+// this test was written: 33 training-sized shapes, geometric mean 1.006 (the model 0.6%
+// slow; 1.013 before SIMT partial waves, below), mean deviation 4.7%, worst 22% slow
+// (4096 x 128 x 4096 TN: 32 output tiles of 128 x 128 that the model splits K over at most
+// 4 ways, where cuBLAS fills the SMs better).
 TEST(GemmDeepBench, VoltaFp32LevelAndShape) {
   const auto rows = load_rows();
   ASSERT_FALSE(rows.empty());
@@ -133,11 +134,32 @@ TEST(GemmDeepBench, VoltaFp16ShapeWithinOneScale) {
   EXPECT_LT(s.spread, 0.08);
 }
 
+// A partial wave on the fp32 pipe costs the most CTAs one SM holds (gemm.cc's `simt`): one
+// SIMT CTA keeps an SM's FMA units busy alone. Over the 55 shapes with every dimension
+// >= 64, which include the one-wave and few-wave kernels the training-sized set leaves out,
+// the mean |log(predicted/measured)| is 7.0% (12.8% when a partial wave was priced as
+// co-resident CTAs sharing the SM, as on tensor cores); 2048 x 64 x 2048 is -5% (+74%).
+TEST(GemmDeepBench, VoltaFp32PartialWaves) {
+  const auto rows = load_rows();
+  ASSERT_FALSE(rows.empty());
+  double sum = 0;
+  int n = 0;
+  for (const Row& r : rows) {
+    if (std::min({r.m, r.n, r.k}) < 64) continue;
+    sum += std::fabs(std::log(ratio(r, Precision::fp32)));
+    ++n;
+    if (r.m == 2048 && r.n == 64 && r.k == 2048) EXPECT_NEAR(ratio(r, Precision::fp32), 1.0, 0.10);
+  }
+  ASSERT_EQ(n, 55);
+  EXPECT_LT(sum / n, 0.09);
+}
+
 // The weakness, pinned so that a change to it is noticed: narrow fp32 GEMMs (n = 16,
 // DeepSpeech's per-step batch) run on SIMT kernels with tiles far narrower than the model's
 // narrowest (64), and the 8- and 16-wide products with K = 500000 split K much further than
-// the model's 4 ways. Both are priced at least twice too slow (2.5-2.6x and 13-19x when written).
-// No transformer layer of a dense model has such a GEMM: its token dimension is >= 128.
+// the model's 4 ways. They are priced at least 1.25x and 3x too slow (1.36-1.42x and
+// 3.4-4.7x when written; 2.5x and 13-19x before SIMT partial waves). No transformer layer
+// of a dense model has such a GEMM: its token dimension is >= 128.
 TEST(GemmDeepBench, NarrowFp32ShapesArePessimistic) {
   const auto rows = load_rows();
   ASSERT_FALSE(rows.empty());
@@ -146,7 +168,7 @@ TEST(GemmDeepBench, NarrowFp32ShapesArePessimistic) {
     const bool narrow = r.m == 2048 && r.n == 16 && r.k == 2048;
     const bool long_k = r.m == 512 && r.n == 8 && r.k == 500000;
     if (!narrow && !long_k) continue;
-    EXPECT_GT(ratio(r, Precision::fp32), 2.0) << r.m << " x " << r.n << " x " << r.k;
+    EXPECT_GT(ratio(r, Precision::fp32), narrow ? 1.25 : 3.0) << r.m << " x " << r.n << " x " << r.k;
     ++checked;
   }
   EXPECT_EQ(checked, 4);  // NN and TN of each

@@ -186,22 +186,44 @@ TEST(Gemm, MemoReturnsTheEstimateItCaches) {
 }
 
 // fp32 on V100 uses the fp32 pipe: 80 x 128 x 1.53 GHz = 15.667 TFLOP/s, x 0.89 default
-// (14 of 15.7 TFLOP/s measured), F_SM = 15.667e12 x 0.89 / 80 = 1.742954e11. The pipe runs at 128/1024 = 1/8 of the fp16
-// tensor rate, so the per-tile fixed cost is 64/8 = 8 K-steps: eta_k = 4096/4104.
-// 4096^3 with 256x128 tiles: 512 CTAs on 80 SMs = ceil(6.4) = 7 waves, each
-// 2 x 256 x 128 x 4096 / (1.742954e11 x 0.998051) = 1.54313 ms -> 10.802 ms. The operand
-// penalty of a 128x64 tile shrinks 8x on this pipe (1 - 0.15/8 = 0.98125), so it wins:
-// 32 x 64 = 2048 CTAs on 160 slots = ceil(12.8) = 13 waves, each
-// 2 x 2 x 128 x 64 x 4096 / (1.742954e11 x 0.98125 x 0.998051) = 0.78631 ms -> 10.222 ms.
+// (14 of 15.7 TFLOP/s measured), F_SM = 15.667e12 x 0.89 / 80 = 1.742954e11. The pipe runs at 128/1024 = 1/8
+// of the fp16 tensor rate, so the per-tile fixed cost is 64/8 = 8 K-steps: eta_k = 4096/4104. 4096^3 with
+// 256x128 tiles: 512 CTAs on 80 SMs = ceil(6.4) = 7 waves, each 2 x 256 x 128 x 4096 / (1.742954e11 x
+// 0.998051) = 1.54313 ms -> 10.802 ms. The operand penalty of smaller tiles shrinks 8x on this pipe, and a
+// SIMT CTA runs at the SM's full rate alone (one CTA per SM at a time, gemm.cc's `simt`):
+//   128x128 (1 - 0.05/8 = 0.99375): 32 x 32 = 1024 CTAs / 80 = ceil(12.8) = 13 waves, each
+//     2 x 128 x 128 x 4096 / (1.742954e11 x 0.99375 x 0.998051) = 0.77641 ms -> 10.093 ms;
+//   128x64 (0.98125): 2048 / 80 = ceil(25.6) = 26 waves of 0.39316 ms = 10.222 ms;
+//   64x64 (0.9625): 4096 / 80 = ceil(51.2) = 52 waves of 0.20042 ms = 10.422 ms.
+// So 128x128 wins at 10.093 ms.
 TEST(Gemm, Fp32UsesVectorPipeOnVolta) {
   const GpuSpec gpu = v100();
   const GemmEstimate g = estimate_gemm({4096, 4096, 4096, 1}, Precision::fp32, gpu, default_efficiency(gpu));
   EXPECT_DOUBLE_EQ(g.eta_align, 1.0);
   EXPECT_EQ(g.tile_m, 128);
-  EXPECT_EQ(g.tile_n, 64);
+  EXPECT_EQ(g.tile_n, 128);
+  EXPECT_EQ(g.ctas_per_sm, 1);
   EXPECT_DOUBLE_EQ(g.waves, 13);
   EXPECT_NEAR(g.eta_k, 4096.0 / 4104.0, 1e-12);
-  EXPECT_NEAR(in_ms(g.t_math), 10.222, 0.01);
+  EXPECT_NEAR(in_ms(g.t_math), 10.093, 0.01);
+}
+
+// A partial wave on the fp32 pipe costs the most CTAs one SM holds, not a full wave of
+// co-resident CTAs. BERT-large's attention-output GEMM at 4 x 512 tokens (M 2048, N 1024,
+// K 1024) on V100: 128x128 tiles give 16 x 8 = 128 CTAs, at most 2 per SM (48 SMs hold 2,
+// 32 hold 1), so 2 CTA-times of 2 x 128 x 128 x 1024 / (1.742954e11 x 0.99375 x 1024/1032)
+// = 0.19524 ms each: 0.3905 ms. Priced as a tensor-core wave (2 CTAs per SM sharing its
+// rate, 160 slots) the same 128 CTAs would be one wave of 2 x 0.19524 ms as well; the
+// difference shows with 64x64 tiles: 512 CTAs are ceil(512/80) = 7 SIMT waves of
+// 2 x 64 x 64 x 1024 / (1.742954e11 x 0.9625 x 1024/1032) = 0.0504 ms = 0.353 ms, against
+// ceil(512/320) = 2 shared waves of 4 x 0.0504 ms = 0.403 ms. 64x64 wins: 0.353 ms.
+TEST(Gemm, Fp32PartialWavesRunAtTheFullSmRate) {
+  const GpuSpec gpu = v100();
+  const GemmEstimate g = estimate_gemm({2048, 1024, 1024, 1}, Precision::fp32, gpu, default_efficiency(gpu));
+  EXPECT_EQ(g.tile_m, 64);
+  EXPECT_EQ(g.tile_n, 64);
+  EXPECT_DOUBLE_EQ(g.waves, 7);
+  EXPECT_NEAR(in_ms(g.t_math), 0.353, 0.002);
 }
 
 // BERT-base's FFN GEMM at 220 x 128 tokens (M 28160, N 3072, K 768). On tensor cores the
