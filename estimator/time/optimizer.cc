@@ -19,22 +19,34 @@ double update_bytes(Optimizer o) {
   return 28.0;
 }
 
-// Unfused per-tensor updates (torch.optim / transformers AdamW without foreach fusion), fp32:
-// AdamW: p*=(1-lr wd) 8, m=b1 m+(1-b1) g 20, v=b2 v+(1-b2) g^2 24, denom=sqrt(v)/c+eps 24,
-// p-=lr m/denom 16 -> 92 B in 8 kernels. SGD with momentum: 32 B in 3 kernels.
+enum class Impl { fused, per_tensor, foreach, client_loop };
+
+// Unfused per-tensor updates, fp32. torch.optim's single-tensor AdamW: p*=(1-lr wd) 8,
+// m=b1 m+(1-b1) g 20, v=b2 v+(1-b2) g^2 24, denom=sqrt(v)/c+eps 24, p-=lr m/denom 16 -> 92 B
+// in 8 kernels. SGD with momentum: 32 B in 3 kernels.
 // torch.optim's foreach AdamW (PyTorch >= 2.0's default on CUDA, _multi_tensor_adam) runs
 // the same steps over all tensors at once and updates m with one lerp (r m g, w m: 12 B
 // instead of 20): 84 B.
-double unfused_update_bytes(Optimizer o, bool foreach) {
+// A client loop (fused_optimizer 0) is the Hugging Face Trainer's optimizer of the
+// transformers 4.x era (its `adamw_hf` default until July 2023, huggingface/transformers
+// PR #25109): transformers.optimization.AdamW, whose step per tensor is m.mul_().add_() 20,
+// v.mul_().addcmul_() 24, denom = v.sqrt().add_(eps) 16 (the bias corrections fold into one
+// scalar step size), p.addcdiv_() 16, and a decay pass only when weight_decay > 0, which
+// the Trainer's default 0.0 skips: 76 B in 7 kernels.
+double unfused_update_bytes(Optimizer o, Impl impl) {
   switch (o) {
-    case Optimizer::adam: return foreach ? 84.0 : 92.0;
+    case Optimizer::adam:
+      return impl == Impl::foreach ? 84.0 : impl == Impl::client_loop ? 76.0 : 92.0;
     case Optimizer::sgd: return 32.0;
     case Optimizer::adafactor: return 60.0;
     case Optimizer::adam_8bit: return 16.0;  // bitsandbytes is a fused kernel
   }
   return 92.0;
 }
-int unfused_kernels(Optimizer o) { return o == Optimizer::sgd ? 3 : o == Optimizer::adam_8bit ? 1 : 8; }
+int unfused_kernels(Optimizer o, Impl impl) {
+  if (o == Optimizer::adam) return impl == Impl::client_loop ? 7 : 8;
+  return o == Optimizer::sgd ? 3 : o == Optimizer::adam_8bit ? 1 : 8;
+}
 
 // CPU Adam (DeepSpeedCPUAdam): r p32 g32 m v (16) + w p m v (12) + w the fp16 copy (2).
 constexpr double kCpuAdamBytes = 30.0;
@@ -48,12 +60,11 @@ constexpr int kOptimizerKernels = 10;
 constexpr double kForeachLaunchElements = 320.0 * 65536.0;
 constexpr double kForeachLaunchTensors = 64.0;
 
-enum class Impl { fused, per_tensor, foreach };
-
-// fused_optimizer 1: fused kernels; 0: a per-tensor loop; -1: the framework's default
-// (DDP: torch.optim's foreach implementation; FSDP: a loop over its few flat parameters).
+// fused_optimizer 1: fused kernels; 0: a client per-tensor loop (the HF Trainer's AdamW);
+// -1: the framework's default (DDP: torch.optim's foreach implementation; FSDP: a loop over
+// its few flat parameters).
 Impl implementation(const TrainConfig& cfg) {
-  if (cfg.fused_optimizer >= 0) return cfg.fused_optimizer ? Impl::fused : Impl::per_tensor;
+  if (cfg.fused_optimizer >= 0) return cfg.fused_optimizer ? Impl::fused : Impl::client_loop;
   if (cfg.ddp_pytorch2_defaults()) return Impl::foreach;
   return cfg.framework == Framework::fsdp ? Impl::per_tensor : Impl::fused;
 }
@@ -66,7 +77,7 @@ double optimizer_bytes_per_param(const TrainConfig& cfg, double grad_bytes) {
   const bool master = mixed && cfg.framework != Framework::ddp;
   const Impl impl = implementation(cfg);
   const bool unfused = impl != Impl::fused;
-  double b = (unfused ? unfused_update_bytes(cfg.optimizer, impl == Impl::foreach) : update_bytes(cfg.optimizer)) +
+  double b = (unfused ? unfused_update_bytes(cfg.optimizer, impl) : update_bytes(cfg.optimizer)) +
              grad_bytes;                                        // + gradient-norm read
   if (unfused) b += 8.0;                                        // clip: scale grads in place
   // DeepSpeed ZeRO's step, in every precision (stages 1-3; v0.5.8 stage2.py and stage3.py,
@@ -121,7 +132,7 @@ OptimizerCosts optimizer_costs(double shard_params, int tensors, double grad_byt
     const Impl impl = implementation(cfg);
     const double launches =  // per operation of a foreach step
         std::max(std::ceil(loops / kForeachLaunchTensors), std::ceil(shard_params / kForeachLaunchElements));
-    const int ops = unfused_kernels(cfg.optimizer) + 4;
+    const int ops = unfused_kernels(cfg.optimizer, impl) + 4;
     const int kernels = impl == Impl::fused       ? kOptimizerKernels
                         : impl == Impl::foreach ? ops * static_cast<int>(std::max(1.0, launches))
                                                 : loops * ops;
