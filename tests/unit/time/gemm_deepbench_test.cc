@@ -106,8 +106,8 @@ TEST(GemmDeepBench, TableIsComplete) {
 // fp32 on the fp32 pipe, sustained: the model's level and shape agree with cuBLAS. When
 // this test was written: 33 training-sized shapes, geometric mean 1.006 (the model 0.6%
 // slow; 1.013 before SIMT partial waves, below), mean deviation 4.7%, worst 22% slow
-// (4096 x 128 x 4096 TN: 32 output tiles of 128 x 128 that the model splits K over at most
-// 4 ways, where cuBLAS fills the SMs better).
+// (4096 x 128 x 4096 TN: 16 output tiles of 256 x 128, split K 4 ways into 64 CTAs for 80
+// SMs, the model's most; cuBLAS fills the SMs better).
 TEST(GemmDeepBench, VoltaFp32LevelAndShape) {
   const auto rows = load_rows();
   ASSERT_FALSE(rows.empty());
