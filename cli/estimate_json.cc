@@ -46,6 +46,7 @@ Json config_to_json(const Evaluation& e) {
   j["zero_stage"] = c.zero_stage;
   j["tp"] = c.tp;
   j["pp"] = c.pp;
+  if (c.cp > 1) j["cp"] = c.cp;  // context parallelism (--cp)
   j["dp"] = c.dp;
   j["vpp"] = c.vpp;
   j["micro_batch"] = c.micro_batch;

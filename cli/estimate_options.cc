@@ -252,6 +252,11 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "FSDP: 1 (default; FullyShardedDataParallel, flat parameters) or 2 (fully_shard, "
                   "per-parameter sharding as torchtitan runs it: each all-gather is copied out into the "
                   "parameters and each reduce-scatter input copied in)");
+  sub->add_option("--cp", o.cp,
+                  "Context parallelism degree for every configuration (default 1; Megatron-Core's "
+                  "--context-parallel-size with Transformer Engine's ring attention; --framework megatron, "
+                  "flash on; not searched: compare degrees with separate runs)")
+      ->check(number_check(true, 1, 64, "an integer in [1, 64]"));
   sub->add_option("--logit-metrics", o.logit_metrics,
                   "Training metrics the loop computes on each micro-batch's logits besides the loss "
                   "(default 0; Composer with llm-foundry models: 2, LanguageCrossEntropy and LanguagePerplexity)")
@@ -420,6 +425,24 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (o.seq > 0 && req.model.position == PositionKind::learned && o.seq > req.model.max_positions)
     errs.push_back(flag_error("seq", "longer than the model's " + std::to_string(req.model.max_positions) +
                                          " learned positions", "at most " + std::to_string(req.model.max_positions)));
+  s.run.cp = o.cp;
+  if (o.cp > 1) {
+    if (s.run.framework != Framework::megatron)
+      errs.push_back(flag_error("cp", "context parallelism is modelled for Megatron-Core only",
+                                "add --framework megatron, or leave --cp at 1"));
+    if (o.flash == "off")
+      errs.push_back(flag_error("cp", "context parallelism runs a fused attention kernel", "--flash on"));
+    if (s.run.seq_len > 0 && s.run.seq_len % (2 * o.cp) != 0)
+      errs.push_back(flag_error("cp",
+                                "--cp " + std::to_string(o.cp) + " cuts each sequence into " +
+                                    std::to_string(2 * o.cp) + " chunks; the sequence length " +
+                                    std::to_string(s.run.seq_len) + " is not a multiple of it",
+                                "a --cp whose 2 x cp divides the sequence length"));
+    if (o.flash.empty()) s.flash = {true};
+    plan.assumptions.push_back("context parallelism " + std::to_string(o.cp) +
+                               " (Megatron-Core, Transformer Engine's p2p ring): each GPU holds 1/" +
+                               std::to_string(o.cp) + " of every sequence; flash attention on");
+  }
   s.global_batch = o.global_batch ? std::optional<std::int64_t>(*o.global_batch) : std::nullopt;
   check_degrees(s.tp, s.pp, req.model, req.cluster, s.run.framework, errs);
   if (errs.empty()) check_space_size(s, req.model, req.cluster, errs);

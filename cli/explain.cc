@@ -20,8 +20,10 @@ std::string fmt(double v, int prec) {
 
 std::string describe_config(const Evaluation& e) {
   const TrainConfig& c = e.cfg;
-  std::string s = "z" + std::to_string(c.zero_stage) + " tp" + std::to_string(c.tp) + " pp" +
-                  std::to_string(c.pp) + " dp" + std::to_string(c.dp);
+  std::string s =
+      "z" + std::to_string(c.zero_stage) + " tp" + std::to_string(c.tp) + " pp" + std::to_string(c.pp);
+  if (c.cp > 1) s += " cp" + std::to_string(c.cp);
+  s += " dp" + std::to_string(c.dp);
   if (c.vpp > 1) s += " vpp" + std::to_string(c.vpp);
   s += " mbs" + std::to_string(c.micro_batch) + " gas" + std::to_string(c.grad_accum);
   if (c.checkpointing != Checkpointing::none) s += std::string(" ckpt=") + name(c.checkpointing);

@@ -173,6 +173,7 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
     a.insert(a.end(), {"--kv-channels", str(head_dim_of(m))});
   if (c.vpp > 1 && c.pp > 1)
     a.insert(a.end(), {"--num-layers-per-virtual-pipeline-stage", str(m.layers / (c.pp * c.vpp))});
+  if (c.cp > 1) a.insert(a.end(), {"--context-parallel-size", str(c.cp)});
   if (c.checkpointing == Checkpointing::selective) a.push_back("--recompute-activations");
   if (c.checkpointing == Checkpointing::full)
     a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "uniform",

@@ -81,6 +81,11 @@ struct TrainConfig {
   int pp = 1;
   int dp = 1;
   int vpp = 1;  // virtual pipeline stages per rank (interleaved 1F1B); 1 = plain 1F1B
+  // Context parallelism (Megatron-Core's --context-parallel-size): each sequence is split
+  // over cp ranks, which hold the same parameters; attention passes K and V around a ring
+  // of them (Transformer Engine's p2p). The GPUs are tp x cp x dp x pp; gradients reduce
+  // and the distributed optimizer shards over dp x cp (estimator/time/context_parallel.h).
+  int cp = 1;
   int micro_batch = 1;
   int grad_accum = 1;
   int seq_len = 1024;
@@ -151,7 +156,18 @@ struct TrainConfig {
   std::int64_t global_batch() const {
     return static_cast<std::int64_t>(micro_batch) * grad_accum * dp;
   }
-  int gpus() const { return tp * pp * dp; }
+  int gpus() const { return tp * pp * cp * dp; }
+  // The per-rank view the estimators price under context parallelism: dp x cp data-parallel
+  // ranks (gradients reduce and ZeRO shards over them) and the rank's seq / cp tokens, cp
+  // kept for the attention and its K/V ring (estimator/time/context_parallel.h). Itself
+  // when cp is 1. A view's gpus() and global_batch() are not the run's.
+  TrainConfig cp_rank_view() const {
+    if (cp <= 1) return *this;
+    TrainConfig v = *this;
+    v.dp = (dp > 1 ? dp : 1) * cp;
+    v.seq_len = seq_len / cp;
+    return v;
+  }
   // Ranks one parameter is sharded over: dp, or with FSDP hybrid sharding the data-parallel
   // ranks of one node.
   int shard_degree(int gpus_per_node) const {

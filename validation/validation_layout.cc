@@ -22,7 +22,7 @@ std::optional<Diagnostic> layout_and_batch(const Json& p, int gpus, SearchSpace&
     return v.is_number() && v.get<double>() >= lo && v.get<double>() <= hi &&
            v.get<double>() == std::floor(v.get<double>());
   };
-  for (const char* key : {"tp", "pp", "dp", "zero_stage"}) {
+  for (const char* key : {"tp", "pp", "cp", "dp", "zero_stage"}) {
     const Json& v = at(p, key);
     const bool stage = std::string(key) == "zero_stage";
     if (!v.is_null() && !whole(v, stage ? 0 : 1, stage ? 3 : 1e6))
@@ -38,14 +38,16 @@ std::optional<Diagnostic> layout_and_batch(const Json& p, int gpus, SearchSpace&
       return Diagnostic{"", std::string("/parallel/") + key,
                         std::string(key) + " must be true, false or null", ""};
   }
-  if (at(p, "dp").is_number() && num(p, "dp") * s.tp[0] * s.pp[0] != gpus)
-    return Diagnostic{
-        "", "/parallel/dp",
-        "dp x tp x pp = " + std::to_string(static_cast<long long>(num(p, "dp")) * s.tp[0] * s.pp[0]) +
-            " is not the row's " + std::to_string(gpus) + " GPUs",
-        ""};
+  // Context parallelism (parallel.cp) is a run-wide degree: the model ranks are tp x pp x cp.
+  const int model_ranks = s.tp[0] * s.pp[0] * std::max(1, s.run.cp);
+  if (at(p, "dp").is_number() && num(p, "dp") * model_ranks != gpus)
+    return Diagnostic{"", "/parallel/dp",
+                      std::string(s.run.cp > 1 ? "dp x tp x pp x cp = " : "dp x tp x pp = ") +
+                          std::to_string(static_cast<long long>(num(p, "dp")) * model_ranks) +
+                          " is not the row's " + std::to_string(gpus) + " GPUs",
+                      ""};
   const double mbs = num(p, "micro_batch"), gb = num(p, "global_batch"), gas = num(p, "grad_accum");
-  const int dp = std::max(1, gpus / std::max(1, s.tp[0] * s.pp[0]));
+  const int dp = std::max(1, gpus / std::max(1, model_ranks));
   const double steps = gas > 0 ? gas : mbs > 0 && gb > 0 ? gb / (mbs * dp) : 1;
   if (mbs > kMaxMicroBatch || gb > kMaxGlobalBatch || steps > kMaxGradAccum)
     return Diagnostic{"", "/parallel",

@@ -9,6 +9,7 @@
 // Derivations and sources: docs/model.md §3 Memory.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "estimator/memory.h"
 #include "estimator/memory/activations.h"
@@ -272,7 +273,11 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
 MemoryModel::MemoryModel(const ModelSpec& model, const Cluster& cluster, MemoryOptions options)
     : model_(model), cluster_(cluster), options_(options), counts_(count_params(model)) {}
 
-MemoryBreakdown MemoryModel::estimate(const TrainConfig& cfg) const {
+MemoryBreakdown MemoryModel::estimate(const TrainConfig& run) const {
+  // Context parallelism: the rank holds s / cp tokens and ZeRO shards over dp x cp
+  // (TrainConfig::cp_rank_view).
+  std::optional<TrainConfig> view;
+  const TrainConfig& cfg = run.cp > 1 ? view.emplace(run.cp_rank_view()) : run;
   const RankParams rp = rank_params(model_, counts_, cfg, cfg.zero.param_persistence_threshold);
   const int p = std::max(1, cfg.pp);
   const int layers = (model_.layers + p - 1) / p;

@@ -98,10 +98,21 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
   cfg.flash_attention = flash;
   cfg.sequence_parallel = sp;
   cfg.offload = off;
-  cfg.dp = std::max(1, c.num_gpus / std::max(1, tp * pp));
-  if (tp * pp * cfg.dp != c.num_gpus)
-    why.push_back("tp*pp = " + std::to_string(tp * pp) + " does not divide " +
+  const int cp = std::max(1, cfg.cp);  // context parallelism: run-wide (--cp)
+  cfg.dp = std::max(1, c.num_gpus / std::max(1, tp * pp * cp));
+  if (tp * pp * cp * cfg.dp != c.num_gpus)
+    why.push_back((cp > 1 ? "tp*pp*cp = " : "tp*pp = ") + std::to_string(tp * pp * cp) + " does not divide " +
                   std::to_string(c.num_gpus) + " GPUs");
+  if (cp > 1) {
+    // Megatron-Core's context parallelism runs Transformer Engine's attention, which cuts
+    // each sequence into 2 cp chunks (context_parallel.h).
+    if (s.run.framework != Framework::megatron)
+      why.push_back("context parallelism is modelled for Megatron-Core only (--framework megatron)");
+    if (!flash) why.push_back("context parallelism needs a fused (flash-class) attention kernel");
+    if (s.run.seq_len % (2 * cp) != 0)
+      why.push_back("context parallelism cuts the sequence into 2 x cp = " + std::to_string(2 * cp) +
+                    " chunks: the sequence length must be a multiple of it");
+  }
   if (s.global_batch) {
     std::int64_t per_step = static_cast<std::int64_t>(mbs) * cfg.dp;
     if (*s.global_batch % per_step != 0) {

@@ -23,6 +23,7 @@
 // attends to), + 6 h V for the logits; per GPU = replica / (tp pp).
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include "estimator/host_stall.h"
 #include "estimator/overlap.h"
@@ -69,7 +70,10 @@ void fill_critical_path(std::vector<std::string>& out, std::array<Term, 8> terms
 
 }  // namespace
 
-void StepTimeModel::estimate_into(const TrainConfig& cfg, StepTimeBreakdown& out) const {
+void StepTimeModel::estimate_into(const TrainConfig& run, StepTimeBreakdown& out) const {
+  // Context parallelism prices the rank's view (TrainConfig::cp_rank_view).
+  std::optional<TrainConfig> view;
+  const TrainConfig& cfg = run.cp > 1 ? view.emplace(run.cp_rank_view()) : run;
   const OpEntry& oe = op_entry(*caches_, model_, cluster_, eff_, cfg);
   const CommEntry& ce = comm_entry(*caches_, model_, cluster_, eff_, cfg);
   const StepCosts c = assemble_costs(oe, ce, cfg, eff_);
@@ -141,18 +145,19 @@ void StepTimeModel::estimate_into(const TrainConfig& cfg, StepTimeBreakdown& out
   out.step += out.host_stall;
   out.compute += out.host_stall;
 
-  const double tokens = double(cfg.micro_batch) * cfg.seq_len * m;
+  const double tokens = double(cfg.micro_batch) * cfg.seq_len * m;  // this rank's
+  const double seq = double(cfg.seq_len) * std::max(1, cfg.cp);     // a whole sequence
   double causal = model_.causal ? 0.5 : 1.0;
   // A sliding window of w keys: a query at position i attends to min(i + 1, w) keys, so a
   // windowed layer does (w(w+1)/2 + (s - w)w) / (s(s+1)/2) of a causal layer's score work.
-  if (const double w = model_.attention_window, sl = cfg.seq_len; model_.causal && w > 0 && w < sl) {
+  if (const double w = model_.attention_window, sl = seq; model_.causal && w > 0 && w < sl) {
     const double share = double(windowed_layers_of(model_)) / std::max(1, model_.layers);
     const double windowed = (w * (w + 1) / 2 + (sl - w) * w) / (sl * (sl + 1) / 2);
     causal *= share * windowed + (1 - share);
   }
   const double logits = model_.vocab_logits ? 6.0 * model_.hidden * double(model_.vocab) : 0.0;
   const double per_token = 6.0 * matmul_params_per_layer_ * model_.layers + logits +
-                           12.0 * model_.layers * cfg.seq_len * attn_width_ * causal;
+                           12.0 * model_.layers * seq * attn_width_ * causal;
   const double shards = double(std::max(1, cfg.tp)) * std::max(1, cfg.pp);
   out.model_flops = Flops(tokens * per_token / shards);
   const double layer_hw =

@@ -24,6 +24,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.gated = m.gated_mlp;
   d.megatron = k.framework == Framework::megatron;
   d.attention = k.attention;
+  d.cp = std::max(1, k.cp);
   d.flash = flash_supported(k);
   d.causal = m.causal;
   d.act_unfused = m.activation_unfused;

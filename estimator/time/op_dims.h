@@ -27,6 +27,7 @@ struct Dims {
   double window, window_share;
   LayerLinears linears;  // Q, K, V and gate/up as one linear each or several
   AttentionKernel attention;
+  int cp;  // context parallelism: the flash core's steps (s is the rank's s / cp)
 };
 
 Dims dims(const ModelSpec& m, const OpKey& k);

@@ -199,12 +199,17 @@ Seconds softcap_sfu_time(const Dims& d, const GpuSpec& gpu) {
   return Seconds(scores / (kSfuPerSmClk * std::max(1, gpu.sm_count) * gpu.boost_clock_MHz * 1e6));
 }
 
+// Under context parallelism (d.cp > 1, d.s the rank's s / cp) the flash core runs d.cp
+// steps, one kernel each, over as many (s / cp)^2 blocks of score work: 1/cp of the whole
+// sequence's (context_parallel.h).
 void attention_core_fwd(Acc& a, const Dims& d) {
   const double hd = head_dim(d), bh = d.b * d.heads;
   if (d.flash) {
     const double fl = 4.0 * bh * d.s * d.s * hd * causal_fraction(d);
-    a.flops_kernel(fl, flash_fraction(a, d, false), flash_fwd_hbm_bytes(d, a.gpu));
-    a.t += softcap_sfu_time(d, a.gpu);
+    for (int step = 0; step < d.cp; ++step) {
+      a.flops_kernel(fl, flash_fraction(a, d, false), flash_fwd_hbm_bytes(d, a.gpu));
+      a.t += softcap_sfu_time(d, a.gpu);
+    }
     return;
   }
   const bool odd = heads_misaligned(d);
@@ -217,8 +222,10 @@ void attention_core_bwd(Acc& a, const Dims& d) {
   const double hd = head_dim(d), bh = d.b * d.heads;
   if (d.flash) {
     const double fl = 10.0 * bh * d.s * d.s * hd * causal_fraction(d);
-    a.flops_kernel(fl, flash_fraction(a, d, true), 2.0 * flash_fwd_hbm_bytes(d, a.gpu));
-    a.t += softcap_sfu_time(d, a.gpu);
+    for (int step = 0; step < d.cp; ++step) {
+      a.flops_kernel(fl, flash_fraction(a, d, true), 2.0 * flash_fwd_hbm_bytes(d, a.gpu));
+      a.t += softcap_sfu_time(d, a.gpu);
+    }
     return;
   }
   const bool odd = heads_misaligned(d);
@@ -310,7 +317,9 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   // each bias gradient: a reduction over the tokens of its linear's output gradient
   const double bias_cols = m.linear_bias ? out_cols : m.qkv_bias ? (d.hq + 2.0 * d.hkv) / d.t : 0.0;
   if (biases > 0) bwd.mem(d.T * bias_cols * d.e, biases);
+  const Seconds before_core = bwd.t;
   attention_core_bwd(bwd, d);
+  o.attn_core_bwd = bwd.t - before_core;
   o.attn_core_fwd = core.t;
   o.fwd = fwd.t + core.t;
   o.bwd = bwd.t;

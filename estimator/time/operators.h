@@ -32,6 +32,9 @@ struct OpKey {
   NormKernel norm_kernel = NormKernel::auto_;  // RMSNorm's kernels (TrainConfig::norm_kernel)
   bool fp8 = false;  // FP8 linears (TrainConfig::fp8)
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
+  // Context parallelism: seq_len is the rank's s / cp tokens, and the flash attention core
+  // runs cp steps of them (estimator/time/context_parallel.h).
+  int cp = 1;
   bool operator==(const OpKey&) const = default;
 };
 
@@ -39,6 +42,7 @@ struct OpCosts {
   // One transformer layer.
   Seconds fwd, bwd, recompute;
   Seconds attn_core_fwd;        // the attention core alone (what selective recompute redoes)
+  Seconds attn_core_bwd;        // its backward (what a context-parallel ring step hides behind)
   Flops attn_core_flops_hw;     // its FLOPs
   Flops fwd_flops_hw;           // FLOPs executed in forward (full s x s for standard attention)
   Flops bwd_flops_hw;           // FLOPs executed in backward (flash: its 2.5x recompute incl.)

@@ -4,6 +4,7 @@
 
 #include "estimator/step_time.h"
 #include "estimator/time/collectives.h"
+#include "estimator/time/context_parallel.h"
 #include "estimator/time/memo_cache.h"
 #include "estimator/time/operators.h"
 #include "estimator/time/optimizer.h"
@@ -14,6 +15,7 @@ namespace dsplan {
 struct OpEntry {
   OpCosts op;
   ParallelComm tp;  // only the TP fields are filled
+  CpRing cp_ring;   // context parallelism's K/V ring steps (zero when cp is 1)
 };
 
 struct CommKey {

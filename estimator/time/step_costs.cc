@@ -9,6 +9,7 @@
 //    (not prefetched) are in embed_* / head_*.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "estimator/overlap.h"
 #include "estimator/params.h"
@@ -33,6 +34,7 @@ OpKey op_key(const TrainConfig& c) {
   k.norm_kernel = c.norm_kernel;
   k.fp8 = c.fp8;
   k.fp8_recipe = c.fp8 ? c.fp8_recipe : Fp8Recipe::delayed;
+  k.cp = std::max(1, c.cp);
   return k;
 }
 
@@ -91,7 +93,8 @@ std::uint64_t hash_of(const OpKey& k) {
   put(std::uint64_t(k.norm_kernel), 2);
   put(std::uint64_t(k.fp8), 1);
   put(std::uint64_t(k.fp8_recipe), 1);
-  return h;
+  // The 64 bits are spent; context parallelism (rare, cp > 1) is mixed in on top.
+  return k.cp > 1 ? hash_mix(h, std::uint64_t(k.cp)) : h;
 }
 
 // The communication key packed into four words (degrees and shapes in two, the flags and
@@ -151,6 +154,7 @@ const OpEntry& op_entry(StepTimeModel::Caches& c, const ModelSpec& m, const Clus
       OpEntry b;
       b.op = operator_costs(m, cl.node.gpu, eff, base, &c.gemm);
       b.tp = parallel_comm(m, cfg, cl.node, cl.node.gpu, eff, c.coll, CommParts::tp_only);
+      b.cp_ring = cp_ring(m, cfg, cl.node, c.coll);
       return b;
     });
     set_recompute(e.op, k.ckpt);
@@ -189,7 +193,9 @@ const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const 
   });
 }
 
-StepCosts StepTimeModel::costs(const TrainConfig& cfg) const {
+StepCosts StepTimeModel::costs(const TrainConfig& run) const {
+  std::optional<TrainConfig> view;  // context parallelism: the rank's view
+  const TrainConfig& cfg = run.cp > 1 ? view.emplace(run.cp_rank_view()) : run;
   return assemble_costs(op_entry(*caches_, model_, cluster_, eff_, cfg),
                         comm_entry(*caches_, model_, cluster_, eff_, cfg), cfg, eff_);
 }
@@ -216,6 +222,13 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
                 pc.layer_grad_accumulate * ((m - 1.0) / m) + pc.layer_step_passes * (1.0 / m);
   c.layer.recompute = op.recompute;
   if (recomputes_layers(cfg.checkpointing)) c.layer.recompute += tp.tp_layer_fwd;
+  // Context parallelism: the K/V ring steps each attention pass (and its recompute) exposes.
+  if (cfg.cp > 1) {
+    const CpExposed x = cp_exposed(oe.cp_ring, cfg.cp, op.attn_core_fwd, op.attn_core_bwd);
+    c.layer.fwd += x.fwd;
+    c.layer.bwd += x.bwd;
+    if (cfg.checkpointing != Checkpointing::none) c.layer.recompute += x.fwd;
+  }
   // Block recompute: n of the stage's L layers rerun their forward; every layer carries
   // n/L of it (the step total is exact, its placement among the layers is averaged).
   if (cfg.checkpointing == Checkpointing::block)

@@ -92,6 +92,18 @@ def contract_check(check, doc):
         return ["config %d has precision %r, fp8_recipe %r" % (i, configs[i].get("precision"),
                                                                configs[i].get("fp8_recipe")) for i in bad] + \
             ([] if len(notes) == 1 else ["want one fp8 assumption, got %d" % len(notes)])
+    if check == "context_parallel":
+        # --cp 2 reaches every config: cp 2, flash on, one GPU count tp x pp x cp x dp for
+        # all of them, and the assumption stated once.
+        sizes = {c["tp"] * c["pp"] * c.get("cp", 1) * c["dp"] for c in configs}
+        bad = [i for i, c in enumerate(configs) if c.get("cp") != 2 or not c.get("flash_attention")]
+        if len(sizes) > 1:
+            return ["configs span GPU counts %s" % sorted(sizes)]
+        notes = [a for a in doc.get("assumptions", []) if a.startswith("context parallelism 2")]
+        return ["config %d: cp %r, flash %r, layout tp%d pp%d dp%d" %
+                (i, configs[i].get("cp"), configs[i].get("flash_attention"), configs[i]["tp"],
+                 configs[i]["pp"], configs[i]["dp"]) for i in bad] + \
+            ([] if len(notes) == 1 else ["want one context-parallelism assumption, got %d" % len(notes)])
     if check == "host_bound_note":
         # The best config's step is set by the host (the profile's 33.6 us per kernel), and
         # the assumptions say so with that rate; its step is well above the GPU work it names.

@@ -174,6 +174,11 @@ TEST(MegatronArgs, LayoutAndRecompute) {
   EXPECT_TRUE(has("--use-flash-attn"));
   EXPECT_TRUE(has("--bf16"));
   EXPECT_EQ(value("--zero-stage"), "1");
+  EXPECT_FALSE(has("--context-parallel-size"));
+  c.cp = 2;  // the global batch stays micro x gas x dp: cp ranks share each sample
+  a = megatron_args(c, small_gpt());
+  EXPECT_EQ(value("--context-parallel-size"), "2");
+  EXPECT_EQ(value("--global-batch-size"), "16");
 }
 
 // The plan's vocabulary padding and dropout travel as Megatron's own flags, so Megatron
