@@ -42,6 +42,7 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
   r.get("pp", c.pp, true, 1, 1 << 20);
   r.get("dp", c.dp, true, 1, 1 << 20);
   r.get("vpp", c.vpp, false, 1, 1 << 10);
+  r.get("cp", c.cp, false, 1, 64);  // context parallelism, present when > 1
   r.get("micro_batch", c.micro_batch, true, 1, 1 << 20);
   r.get("grad_accum", c.grad_accum, true, 1, 1 << 20);
   r.get("seq_len", c.seq_len, false, 1, 1 << 24);

@@ -76,7 +76,13 @@ Diagnostics check_candidate_layout(const Candidate& cand, const Json& cj, const 
          "allowed: " + allowed_values(gpus, [&](int t) { return tp_problem(t, heads, kv, gpus).empty(); }) +
              ", the divisors of the " + std::to_string(heads) + " heads, " + std::to_string(kv) +
              " key/value heads and " + std::to_string(gpus) + " GPUs"}};
-  const int left = gpus / c.tp;
+  const int cp = std::max(1, c.cp);  // context parallelism: tp x cp x pp x dp GPUs
+  if ((gpus / c.tp) % cp != 0)
+    return {{file, at("cp"),
+             "cp " + std::to_string(cp) + " with tp " + std::to_string(c.tp) +
+                 " does not divide the plan's " + std::to_string(gpus) + " GPUs",
+             "a cp that divides " + std::to_string(gpus / c.tp)}};
+  const int left = gpus / c.tp / cp;
   if (auto why = pp_problem(c.pp, layers, left, c.framework); !why.empty())
     return {{file, at("pp"), "pp " + std::to_string(c.pp) + " " + why,
              "allowed with tp " + std::to_string(c.tp) + ": " + allowed_values(left, [&](int p) {
@@ -87,10 +93,10 @@ Diagnostics check_candidate_layout(const Candidate& cand, const Json& cj, const 
     return {{file, at("dp"),
              "dp " + std::to_string(c.dp) + " with tp " + std::to_string(c.tp) + " and pp " +
                  std::to_string(c.pp) + " needs " +
-                 std::to_string(static_cast<std::int64_t>(c.dp) * c.tp * c.pp) +
+                 std::to_string(static_cast<std::int64_t>(c.dp) * c.tp * c.pp * cp) +
                  " GPUs, but the plan is for " + std::to_string(gpus) + " (/hardware/num_gpus)",
-             "allowed: " + std::to_string(dp) + ", so that tp x pp x dp = the plan's " +
-                 std::to_string(gpus) + " GPUs"}};
+             "allowed: " + std::to_string(dp) + ", so that tp x pp x " + (cp > 1 ? "cp x " : "") +
+                 "dp = the plan's " + std::to_string(gpus) + " GPUs"}};
   if (c.vpp > 1 && (c.pp < 2 || layers % (c.pp * c.vpp) != 0))
     return {{file, at("vpp"),
              "vpp " + std::to_string(c.vpp) +

@@ -70,6 +70,19 @@ TEST(PlanCheck, TpPpDpMustUseThePlansGpus) {
   EXPECT_TRUE(four.ok()) << four.errors().front().to_string();
 }
 
+// Context parallelism takes GPUs too: cp 2 with tp 1, pp 1 and dp 2 needs 1 x 1 x 2 x 2 = 4 of
+// the plan's 2 (allowed dp = 2 / (1 x 2 x 1) = 1); cp 3 does not divide 2 / tp 1 = 2 GPUs.
+TEST(PlanCheck, ContextParallelRanksCount) {
+  auto e = one_error([](Json& j) { j["configs"][0]["cp"] = 2; });
+  EXPECT_EQ(e.json_path, "/configs/0/dp");
+  EXPECT_NE(e.message.find("needs 4 GPUs, but the plan is for 2"), std::string::npos) << e.message;
+  EXPECT_EQ(e.hint.rfind("allowed: 1, so that tp x pp x cp x dp", 0), 0u) << e.hint;
+  e = one_error([](Json& j) { j["configs"][0]["cp"] = 3; });
+  EXPECT_EQ(e.json_path, "/configs/0/cp");
+  EXPECT_NE(e.message.find("cp 3 with tp 1 does not divide the plan's 2 GPUs"), std::string::npos)
+      << e.message;
+}
+
 // pp 5 > 4 layers; pp 2 on 2 GPUs is fine for DeepSpeed (then dp = 2 / 2 = 1), and pp 3
 // divides neither the 2 GPUs nor (Megatron) the 4 layers.
 TEST(PlanCheck, PpWithinLayersAndGpus) {
