@@ -15,6 +15,13 @@ std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& 
                                          const SystemSpec& system) {
   std::vector<std::string> out;
   const GpuSpec& gpu = system.gpu;
+  if (std::any_of(s.cp.begin(), s.cp.end(), [](int cp) { return cp > 1; })) {
+    std::string list;
+    for (int cp : s.cp) list += (list.empty() ? "" : ", ") + std::to_string(cp);
+    out.push_back("context parallelism " + list +
+                  " (Megatron-Core, Transformer Engine's p2p ring): each GPU holds 1/cp of every sequence, "
+                  "with flash attention");
+  }
   const bool any_flash = s.flash.empty() || std::find(s.flash.begin(), s.flash.end(), true) != s.flash.end();
   if (s.run.attention != AttentionKernel::auto_)
     out.push_back(std::string("attention kernel ") + name(s.run.attention) +

@@ -169,11 +169,17 @@ constexpr double kMaxSearchPoints = 1e7;
 
 void check_space_size(const SearchSpace& given, const ModelSpec& m, const Cluster& c, Diagnostics& errs) {
   const SearchSpace s = with_defaults(given, m, c);
-  const std::vector<std::pair<std::string, size_t>> dims{
-      {"zero", s.zero.size()}, {"tp", s.tp.size()}, {"pp", s.pp.size()}, {"vpp", s.vpp.size()},
-      {"mbs", s.micro_batch.size()}, {"gas", s.global_batch ? 1 : s.grad_accum.size()},
-      {"ckpt", s.checkpointing.size()}, {"flash", s.flash.size()}, {"sp", s.sequence_parallel.size()},
-      {"offload", s.offload.size()}};
+  const std::vector<std::pair<std::string, size_t>> dims{{"zero", s.zero.size()},
+                                                         {"tp", s.tp.size()},
+                                                         {"pp", s.pp.size()},
+                                                         {"vpp", s.vpp.size()},
+                                                         {"mbs", s.micro_batch.size()},
+                                                         {"gas", s.global_batch ? 1 : s.grad_accum.size()},
+                                                         {"ckpt", s.checkpointing.size()},
+                                                         {"flash", s.flash.size()},
+                                                         {"sp", s.sequence_parallel.size()},
+                                                         {"offload", s.offload.size()},
+                                                         {"cp", s.cp.size()}};
   double points = 1;
   std::string product;
   for (const auto& [flag, n] : dims) {
@@ -253,10 +259,9 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "per-parameter sharding as torchtitan runs it: each all-gather is copied out into the "
                   "parameters and each reduce-scatter input copied in)");
   sub->add_option("--cp", o.cp,
-                  "Context parallelism degree for every configuration (default 1; Megatron-Core's "
+                  "Context-parallel degrees to search, e.g. 1,2,4 (default 1; Megatron-Core's "
                   "--context-parallel-size with Transformer Engine's ring attention; --framework megatron, "
-                  "flash on; not searched: compare degrees with separate runs)")
-      ->check(number_check(true, 1, 64, "an integer in [1, 64]"));
+                  "flash on)");
   sub->add_option("--logit-metrics", o.logit_metrics,
                   "Training metrics the loop computes on each micro-batch's logits besides the loss "
                   "(default 0; Composer with llm-foundry models: 2, LanguageCrossEntropy and LanguagePerplexity)")
@@ -425,23 +430,22 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (o.seq > 0 && req.model.position == PositionKind::learned && o.seq > req.model.max_positions)
     errs.push_back(flag_error("seq", "longer than the model's " + std::to_string(req.model.max_positions) +
                                          " learned positions", "at most " + std::to_string(req.model.max_positions)));
-  s.run.cp = o.cp;
-  if (o.cp > 1) {
+  if (!o.cp.empty()) s.cp = parse_ints("cp", o.cp, false, 1, 64, errs);
+  const int top_cp = s.cp.empty() ? 1 : *std::max_element(s.cp.begin(), s.cp.end());
+  if (top_cp > 1) {
     if (s.run.framework != Framework::megatron)
       errs.push_back(flag_error("cp", "context parallelism is modelled for Megatron-Core only",
                                 "add --framework megatron, or leave --cp at 1"));
     if (o.flash == "off")
       errs.push_back(flag_error("cp", "context parallelism runs a fused attention kernel", "--flash on"));
-    if (s.run.seq_len > 0 && s.run.seq_len % (2 * o.cp) != 0)
-      errs.push_back(flag_error("cp",
-                                "--cp " + std::to_string(o.cp) + " cuts each sequence into " +
-                                    std::to_string(2 * o.cp) + " chunks; the sequence length " +
-                                    std::to_string(s.run.seq_len) + " is not a multiple of it",
-                                "a --cp whose 2 x cp divides the sequence length"));
-    if (o.flash.empty()) s.flash = {true};
-    plan.assumptions.push_back("context parallelism " + std::to_string(o.cp) +
-                               " (Megatron-Core, Transformer Engine's p2p ring): each GPU holds 1/" +
-                               std::to_string(o.cp) + " of every sequence; flash attention on");
+    for (int cp : s.cp)
+      if (cp > 1 && s.run.seq_len > 0 && s.run.seq_len % (2 * cp) != 0)
+        errs.push_back(flag_error("cp",
+                                  "--cp " + std::to_string(cp) + " cuts each sequence into " +
+                                      std::to_string(2 * cp) + " chunks; the sequence length " +
+                                      std::to_string(s.run.seq_len) + " is not a multiple of it",
+                                  "degrees whose 2 x cp divides the sequence length"));
+    if (o.flash.empty() && *std::min_element(s.cp.begin(), s.cp.end()) > 1) s.flash = {true};
   }
   s.global_batch = o.global_batch ? std::optional<std::int64_t>(*o.global_batch) : std::nullopt;
   check_degrees(s.tp, s.pp, req.model, req.cluster, s.run.framework, errs);

@@ -39,10 +39,11 @@ std::optional<Diagnostic> layout_and_batch(const Json& p, int gpus, SearchSpace&
                         std::string(key) + " must be true, false or null", ""};
   }
   // Context parallelism (parallel.cp) is a run-wide degree: the model ranks are tp x pp x cp.
-  const int model_ranks = s.tp[0] * s.pp[0] * std::max(1, s.run.cp);
+  const int cp = s.cp.empty() ? 1 : std::max(1, s.cp[0]);
+  const int model_ranks = s.tp[0] * s.pp[0] * cp;
   if (at(p, "dp").is_number() && num(p, "dp") * model_ranks != gpus)
     return Diagnostic{"", "/parallel/dp",
-                      std::string(s.run.cp > 1 ? "dp x tp x pp x cp = " : "dp x tp x pp = ") +
+                      std::string(cp > 1 ? "dp x tp x pp x cp = " : "dp x tp x pp = ") +
                           std::to_string(static_cast<long long>(num(p, "dp")) * model_ranks) +
                           " is not the row's " + std::to_string(gpus) + " GPUs",
                       ""};

@@ -481,8 +481,8 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   engine_settings(p, s, notes);
   s.run.norm_kernel = norm_kernel(row, *model, notes);
   s.vpp = {std::max(1, inum(p, "vpp", 1))};
-  s.run.cp = std::max(1, inum(p, "cp", 1));
-  if (s.run.cp > 1) notes.push_back("context parallelism " + std::to_string(s.run.cp) + " (parallel.cp)");
+  s.cp = {std::max(1, inum(p, "cp", 1))};
+  if (s.cp[0] > 1) notes.push_back("context parallelism " + std::to_string(s.cp[0]) + " (parallel.cp)");
   if (auto bad = layout_and_batch(p, gpus, s, notes)) return *bad;
   notes.push_back("framework " + std::string(name(s.run.framework)) + ", " + std::string(name(s.run.precision)));
   return req;

@@ -19,25 +19,27 @@ class ExhaustiveStrategy final : public SearchStrategy {
  public:
   ExhaustiveStrategy(const SearchSpace& s, const ModelSpec& m, const Cluster& c)
       : s_(with_defaults(s, m, c)), m_(m), c_(c) {
-    sizes_ = {s_.zero.size(), s_.tp.size(), s_.pp.size(), s_.vpp.size(), s_.micro_batch.size(),
-              s_.global_batch ? size_t{1} : s_.grad_accum.size(), s_.checkpointing.size(),
-              s_.flash.size(), s_.sequence_parallel.size(), s_.offload.size()};
+    sizes_ = {
+        s_.zero.size(),          s_.tp.size(),          s_.pp.size(),
+        s_.vpp.size(),           s_.micro_batch.size(), s_.global_batch ? size_t{1} : s_.grad_accum.size(),
+        s_.checkpointing.size(), s_.flash.size(),       s_.sequence_parallel.size(),
+        s_.offload.size(),       s_.cp.size()};
     total_ = 1;
     for (size_t n : sizes_) total_ *= n;
   }
 
   std::optional<TrainConfig> next(std::vector<std::string>& invalid) override {
     if (i_ >= total_) return std::nullopt;
-    std::array<size_t, 10> ix{};
+    std::array<size_t, 11> ix{};
     size_t rest = i_++;
-    for (int d = 9; d >= 0; --d) {
+    for (int d = 10; d >= 0; --d) {
       ix[d] = rest % sizes_[d];
       rest /= sizes_[d];
     }
     TrainConfig cfg;
     int gas = s_.global_batch ? 1 : s_.grad_accum[ix[5]];
     invalid = make_config(s_, m_, c_, s_.zero[ix[0]], s_.tp[ix[1]], s_.pp[ix[2]], s_.vpp[ix[3]],
-                          s_.micro_batch[ix[4]], gas, s_.checkpointing[ix[6]], s_.flash[ix[7]],
+                          s_.cp[ix[10]], s_.micro_batch[ix[4]], gas, s_.checkpointing[ix[6]], s_.flash[ix[7]],
                           s_.sequence_parallel[ix[8]], s_.offload[ix[9]], cfg);
     return cfg;
   }
@@ -47,7 +49,7 @@ class ExhaustiveStrategy final : public SearchStrategy {
   SearchSpace s_;
   ModelSpec m_;
   Cluster c_;
-  std::array<size_t, 10> sizes_{};
+  std::array<size_t, 11> sizes_{};
   size_t total_ = 0, i_ = 0;
 };
 

@@ -23,10 +23,9 @@
 namespace dsplan {
 
 bool SearchSpace::pinned() const {
-  return zero.size() == 1 && tp.size() == 1 && pp.size() == 1 && vpp.size() == 1 &&
-         micro_batch.size() == 1 && (global_batch || grad_accum.size() == 1) &&
-         checkpointing.size() == 1 && flash.size() == 1 && sequence_parallel.size() == 1 &&
-         offload.size() == 1;
+  return zero.size() == 1 && tp.size() == 1 && pp.size() == 1 && vpp.size() == 1 && cp.size() <= 1 &&
+         micro_batch.size() == 1 && (global_batch || grad_accum.size() == 1) && checkpointing.size() == 1 &&
+         flash.size() == 1 && sequence_parallel.size() == 1 && offload.size() == 1;
 }
 
 std::string tp_problem(int tp, const ModelSpec& m, const Cluster& c, bool within_node) {
@@ -60,6 +59,7 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
     for (int p = 1; p <= std::min(64, m.layers); ++p)
       if (pp_problem(p, m, c, s.run.framework).empty()) s.pp.push_back(p);
   if (s.vpp.empty()) s.vpp = {1, 2};
+  if (s.cp.empty()) s.cp = {std::max(1, s.run.cp)};
   if (s.micro_batch.empty()) {
     int top = s.run.seq_len <= 512 ? 512 : 64;
     for (int b = 1; b <= top; b *= 2) s.micro_batch.push_back(b);
@@ -79,10 +79,9 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
   return s;
 }
 
-std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, const Cluster& c,
-                                     int zero, int tp, int pp, int vpp, int mbs, int gas,
-                                     Checkpointing ck, bool flash, bool sp, Offload off,
-                                     TrainConfig& cfg) {
+std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, const Cluster& c, int zero,
+                                     int tp, int pp, int vpp, int cp, int mbs, int gas, Checkpointing ck,
+                                     bool flash, bool sp, Offload off, TrainConfig& cfg) {
   std::vector<std::string> why;
   cfg = s.run;
   cfg.zero_stage = zero;
@@ -98,8 +97,8 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
   cfg.flash_attention = flash;
   cfg.sequence_parallel = sp;
   cfg.offload = off;
-  const int cp = std::max(1, cfg.cp);  // context parallelism: run-wide (--cp)
-  cfg.dp = std::max(1, c.num_gpus / std::max(1, tp * pp * cp));
+  cfg.cp = std::max(1, cp);
+  cfg.dp = std::max(1, c.num_gpus / std::max(1, tp * pp * cfg.cp));
   if (tp * pp * cp * cfg.dp != c.num_gpus)
     why.push_back((cp > 1 ? "tp*pp*cp = " : "tp*pp = ") + std::to_string(tp * pp * cp) + " does not divide " +
                   std::to_string(c.num_gpus) + " GPUs");

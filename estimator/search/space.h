@@ -27,7 +27,7 @@ struct SearchSpace {
   // The settings every point shares (framework, precision, optimizer, sequence length,
   // engine knobs...): make_config starts each point from this template and sets only the
   // dimensions below, so a new run-wide knob is a TrainConfig field and nothing more.
-  // Its per-point fields (zero_stage, tp, pp, dp, vpp, micro_batch, grad_accum,
+  // Its per-point fields (zero_stage, tp, pp, dp, vpp, cp, micro_batch, grad_accum,
   // checkpointing, recompute_layers, flash_attention, sequence_parallel, offload) are
   // ignored.
   TrainConfig run = [] {
@@ -42,6 +42,7 @@ struct SearchSpace {
   std::vector<int> tp;
   std::vector<int> pp;
   std::vector<int> vpp;
+  std::vector<int> cp;  // context parallelism (Megatron only); default {1}
   std::vector<int> micro_batch;
   std::vector<int> grad_accum;  // used only without a fixed global batch
   std::vector<Checkpointing> checkpointing;
@@ -57,7 +58,8 @@ struct SearchSpace {
 
 // Fills every empty dimension with its default range for this model and cluster:
 // zero 0-3; tp powers of two up to a node that divide heads and kv heads; pp up to 64
-// that divide the GPUs and (except under DeepSpeed) the layer count; vpp {1, 2}; micro-batch powers of two 1-64 (1-512 for
+// that divide the GPUs and (except under DeepSpeed) the layer count; vpp {1, 2}; cp {1};
+// micro-batch powers of two 1-64 (1-512 for
 // seq <= 512); gas {1}; checkpointing none/selective/full/block (half the stage's layers);
 // flash off/on where the GPU
 // and precision support it; sp off/on; offload none/optimizer/all.
@@ -70,9 +72,8 @@ std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c, Framework f
 
 // Builds the TrainConfig of one point; returns the reasons it is structurally invalid
 // (empty when valid). `cfg.dp` and `cfg.grad_accum` are derived here.
-std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, const Cluster& c,
-                                     int zero, int tp, int pp, int vpp, int mbs, int gas,
-                                     Checkpointing ck, bool flash, bool sp, Offload off,
-                                     TrainConfig& cfg);
+std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, const Cluster& c, int zero,
+                                     int tp, int pp, int vpp, int cp, int mbs, int gas, Checkpointing ck,
+                                     bool flash, bool sp, Offload off, TrainConfig& cfg);
 
 }  // namespace dsplan

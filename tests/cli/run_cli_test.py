@@ -104,6 +104,12 @@ def contract_check(check, doc):
                 (i, configs[i].get("cp"), configs[i].get("flash_attention"), configs[i]["tp"],
                  configs[i]["pp"], configs[i]["dp"]) for i in bad] + \
             ([] if len(notes) == 1 else ["want one context-parallelism assumption, got %d" % len(notes)])
+    if check == "cp_searched":
+        # --cp 1,2,4 is a search dimension: the ranking mixes degrees, one GPU count for all.
+        cps = {c.get("cp", 1) for c in configs}
+        sizes = {c["tp"] * c["pp"] * c.get("cp", 1) * c["dp"] for c in configs}
+        return ([] if len(cps) >= 2 else ["want configs of at least two cp degrees, got %s" % sorted(cps)]) + \
+            ([] if len(sizes) == 1 else ["configs span GPU counts %s" % sorted(sizes)])
     if check == "host_bound_note":
         # The best config's step is set by the host (the profile's 33.6 us per kernel), and
         # the assumptions say so with that rate; its step is well above the GPU work it names.

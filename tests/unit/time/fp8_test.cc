@@ -175,15 +175,16 @@ TEST(Fp8, InfeasibleWithoutFp8TensorCoresOrOutsideMegatron) {
   TrainConfig cfg;
   const Cluster a100 = test::cluster(test::dgx_a100(), 8);
   const auto why =
-      make_config(s, m, a100, 1, 1, 1, 1, 1, 1, Checkpointing::none, true, false, Offload::none, cfg);
+      make_config(s, m, a100, 1, 1, 1, 1, 1, 1, 1, Checkpointing::none, true, false, Offload::none, cfg);
   ASSERT_FALSE(why.empty());
   EXPECT_NE(why.back().find("no FP8 tensor cores"), std::string::npos);
   const Cluster h200 = test::cluster(test::dgx_h200(true), 8);
-  EXPECT_TRUE(make_config(s, m, h200, 1, 1, 1, 1, 1, 1, Checkpointing::none, true, false, Offload::none, cfg)
-                  .empty());
+  EXPECT_TRUE(
+      make_config(s, m, h200, 1, 1, 1, 1, 1, 1, 1, Checkpointing::none, true, false, Offload::none, cfg)
+          .empty());
   s.run.framework = Framework::deepspeed;
   const auto ds =
-      make_config(s, m, h200, 1, 1, 1, 1, 1, 1, Checkpointing::none, true, false, Offload::none, cfg);
+      make_config(s, m, h200, 1, 1, 1, 1, 1, 1, 1, Checkpointing::none, true, false, Offload::none, cfg);
   ASSERT_FALSE(ds.empty());
   EXPECT_NE(ds.back().find("Megatron"), std::string::npos);
 }

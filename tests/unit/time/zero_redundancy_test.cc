@@ -28,7 +28,7 @@ std::vector<std::string> reasons_for(int zero) {
   SearchSpace s;
   s.run = ddp_cfg(zero);
   TrainConfig cfg;
-  return make_config(s, gpt_1b(), test::cluster(test::dgx_a100(), 8), zero, 1, 1, 1, 2, 4,
+  return make_config(s, gpt_1b(), test::cluster(test::dgx_a100(), 8), zero, 1, 1, 1, 1, 2, 4,
                      Checkpointing::none, true, false, Offload::none, cfg);
 }
 
