@@ -59,7 +59,7 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
     for (int p = 1; p <= std::min(64, m.layers); ++p)
       if (pp_problem(p, m, c, s.run.framework).empty()) s.pp.push_back(p);
   if (s.vpp.empty()) s.vpp = {1, 2};
-  if (s.cp.empty()) s.cp = {std::max(1, s.run.cp)};
+  if (s.cp.empty()) s.cp = {1};
   if (s.micro_batch.empty()) {
     int top = s.run.seq_len <= 512 ? 512 : 64;
     for (int b = 1; b <= top; b *= 2) s.micro_batch.push_back(b);

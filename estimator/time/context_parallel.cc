@@ -1,5 +1,5 @@
 // Context parallelism: the K/V ring's step times and what they expose
-// (context_parallel.h; docs/model.md §4.8).
+// (context_parallel.h; docs/model.md §4.9).
 #include "estimator/time/context_parallel.h"
 
 #include <algorithm>
@@ -15,7 +15,7 @@ CpRing cp_ring(const ModelSpec& m, const TrainConfig& view, const SystemSpec& no
   const int tp = std::max(1, view.tp);
   // K and V heads on this TP rank (GQA groups smaller than tp are replicated, one per rank).
   const double kv_heads = std::max(1.0, double(kv_heads_of(m)) / tp);
-  const double e = element_bytes(view.precision == Precision::fp8 ? Precision::bf16 : view.precision);
+  const double e = element_bytes(view.precision);  // FP8 runs keep 16-bit K and V (TrainConfig::fp8)
   const double kv = 2.0 * view.micro_batch * double(view.seq_len) * kv_heads * head_dim_of(m) * e;
   // cp neighbours are tp ranks apart: on one node while a tp x cp block fits in it.
   const int gpn = std::max(1, node.gpus_per_node);

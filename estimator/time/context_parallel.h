@@ -15,7 +15,7 @@
 // ring's exposed sends.
 // Not modelled: the all-gather variant (cp_comm_type a2a / all_gather), the output
 // rescaling between steps, and the ring's send/receive buffers (two K/V chunks).
-// Formulas: docs/model.md §4.8 "Context parallelism".
+// Formulas: docs/model.md §4.9 "Context parallelism".
 #pragma once
 
 #include "core/hardware_spec.h"
