@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 namespace dsplan {
 
@@ -86,6 +87,13 @@ struct TrainConfig {
   // of them (Transformer Engine's p2p). The GPUs are tp x cp x dp x pp; gradients reduce
   // and the distributed optimizer shards over dp x cp (estimator/time/context_parallel.h).
   int cp = 1;
+  // Megatron-Core's uneven pipeline split (--account-for-embedding-in-pipeline-split,
+  // --account-for-loss-in-pipeline-split; Megatron-LM since 2025-02): the embedding and/or
+  // the loss count as one transformer layer each, so a rank holds (layers + e + l) / pp
+  // units and the first rank e layers fewer, the last l fewer (stage_layers). It lets a
+  // 126-layer Llama 3.1 405B run on 8 or 16 stages. false/false: the even split.
+  bool pp_account_embedding = false;
+  bool pp_account_loss = false;
   int micro_batch = 1;
   int grad_accum = 1;
   int seq_len = 1024;
@@ -157,6 +165,56 @@ struct TrainConfig {
     return static_cast<std::int64_t>(micro_batch) * grad_accum * dp;
   }
   int gpus() const { return tp * pp * cp * dp; }
+  // Transformer layers each pipeline rank holds over all its chunks: the first rank, a
+  // middle rank and the last (middle = the larger end with pp <= 2, which has none).
+  // Even split: ceil(layers / pp) each (DeepSpeed's uneven partition is priced at its
+  // largest stage); accounted split: (layers + e + l) / pp units per rank, less the
+  // embedding's on the first and the loss's on the last.
+  struct StageLayers {
+    int first = 1, middle = 1, last = 1;
+    int most() const {
+      return first > middle ? (first > last ? first : last) : (middle > last ? middle : last);
+    }
+  };
+  StageLayers stage_layers(int model_layers) const {
+    const int p = pp > 1 ? pp : 1;
+    if (p == 1 || !(pp_account_embedding || pp_account_loss)) {
+      const int k = (model_layers + p - 1) / p;
+      return {k, k, k};
+    }
+    const int k = (model_layers + pp_account_embedding + pp_account_loss) / p;
+    StageLayers s{k - pp_account_embedding, k, k - pp_account_loss};
+    if (p == 2) s.middle = s.first > s.last ? s.first : s.last;
+    return s;
+  }
+  // Megatron-Core's rule for a split (transformer_config.py): the layers, plus one unit for
+  // each of the embedding and the loss that count, divide into pp ranks and each rank's
+  // share into vpp chunks. dsplan also wants a layer in every chunk.
+  static bool megatron_split_fits(int layers, int pp, int vpp, bool embedding, bool loss) {
+    const int units = layers + embedding + loss, n = pp * (vpp > 1 ? vpp : 1);
+    if (pp < 1 || units % n != 0) return false;
+    return units / n >= ((embedding || loss) ? 2 : 1);
+  }
+  bool megatron_accounted_split() const {
+    return framework == Framework::megatron && (megatron_release == 0 || megatron_release >= 202502);
+  }
+  // Sets the split this run's pipeline uses: even when the layers divide into pp x vpp, else
+  // (Megatron releases that have it) the first accounted split that fits: embedding and
+  // loss, the loss alone, the embedding alone. false when none does.
+  bool set_pipeline_split(int layers) {
+    pp_account_embedding = pp_account_loss = false;
+    if (pp <= 1 || megatron_split_fits(layers, pp, vpp, false, false)) return true;
+    if (framework == Framework::deepspeed) return vpp <= 1;  // its partitioner takes any count
+    if (framework != Framework::megatron) return false;
+    if (!megatron_accounted_split()) return false;
+    for (const auto& [e, l] : {std::pair{true, true}, {false, true}, {true, false}})
+      if (megatron_split_fits(layers, pp, vpp, e, l)) {
+        pp_account_embedding = e;
+        pp_account_loss = l;
+        return true;
+      }
+    return false;
+  }
   // The per-rank view the estimators price under context parallelism: dp x cp data-parallel
   // ranks (gradients reduce and ZeRO shards over them) and the rank's seq / cp tokens, cp
   // kept for the attention and its K/V ring (estimator/time/context_parallel.h). Itself

@@ -29,6 +29,11 @@ struct StepCosts {
   int vpp = 1;                 // virtual stages per rank (interleaved 1F1B when > 1)
   int micro_batches = 1;       // gradient-accumulation steps per optimizer step
   int layers_per_rank = 1;     // transformer layers held by one pipeline rank (all chunks)
+  // The first and last ranks' layers: layers_per_rank, or one fewer where Megatron counts
+  // the embedding or the loss as a layer (TrainConfig::stage_layers); 0 = layers_per_rank.
+  int first_layers = 0, last_layers = 0;
+  int first_rank_layers() const { return first_layers > 0 ? first_layers : layers_per_rank; }
+  int last_rank_layers() const { return last_layers > 0 ? last_layers : layers_per_rank; }
   LayerCosts layer;
   Seconds embed_fwd, embed_bwd;  // first stage, per micro-batch
   Seconds head_fwd, head_bwd;    // last stage: final norm, logits, loss; per micro-batch

@@ -129,7 +129,7 @@ struct TailBuilder {
 TailTasks add_backward_tail(TaskGraph& g, const StepCosts& c, TailStreams streams, int rank,
                             int chunk, std::vector<GradBucket>& buckets) {
   const int mb = c.micro_batches - 1;
-  TailBuilder b{g, c, streams, rank, chunk, mb, chunk_layers(c, chunk), {}, {}, buckets.size()};
+  TailBuilder b{g, c, streams, rank, chunk, mb, chunk_layers(c, rank, chunk), {}, {}, buckets.size()};
   if (rank == c.pp - 1 && chunk == c.vpp - 1) {
     Task t = tail_task(TaskKind::head_backward, streams.compute, rank, mb, chunk, -1);
     t.duration = c.head_bwd;

@@ -1,11 +1,19 @@
 // Pass and layer durations from StepCosts. See pass_costs.h for the model.
 #include "simulator/pass_costs.h"
 
+#include <algorithm>
+
 namespace dsplan::sim {
 
-int chunk_layers(const StepCosts& c, int chunk) {
-  const int base = c.layers_per_rank / c.vpp;
-  return base + (chunk < c.layers_per_rank % c.vpp ? 1 : 0);
+int chunk_layers(const StepCosts& c, int rank, int chunk) {
+  const int v = std::max(1, c.vpp);
+  const int n = rank == 0          ? c.first_rank_layers()
+                : rank == c.pp - 1 ? c.last_rank_layers()
+                                   : c.layers_per_rank;
+  const int base = n / v, extra = n % v;
+  // The first rank's missing layer (embedding counted as one) is its first chunk's.
+  if (rank == 0 && n < c.layers_per_rank) return base + (chunk >= v - extra ? 1 : 0);
+  return base + (chunk < extra ? 1 : 0);
 }
 
 Seconds layer_tp_comm(const StepCosts& c, bool forward) {
@@ -18,7 +26,7 @@ Seconds layer_time(const StepCosts& c, bool forward) {
 }
 
 PassCost pass_cost(const StepCosts& c, int rank, int chunk, bool forward) {
-  const int n = chunk_layers(c, chunk);
+  const int n = chunk_layers(c, rank, chunk);
   const Seconds layer = layer_time(c, forward);
   const GatherOverlap g =
       gather_overlap(c.layer.param_gather, layer, n, c.zero3_prefetch, c.overlap_compute_loss);

@@ -31,9 +31,11 @@ struct PassCost {
   Seconds contention;     // part of it lost beside prefetched gathers
 };
 
-// Layers held by one chunk: layers_per_rank / vpp, the first layers_per_rank % vpp
-// chunks holding one more.
-int chunk_layers(const StepCosts& costs, int chunk);
+// Layers chunk `chunk` of rank `rank` holds: the rank's layers (StepCosts::
+// first_rank_layers on rank 0, last_rank_layers on the last) over vpp, the first
+// (layers mod vpp) chunks holding one more; on rank 0 with the embedding counted as a layer,
+// its first chunk holds the fewer (Megatron-Core's split).
+int chunk_layers(const StepCosts& costs, int rank, int chunk);
 
 // One layer's compute-stream time (TP collectives included) in one direction.
 Seconds layer_time(const StepCosts& costs, bool forward);

@@ -232,7 +232,9 @@ Expected<SimulationResult> simulate_step(const StepCosts& costs) {
 
 Seconds closed_form_sum(const StepCosts& c) {
   const LayerCosts& l = c.layer;
-  const double layers = static_cast<double>(c.pp) * c.layers_per_rank;
+  const double layers = c.pp == 1
+                            ? c.layers_per_rank
+                            : c.first_rank_layers() + c.last_rank_layers() + (c.pp - 2.0) * c.layers_per_rank;
   const Seconds per_layer = l.fwd + l.bwd + l.recompute + l.tp_comm_fwd + l.tp_comm_bwd +
                             l.param_gather * 2.0;
   const Seconds per_mb = per_layer * layers + c.embed_fwd + c.embed_bwd + c.head_fwd +

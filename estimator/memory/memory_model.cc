@@ -280,11 +280,12 @@ MemoryBreakdown MemoryModel::estimate(const TrainConfig& run) const {
   const TrainConfig& cfg = run.cp > 1 ? view.emplace(run.cp_rank_view()) : run;
   const RankParams rp = rank_params(model_, counts_, cfg, cfg.zero.param_persistence_threshold);
   const int p = std::max(1, cfg.pp);
-  const int layers = (model_.layers + p - 1) / p;
+  const TrainConfig::StageLayers sl = cfg.stage_layers(model_.layers);
   const double head = rp.embed;  // untied LM head, or the tied embedding's copy (p > 1)
 
   StageLoad first;
-  first.layers = layers;
+  first.layers = p == 1 ? sl.most() : sl.first;
+  const int layers = first.layers;
   first.first = true;
   first.last = p == 1;
   first.params = layers * rp.layer + rp.embed + rp.other_embed;
@@ -298,10 +299,21 @@ MemoryBreakdown MemoryModel::estimate(const TrainConfig& run) const {
   MemoryBreakdown best = stage_memory(model_, cluster_, options_, cfg, rp, x, lb, first);
   if (p > 1) {
     StageLoad last;
-    last.layers = layers;
+    last.layers = sl.last;
     last.last = true;
-    last.params = layers * rp.layer + rp.tail + head;
+    last.params = sl.last * rp.layer + rp.tail + head;
     const MemoryBreakdown other = stage_memory(model_, cluster_, options_, cfg, rp, x, lb, last);
+    if (other.device > best.device) best = other;
+  }
+  if (p > 2 && sl.middle > sl.first) {
+    // An accounted split's second rank: a layer more than the first, one micro-batch
+    // fewer in flight (1F1B warm-up holds p - rank of them).
+    StageLoad middle;
+    middle.layers = sl.middle;
+    middle.params = sl.middle * rp.layer;
+    middle.in_flight = std::min(p - 1, std::max(1, cfg.grad_accum));
+    if (cfg.vpp > 1) middle.in_flight *= 1 + (p - 2.0) / (p * static_cast<double>(cfg.vpp));
+    const MemoryBreakdown other = stage_memory(model_, cluster_, options_, cfg, rp, x, lb, middle);
     if (other.device > best.device) best = other;
   }
   return best;

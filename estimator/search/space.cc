@@ -1,10 +1,12 @@
 // Default ranges and structural validity of configurations. Support rules and sources:
 //  - TP must divide attention heads and KV heads (Megatron splits heads across ranks).
-//  - Megatron-LM splits layers evenly, so PP must divide them; DeepSpeed's PipelineModule
+//  - Megatron-LM splits layers evenly, so PP must divide them, unless its release (since
+//    2025-02) counts the embedding and/or the loss as a layer: then PP (x VPP) must divide
+//    layers + 2 or + 1 (TrainConfig::set_pipeline_split). DeepSpeed's PipelineModule
 //    partitions any count (BLOOM-176B: 70 layers on 12 stages), so there PP only must not
 //    exceed the layers, and the slowest stage holds ceil(layers / pp) of them (memory and
-//    time models). Interleaving needs layers % (pp*vpp) == 0, pp >= 2 and the
-//    number of micro-batches a multiple of pp (Megatron's interleaved 1F1B schedule).
+//    time models). Interleaving needs the layers (so counted) divisible by pp*vpp, pp >= 2
+//    and the number of micro-batches a multiple of pp (Megatron's interleaved 1F1B schedule).
 //  - DeepSpeed's pipeline engine supports ZeRO stage <= 1 only and runs plain 1F1B (its
 //    TrainSchedule has no interleaved virtual stages); Megatron's distributed
 //    optimizer is its ZeRO-1; DDP has no sharding; FSDP shards as ZeRO-2 (SHARD_GRAD_OP)
@@ -40,12 +42,23 @@ std::string tp_problem(int tp, const ModelSpec& m, const Cluster& c, bool within
   return "";
 }
 
-std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c, Framework fw) {
+std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c, Framework fw, int megatron_release) {
   if (pp < 1) return "must be at least 1";
   if (pp > m.layers) return "exceeds the " + std::to_string(m.layers) + " layers";
-  if (fw != Framework::deepspeed && m.layers % pp != 0)
-    return "does not divide the " + std::to_string(m.layers) + " layers (" + name(fw) +
-           " splits layers evenly; DeepSpeed's pipeline engine does not need it)";
+  TrainConfig split;
+  split.framework = fw;
+  split.megatron_release = megatron_release;
+  split.pp = pp;
+  if (!split.set_pipeline_split(m.layers)) {
+    const std::string n = std::to_string(m.layers);
+    if (split.megatron_accounted_split())
+      return "does not divide the " + n + " layers, nor " + n + " + 1 or " + n +
+             " + 2 with the loss and embedding counted as layers (Megatron-Core's "
+             "--account-for-*-in-pipeline-split); DeepSpeed's pipeline engine takes any count";
+    return "does not divide the " + n + " layers (" + name(fw) +
+           (fw == Framework::megatron ? " of this release splits layers evenly" : " splits layers evenly") +
+           "; DeepSpeed's pipeline engine does not need it)";
+  }
   if (c.num_gpus % pp != 0) return "does not divide the " + std::to_string(c.num_gpus) + " GPUs";
   return "";
 }
@@ -57,7 +70,7 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
       if (tp_problem(t, m, c, s.tp_within_node).empty()) s.tp.push_back(t);
   if (s.pp.empty())
     for (int p = 1; p <= std::min(64, m.layers); ++p)
-      if (pp_problem(p, m, c, s.run.framework).empty()) s.pp.push_back(p);
+      if (pp_problem(p, m, c, s.run.framework, s.run.megatron_release).empty()) s.pp.push_back(p);
   if (s.vpp.empty()) s.vpp = {1, 2};
   if (s.cp.empty()) s.cp = {1};
   if (s.micro_batch.empty()) {
@@ -90,7 +103,8 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
   cfg.vpp = vpp;
   cfg.micro_batch = mbs;
   cfg.checkpointing = ck;
-  const int stage_layers = (m.layers + std::max(1, pp) - 1) / std::max(1, pp);
+  const bool split = cfg.set_pipeline_split(m.layers);
+  const int stage_layers = cfg.stage_layers(m.layers).most();
   cfg.recompute_layers = ck != Checkpointing::block ? 0
                          : s.recompute_layers > 0   ? std::min(s.recompute_layers, stage_layers)
                                                     : (stage_layers + 1) / 2;
@@ -133,9 +147,17 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
     why.push_back("block recompute with interleaved stages (vpp > 1) is not modelled");
   if (ck == Checkpointing::block && cfg.recompute_layers >= stage_layers)
     why.push_back("block recompute of every layer of the stage is full recompute");
+  if (vpp <= 1 && !split)
+    why.push_back("pp does not split the layers (" +
+                  pp_problem(pp, m, c, cfg.framework, cfg.megatron_release) + ")");
   if (vpp > 1) {
     if (pp < 2) why.push_back("interleaved stages (vpp > 1) need pp >= 2");
-    else if (m.layers % (pp * vpp) != 0) why.push_back("layers not divisible by pp*vpp");
+    else if (!split)
+      why.push_back(
+          cfg.megatron_accounted_split()
+              ? "layers not divisible by pp*vpp, nor +1 or +2 (loss and embedding counted as layers) "
+                "into chunks of 2 or more"
+              : "layers not divisible by pp*vpp");
     else if (cfg.grad_accum % pp != 0)
       why.push_back("interleaved 1F1B needs the micro-batch count to be a multiple of pp");
   }

@@ -68,7 +68,7 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c);
 // Rules that depend only on the model, cluster (and framework, for PP), for checking
 // user-given values: returns "" when the degree may be used, else why not.
 std::string tp_problem(int tp, const ModelSpec& m, const Cluster& c, bool within_node);
-std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c, Framework fw);
+std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c, Framework fw, int megatron_release = 0);
 
 // Builds the TrainConfig of one point; returns the reasons it is structurally invalid
 // (empty when valid). `cfg.dp` and `cfg.grad_accum` are derived here.

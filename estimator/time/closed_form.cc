@@ -88,8 +88,12 @@ void StepTimeModel::estimate_into(const TrainConfig& run, StepTimeBreakdown& out
   const Seconds gf = go_f.exposed, gb = go_b.exposed;
   const Seconds gather_contention = go_f.contention + go_b.contention;
   const Seconds layers = (lf + lb) * L + gather_contention;
-  const Seconds first = c.embed_fwd + c.embed_bwd + (p == 1 ? c.head_fwd + c.head_bwd : Seconds{});
-  const Seconds last = c.head_fwd + c.head_bwd;
+  // An end rank's time beyond a middle rank's: its embedding or head, less the layers an
+  // accounted split (TrainConfig::stage_layers) takes off it; negative when that is more.
+  const double short_first = L - c.first_rank_layers(), short_last = L - c.last_rank_layers();
+  const Seconds first =
+      c.embed_fwd + c.embed_bwd + (p == 1 ? c.head_fwd + c.head_bwd : Seconds{}) - (lf + lb) * short_first;
+  const Seconds last = c.head_fwd + c.head_bwd - (lf + lb) * short_last;
   const Seconds edge = max(first, last);
   const Seconds send = p > 1 && c.p2p_blocking ? c.p2p : Seconds{};
   const Seconds p2p = send * (2.0 * v);
@@ -98,10 +102,12 @@ void StepTimeModel::estimate_into(const TrainConfig& run, StepTimeBreakdown& out
 
   // Compute-only part of the slowest stage (the edge terms include small TP collectives).
   const bool first_slower = first >= last;
+  const Seconds layer_compute = l.fwd + l.bwd + l.recompute;
   const Seconds edge_compute = first_slower ? op.embed_fwd + op.embed_bwd +
-                                                  (p == 1 ? op.head_fwd + op.head_bwd : Seconds{})
-                                            : op.head_fwd + op.head_bwd;
-  const Seconds compute_mb = (l.fwd + l.bwd + l.recompute) * L + gather_contention + min(edge_compute, edge);
+                                                  (p == 1 ? op.head_fwd + op.head_bwd : Seconds{}) -
+                                                  layer_compute * short_first
+                                            : op.head_fwd + op.head_bwd - layer_compute * short_last;
+  const Seconds compute_mb = layer_compute * L + gather_contention + max(Seconds{}, min(edge_compute, edge));
   const Seconds comm_mb = t_mb - compute_mb;
 
   // Interleaving shortens the fill only when a group of p micro-batches keeps every rank
@@ -109,9 +115,11 @@ void StepTimeModel::estimate_into(const TrainConfig& run, StepTimeBreakdown& out
   // (m = 1 walks all v p virtual stages: p T_mb in all, whatever v).
   const double idle_mbs = (p - 1 + (v - 1) * std::max(0, p - m)) / double(v);
   // Fill and drain cross every other stage once: their layer work and sends (body), plus
-  // the lighter end stage's embedding or head; only the slowest stage pays its edge m times.
+  // the end stages' embedding and head beyond a middle stage, but for the slowest stage's,
+  // which it pays m times (with an even split: the lighter end's).
   const Seconds body = layers + gf + gb + p2p;
-  const Seconds bubble = p > 1 ? body * idle_mbs + min(first, last) : Seconds{};
+  const Seconds slowest_edge = p > 2 ? max(edge, Seconds{}) : edge;
+  const Seconds bubble = p > 1 ? body * idle_mbs + first + last - slowest_edge : Seconds{};
   const int rounds = c.grad_reduce_every_micro_batch ? m : 1;
   const Seconds window = (l.bwd + l.recompute) * L;
   const Seconds reduce = l.grad_reduce * L;

@@ -295,7 +295,9 @@ int stage_tensors(const ModelSpec& m, const StageParams& sp, const TrainConfig& 
 }
 
 double StageParams::max_stage() const {
-  return layers_per_rank * layer + std::max(first_extra, last_extra);
+  // The middle ranks' layers bound it when an accounted split gives the ends fewer.
+  return std::max(
+      {first_layers * layer + first_extra, last_layers * layer + last_extra, layers_per_rank * layer});
 }
 double StageParams::nonlayer() const { return std::max(first_extra, last_extra); }
 
@@ -304,7 +306,10 @@ StageParams stage_params(const ModelSpec& m, const TrainConfig& cfg) {
   const double t = std::max(1, cfg.tp);
   const int pp = std::max(1, cfg.pp);
   StageParams s;
-  s.layers_per_rank = (m.layers + pp - 1) / pp;
+  const TrainConfig::StageLayers sl = cfg.stage_layers(m.layers);
+  s.layers_per_rank = sl.most();
+  s.first_layers = pp == 1 ? sl.most() : sl.first;
+  s.last_layers = pp == 1 ? sl.most() : sl.last;
   s.layer = (c.attention + c.mlp) / t + c.layer_norms;
   s.layer_gathered = (c.attention + c.mlp) / t;
   const double word = double(padded_vocab(m, cfg.tp)) * m.hidden / t;

@@ -35,7 +35,8 @@ Placement place(const TrainConfig& cfg, const SystemSpec& node);
 
 // Parameter counts (elements) held by one rank.
 struct StageParams {
-  int layers_per_rank = 1;
+  int layers_per_rank = 1;                // the most any rank holds (TrainConfig::stage_layers)
+  int first_layers = 1, last_layers = 1;  // the first and last ranks' (fewer when accounted)
   double layer = 0;          // one transformer layer on one TP rank
   double layer_gathered = 0; // the part ZeRO-3 gathers (persistent small tensors excluded)
   double first_extra = 0;    // embeddings (and the head too when pp == 1)

@@ -32,6 +32,7 @@ struct CommKey {
   Optimizer optimizer = Optimizer::adam;
   Offload offload = Offload::none;
   bool sequence_parallel = false;
+  std::uint8_t pp_split = 0;  // bit 0: embedding counted as a layer, bit 1: the loss
   double reduce_bucket = 0, allgather_bucket = 0, prefetch_bucket = 0;
   bool operator==(const CommKey&) const = default;
 };
@@ -39,7 +40,7 @@ struct CommKey {
 struct CommEntry {
   ParallelComm comm;  // all but the TP fields (those are the OpEntry's)
   OptimizerCosts opt;
-  int layers_per_rank = 1;
+  int layers_per_rank = 1, first_layers = 1, last_layers = 1;
 };
 
 struct StepTimeModel::Caches {

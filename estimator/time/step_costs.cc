@@ -62,6 +62,7 @@ CommKey comm_key(const TrainConfig& c) {
   k.optimizer = c.optimizer;
   k.offload = c.offload;
   k.sequence_parallel = c.sequence_parallel && c.tp > 1;
+  k.pp_split = static_cast<std::uint8_t>((c.pp_account_embedding ? 1 : 0) | (c.pp_account_loss ? 2 : 0));
   k.reduce_bucket = c.zero.reduce_bucket_elems;
   k.allgather_bucket = c.zero.allgather_bucket_elems;
   k.prefetch_bucket = c.zero.prefetch_bucket_elems;
@@ -108,7 +109,7 @@ std::uint64_t hash_of(const CommKey& k) {
       u(k.zero_stage) | u(k.overlap_comm + 1) << 4 | u(k.fused_optimizer + 1) << 6 | u(k.precision) << 8 |
       u(k.framework) << 12 | u(k.optimizer) << 16 | u(k.offload) << 20 | u(k.sequence_parallel) << 24 |
       u(k.megatron_fp32_grads) << 25 | u(k.fsdp_hybrid) << 26 | u(k.fsdp_reduce_fp32) << 27 |
-      u(k.overflow_step) << 28 | u(k.fp8) << 29 | u(k.fsdp_version) << 32;
+      u(k.overflow_step) << 28 | u(k.fp8) << 29 | u(k.fsdp_version) << 32 | u(k.pp_split) << 40;
   std::uint64_t buckets = 0;
   for (double d : {k.reduce_bucket, k.allgather_bucket, k.prefetch_bucket}) {
     std::uint64_t bits;
@@ -170,6 +171,8 @@ const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const 
     e.comm = parallel_comm(m, cfg, cl.node, cl.node.gpu, eff, c.coll, CommParts::without_tp);
     const StageParams sp = stage_params(m, cfg);
     e.layers_per_rank = sp.layers_per_rank;
+    e.first_layers = sp.first_layers;
+    e.last_layers = sp.last_layers;
     const bool sharded = cfg.zero_stage >= 1 || cfg.deepspeed_bf16_optimizer();
     double shard = sp.max_stage() / (sharded ? std::max(1, cfg.shard_degree(cl.gpus_per_node())) : 1);
     int tensors = stage_tensors(m, sp, cfg);
@@ -210,6 +213,8 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.vpp = std::max(1, cfg.vpp);
   c.micro_batches = std::max(1, cfg.grad_accum);
   c.layers_per_rank = ce.layers_per_rank;
+  c.first_layers = ce.first_layers;
+  c.last_layers = ce.last_layers;
   c.layer.fwd = op.fwd + pc.layer_fwd_extra + pc.layer_zero3_overhead;
   // FP8 weight casts run on a step's first micro-batch: spread as the per-step passes are.
   const Seconds fp8_weights = cfg.fp8_param_gather() ? op.fp8_weight_transpose : op.fp8_weight_cast;
