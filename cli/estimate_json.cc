@@ -49,6 +49,11 @@ Json config_to_json(const Evaluation& e) {
   if (c.cp > 1) j["cp"] = c.cp;  // context parallelism (--cp)
   j["dp"] = c.dp;
   j["vpp"] = c.vpp;
+  // Megatron's uneven split (TrainConfig::stage_layers): what counts as a layer beside them.
+  if (c.pp > 1 && (c.pp_account_embedding || c.pp_account_loss))
+    j["pp_split"] = c.pp_account_embedding && c.pp_account_loss ? "embedding+loss"
+                    : c.pp_account_loss                         ? "loss"
+                                                                : "embedding";
   j["micro_batch"] = c.micro_batch;
   j["grad_accum"] = c.grad_accum;
   j["global_batch"] = c.global_batch();

@@ -22,6 +22,10 @@ std::string describe_config(const Evaluation& e) {
   const TrainConfig& c = e.cfg;
   std::string s =
       "z" + std::to_string(c.zero_stage) + " tp" + std::to_string(c.tp) + " pp" + std::to_string(c.pp);
+  if (c.pp > 1 && (c.pp_account_embedding || c.pp_account_loss))  // Megatron's accounted split
+    s += c.pp_account_embedding && c.pp_account_loss ? "(+embedding+loss)"
+         : c.pp_account_loss                         ? "(+loss)"
+                                                     : "(+embedding)";
   if (c.cp > 1) s += " cp" + std::to_string(c.cp);
   s += " dp" + std::to_string(c.dp);
   if (c.vpp > 1) s += " vpp" + std::to_string(c.vpp);

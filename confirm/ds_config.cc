@@ -55,8 +55,8 @@ Json checkpoint_block(const TrainConfig& c, const ModelSpec& m) {
   const int pp = c.pp > 0 ? c.pp : 1;
   return {{"partition_activations", c.tp > 1},
           {"contiguous_memory_optimization", true},
-          {"number_checkpoints", c.checkpointing == Checkpointing::block ? c.recompute_layers
-                                                                          : (m.layers + pp - 1) / pp},
+          {"number_checkpoints",
+           c.checkpointing == Checkpointing::block ? c.recompute_layers : c.stage_layers(m.layers).most()},
           {"cpu_checkpointing", false},
           {"synchronize_checkpoint_boundary", false},
           {"profile", false}};
@@ -171,8 +171,13 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   // Megatron's head width defaults to hidden / heads; Gemma's and Qwen3-0.6B's is wider.
   if (m.heads > 0 && head_dim_of(m) * m.heads != m.hidden)
     a.insert(a.end(), {"--kv-channels", str(head_dim_of(m))});
+  // An uneven split counts the embedding and/or the loss as a layer (TrainConfig::
+  // stage_layers); Megatron then counts those units per virtual stage too.
+  if (c.pp > 1 && c.pp_account_embedding) a.push_back("--account-for-embedding-in-pipeline-split");
+  if (c.pp > 1 && c.pp_account_loss) a.push_back("--account-for-loss-in-pipeline-split");
+  const int units = m.layers + (c.pp > 1 ? c.pp_account_embedding + c.pp_account_loss : 0);
   if (c.vpp > 1 && c.pp > 1)
-    a.insert(a.end(), {"--num-layers-per-virtual-pipeline-stage", str(m.layers / (c.pp * c.vpp))});
+    a.insert(a.end(), {"--num-layers-per-virtual-pipeline-stage", str(units / (c.pp * c.vpp))});
   if (c.cp > 1) a.insert(a.end(), {"--context-parallel-size", str(c.cp)});
   if (c.checkpointing == Checkpointing::selective) a.push_back("--recompute-activations");
   if (c.checkpointing == Checkpointing::full)

@@ -43,6 +43,13 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
   r.get("dp", c.dp, true, 1, 1 << 20);
   r.get("vpp", c.vpp, false, 1, 1 << 10);
   r.get("cp", c.cp, false, 1, 64);  // context parallelism, present when > 1
+  // Megatron's accounted pipeline split, present when the layers do not divide evenly.
+  static const std::vector<std::string> splits = {"even", "embedding+loss", "loss", "embedding"};
+  int split = 0;
+  if (r.get_choice("pp_split", split, false, splits)) {
+    c.pp_account_embedding = split == 1 || split == 3;
+    c.pp_account_loss = split == 1 || split == 2;
+  }
   r.get("micro_batch", c.micro_batch, true, 1, 1 << 20);
   r.get("grad_accum", c.grad_accum, true, 1, 1 << 20);
   r.get("seq_len", c.seq_len, false, 1, 1 << 24);
@@ -213,6 +220,9 @@ Expected<Plan> parse_plan(const Json& j, const std::string& file) {
     }
     check_prediction(*c, file, path, errs);  // on a layout that holds, so its global batch is right
     Candidate cand = *c;
+    // A hand-written plan may leave out pp_split: Megatron then runs the split dsplan derives.
+    if (check_layouts && !cand.cfg.pp_account_embedding && !cand.cfg.pp_account_loss && plan.model.layers > 0)
+      cand.cfg.set_pipeline_split(plan.model.layers);
     cand.source = cj;
     cand.rank = static_cast<int>(plan.candidates.size());
     plan.candidates.push_back(cand);

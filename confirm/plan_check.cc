@@ -29,13 +29,30 @@ std::string tp_problem(int tp, int heads, int kv_heads, int gpus) {
 }
 
 // `gpus_left` = the plan's GPUs / tp.
-std::string pp_problem(int pp, int layers, int gpus_left, Framework fw) {
+// `run` supplies the framework and release (set_pipeline_split: Megatron may count the
+// embedding and loss as layers).
+std::string pp_problem(int pp, int layers, int gpus_left, const TrainConfig& run) {
   if (pp > layers) return "exceeds the " + std::to_string(layers) + " layers";
   if (gpus_left % pp != 0) return "does not divide the " + std::to_string(gpus_left) + " GPUs left by tp";
-  if (fw != Framework::deepspeed && layers % pp != 0)
-    return "does not divide the " + std::to_string(layers) + " layers (" + name(fw) +
-           " splits layers evenly)";
+  TrainConfig t = run;
+  t.pp = pp;
+  t.vpp = 1;
+  if (!t.set_pipeline_split(layers))
+    return "does not divide the " + std::to_string(layers) + " layers (" + name(run.framework) +
+           (t.megatron_accounted_split()
+                ? " splits layers evenly, or layers + 1 or + 2 with the loss and embedding counted)"
+                : " splits layers evenly)");
   return "";
+}
+
+// The plan's split (pp_split) must fit its degrees; none given is the one dsplan derives.
+bool split_fits(const TrainConfig& c, int layers, int vpp) {
+  if (c.pp_account_embedding || c.pp_account_loss)
+    return c.framework == Framework::megatron &&
+           TrainConfig::megatron_split_fits(layers, c.pp, vpp, c.pp_account_embedding, c.pp_account_loss);
+  TrainConfig t = c;
+  t.vpp = vpp;
+  return t.set_pipeline_split(layers);
 }
 
 }  // namespace
@@ -83,11 +100,10 @@ Diagnostics check_candidate_layout(const Candidate& cand, const Json& cj, const 
                  " does not divide the plan's " + std::to_string(gpus) + " GPUs",
              "a cp that divides " + std::to_string(gpus / c.tp)}};
   const int left = gpus / c.tp / cp;
-  if (auto why = pp_problem(c.pp, layers, left, c.framework); !why.empty())
+  if (auto why = pp_problem(c.pp, layers, left, c); !why.empty())
     return {{file, at("pp"), "pp " + std::to_string(c.pp) + " " + why,
-             "allowed with tp " + std::to_string(c.tp) + ": " + allowed_values(left, [&](int p) {
-               return pp_problem(p, layers, left, c.framework).empty();
-             })}};
+             "allowed with tp " + std::to_string(c.tp) + ": " +
+                 allowed_values(left, [&](int p) { return pp_problem(p, layers, left, c).empty(); })}};
   const int dp = left / c.pp;
   if (c.dp != dp)
     return {{file, at("dp"),
@@ -97,14 +113,14 @@ Diagnostics check_candidate_layout(const Candidate& cand, const Json& cj, const 
                  " GPUs, but the plan is for " + std::to_string(gpus) + " (/hardware/num_gpus)",
              "allowed: " + std::to_string(dp) + ", so that tp x pp x " + (cp > 1 ? "cp x " : "") +
                  "dp = the plan's " + std::to_string(gpus) + " GPUs"}};
-  if (c.vpp > 1 && (c.pp < 2 || layers % (c.pp * c.vpp) != 0))
-    return {{file, at("vpp"),
-             "vpp " + std::to_string(c.vpp) +
-                 (c.pp < 2 ? " needs pp >= 2"
-                           : " with pp " + std::to_string(c.pp) + " does not split the " +
-                                 std::to_string(layers) + " layers evenly"),
+  if ((c.vpp > 1 && c.pp < 2) || (c.pp > 1 && !split_fits(c, layers, c.vpp)))
+    return {{file, at(c.vpp > 1 ? "vpp" : "pp_split"),
+             c.vpp > 1 && c.pp < 2
+                 ? "vpp " + std::to_string(c.vpp) + " needs pp >= 2"
+                 : "vpp " + std::to_string(c.vpp) + " with pp " + std::to_string(c.pp) +
+                       " does not split the " + std::to_string(layers) + " layers (with the plan's pp_split)",
              "allowed with pp " + std::to_string(c.pp) + ": " + allowed_values(layers, [&](int v) {
-               return v == 1 || (c.pp >= 2 && layers % (c.pp * v) == 0);
+               return v == 1 || (c.pp >= 2 && split_fits(c, layers, v));
              })}};
   if (cj.is_object() && cj.contains("global_batch")) {
     const Json& gb = cj["global_batch"];

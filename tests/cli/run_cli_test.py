@@ -104,6 +104,13 @@ def contract_check(check, doc):
                 (i, configs[i].get("cp"), configs[i].get("flash_attention"), configs[i]["tp"],
                  configs[i]["pp"], configs[i]["dp"]) for i in bad] + \
             ([] if len(notes) == 1 else ["want one context-parallelism assumption, got %d" % len(notes)])
+    if check == "accounted_split":
+        # 126 layers divide over none of the pp offered (8, 16) but 128 units do: every config
+        # counts the embedding and the loss as layers, its GPUs tp x pp x dp.
+        bad = [i for i, c in enumerate(configs)
+               if c.get("pp_split") != "embedding+loss" or c["tp"] * c["pp"] * c["dp"] != 1024]
+        return (["no configs"] if not configs else []) + \
+            ["config %d: pp %d, pp_split %r" % (i, configs[i]["pp"], configs[i].get("pp_split")) for i in bad]
     if check == "cp_searched":
         # --cp 1,2,4 is a search dimension: the ranking mixes degrees, one GPU count for all.
         cps = {c.get("cp", 1) for c in configs}

@@ -179,6 +179,17 @@ TEST(MegatronArgs, LayoutAndRecompute) {
   a = megatron_args(c, small_gpt());
   EXPECT_EQ(value("--context-parallel-size"), "2");
   EXPECT_EQ(value("--global-batch-size"), "16");
+  EXPECT_FALSE(has("--account-for-embedding-in-pipeline-split"));
+  // 10 layers on pp 2 x vpp 3: 10 + 2 = 12 units with the embedding and the loss counted,
+  // 12 / 6 = 2 units per virtual stage (TrainConfig::set_pipeline_split).
+  ModelSpec ten = small_gpt();
+  ten.layers = 10;
+  c.framework = Framework::megatron;
+  ASSERT_TRUE(c.set_pipeline_split(ten.layers));
+  a = megatron_args(c, ten);
+  EXPECT_TRUE(has("--account-for-embedding-in-pipeline-split"));
+  EXPECT_TRUE(has("--account-for-loss-in-pipeline-split"));
+  EXPECT_EQ(value("--num-layers-per-virtual-pipeline-stage"), "2");
 }
 
 // The plan's vocabulary padding and dropout travel as Megatron's own flags, so Megatron
