@@ -117,6 +117,36 @@ TEST(PlanCheck, VppNeedsPipelineStagesOfWholeLayers) {
   EXPECT_EQ(bad.errors().front().json_path, "/configs/0/vpp");
 }
 
+// Megatron's accounted split: 6 layers on pp 4 (4 GPUs, dp 1) divide only as 6 + 2 = 8
+// units, 2 a rank, the end ranks holding 1 layer each. A plan without pp_split gets that
+// split; "loss" alone (7 units) does not divide into 4; DeepSpeed has no such split.
+TEST(PlanCheck, AccountedPipelineSplit) {
+  Json j = fixture();
+  j["model"]["layers"] = 6;
+  j["model"].erase("params");
+  j["hardware"]["num_gpus"] = 4;
+  j["configs"] = Json::array({j["configs"][0]});
+  j["configs"][0].update({{"framework", "megatron"}, {"pp", 4}, {"dp", 1}, {"global_batch", 4}});
+  j["configs"][0]["throughput"]["samples_per_s"] = 100;  // 4 / 0.04 s
+  auto derived = parse_plan(j, kFile);
+  ASSERT_TRUE(derived.ok()) << derived.errors().front().to_string();
+  const TrainConfig& c = derived->candidates.front().cfg;
+  EXPECT_TRUE(c.pp_account_embedding && c.pp_account_loss);
+  j["configs"][0]["pp_split"] = "embedding+loss";
+  EXPECT_TRUE(parse_plan(j, kFile).ok());
+  j["configs"][0]["pp_split"] = "loss";
+  auto loss = parse_plan(j, kFile);
+  ASSERT_FALSE(loss.ok());
+  EXPECT_EQ(loss.errors().front().json_path, "/configs/0/pp_split");
+  j["configs"][0]["pp_split"] = "middle";
+  auto unknown = parse_plan(j, kFile);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.errors().front().json_path, "/configs/0/pp_split");
+  j["configs"][0]["pp_split"] = "embedding+loss";
+  j["configs"][0]["framework"] = "deepspeed";
+  EXPECT_FALSE(parse_plan(j, kFile).ok());
+}
+
 // global_batch 7 is not micro_batch x dp x grad_accum = 4 x 2 x 1 = 8.
 TEST(PlanCheck, GlobalBatchIsTheProduct) {
   auto e = one_error([](Json& j) { j["configs"][0]["global_batch"] = 7; });
