@@ -173,8 +173,12 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
     a.insert(a.end(), {"--kv-channels", str(head_dim_of(m))});
   // An uneven split counts the embedding and/or the loss as a layer (TrainConfig::
   // stage_layers); Megatron then counts those units per virtual stage too.
-  if (c.pp > 1 && c.pp_account_embedding) a.push_back("--account-for-embedding-in-pipeline-split");
-  if (c.pp > 1 && c.pp_account_loss) a.push_back("--account-for-loss-in-pipeline-split");
+  // Megatron-DeepSpeed balances the two embeddings as layers with its partition method.
+  const bool ds = c.framework == Framework::deepspeed;
+  if (c.pp > 1 && ds && c.pp_account_embedding && c.pp_account_loss)
+    a.insert(a.end(), {"--pp-partition-method", "type:transformer|embedding"});
+  if (c.pp > 1 && !ds && c.pp_account_embedding) a.push_back("--account-for-embedding-in-pipeline-split");
+  if (c.pp > 1 && !ds && c.pp_account_loss) a.push_back("--account-for-loss-in-pipeline-split");
   const int units = m.layers + (c.pp > 1 ? c.pp_account_embedding + c.pp_account_loss : 0);
   if (c.vpp > 1 && c.pp > 1)
     a.insert(a.end(), {"--num-layers-per-virtual-pipeline-stage", str(units / (c.pp * c.vpp))});

@@ -200,11 +200,22 @@ struct TrainConfig {
   }
   // Sets the split this run's pipeline uses: even when the layers divide into pp x vpp, else
   // (Megatron releases that have it) the first accounted split that fits: embedding and
-  // loss, the loss alone, the embedding alone. false when none does.
+  // loss, the loss alone, the embedding alone. false when none does. DeepSpeed's pipeline
+  // takes any count (ceil(layers / pp) priced on every stage) and keeps the accounted split
+  // it was asked for (the flags on entry: Megatron-DeepSpeed's --pp-partition-method
+  // 'type:transformer|embedding', which balances the input and the tied output embedding
+  // as layers) where the units divide evenly.
   bool set_pipeline_split(int layers) {
+    const bool want_embedding = pp_account_embedding, want_loss = pp_account_loss;
     pp_account_embedding = pp_account_loss = false;
+    if (framework == Framework::deepspeed && pp > 1 && vpp <= 1 && (want_embedding || want_loss) &&
+        megatron_split_fits(layers, pp, 1, want_embedding, want_loss)) {
+      pp_account_embedding = want_embedding;
+      pp_account_loss = want_loss;
+      return true;
+    }
     if (pp <= 1 || megatron_split_fits(layers, pp, vpp, false, false)) return true;
-    if (framework == Framework::deepspeed) return vpp <= 1;  // its partitioner takes any count
+    if (framework == Framework::deepspeed) return vpp <= 1;
     if (framework != Framework::megatron) return false;
     if (!megatron_accounted_split()) return false;
     for (const auto& [e, l] : {std::pair{true, true}, {false, true}, {true, false}})

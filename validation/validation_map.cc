@@ -350,6 +350,12 @@ void engine_settings(const Json& p, SearchSpace& s, std::vector<std::string>& no
     s.run.cross_entropy = CrossEntropy::fused;
     notes.push_back("fused cross-entropy named (16-bit logits only, gradient written in place)");
   }
+  // Megatron-DeepSpeed's --pp-partition-method 'type:transformer|embedding' (BLOOM's
+  // tr11-176B-ml.slurm): the input and the tied output embedding balance as layers.
+  if (s.run.framework == Framework::deepspeed && has(other, "type:transformer|embedding")) {
+    s.run.pp_account_embedding = s.run.pp_account_loss = true;
+    notes.push_back("pipeline partition 'type:transformer|embedding' named: the embeddings count as layers");
+  }
   static const std::regex ds_overlap(R"(overlap_comm:?\s*(true|on)\b)", std::regex::icase);
   // Megatron-Core's config name or its command-line flag (--overlap-grad-reduce).
   if (has(other, "overlap_grad_reduce") || has(other, "overlap-grad-reduce") ||

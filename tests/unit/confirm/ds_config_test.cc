@@ -190,6 +190,13 @@ TEST(MegatronArgs, LayoutAndRecompute) {
   EXPECT_TRUE(has("--account-for-embedding-in-pipeline-split"));
   EXPECT_TRUE(has("--account-for-loss-in-pipeline-split"));
   EXPECT_EQ(value("--num-layers-per-virtual-pipeline-stage"), "2");
+  EXPECT_FALSE(has("--pp-partition-method"));
+  // Megatron-DeepSpeed names the same split by its partition method (plain 1F1B).
+  c.framework = Framework::deepspeed;
+  c.vpp = 1;
+  a = megatron_args(c, ten);
+  EXPECT_EQ(value("--pp-partition-method"), "type:transformer|embedding");
+  EXPECT_FALSE(has("--account-for-embedding-in-pipeline-split"));
 }
 
 // The plan's vocabulary padding and dropout travel as Megatron's own flags, so Megatron

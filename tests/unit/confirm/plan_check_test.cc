@@ -119,7 +119,8 @@ TEST(PlanCheck, VppNeedsPipelineStagesOfWholeLayers) {
 
 // Megatron's accounted split: 6 layers on pp 4 (4 GPUs, dp 1) divide only as 6 + 2 = 8
 // units, 2 a rank, the end ranks holding 1 layer each. A plan without pp_split gets that
-// split; "loss" alone (7 units) does not divide into 4; DeepSpeed has no such split.
+// split; "loss" alone (7 units) does not divide into 4. DeepSpeed (Megatron-DeepSpeed's
+// 'type:transformer|embedding' partition) counts both embeddings or neither.
 TEST(PlanCheck, AccountedPipelineSplit) {
   Json j = fixture();
   j["model"]["layers"] = 6;
@@ -144,6 +145,8 @@ TEST(PlanCheck, AccountedPipelineSplit) {
   EXPECT_EQ(unknown.errors().front().json_path, "/configs/0/pp_split");
   j["configs"][0]["pp_split"] = "embedding+loss";
   j["configs"][0]["framework"] = "deepspeed";
+  EXPECT_TRUE(parse_plan(j, kFile).ok());
+  j["configs"][0]["pp_split"] = "loss";
   EXPECT_FALSE(parse_plan(j, kFile).ok());
 }
 

@@ -66,6 +66,21 @@ TEST(PipelineSplit, LayerArithmetic) {
   ASSERT_TRUE(c.set_pipeline_split(126));
   EXPECT_EQ(c.stage_layers(126).first, 16);
   EXPECT_EQ(c.stage_layers(126).last, 16);
+  // Asked for Megatron-DeepSpeed's 'type:transformer|embedding' partition (BLOOM-176B: 70
+  // layers, pp 12): 72 units, 6 a stage, 5 layers beside each embedding. Asked where the
+  // units do not divide (pp 7: 72 % 7 = 2), the even 70 / 7 = 10 stands.
+  c = megatron(12, 1);
+  c.framework = Framework::deepspeed;
+  c.pp_account_embedding = c.pp_account_loss = true;
+  ASSERT_TRUE(c.set_pipeline_split(70));
+  EXPECT_TRUE(c.pp_account_embedding && c.pp_account_loss);
+  EXPECT_EQ(c.stage_layers(70).first, 5);
+  EXPECT_EQ(c.stage_layers(70).middle, 6);
+  EXPECT_EQ(c.stage_layers(70).last, 5);
+  c.pp = 7;
+  ASSERT_TRUE(c.set_pipeline_split(70));
+  EXPECT_FALSE(c.pp_account_embedding || c.pp_account_loss);
+  EXPECT_EQ(c.stage_layers(70).first, 10);
 }
 
 TEST(PipelineSplit, OneMicroBatchWalksEveryStage) {
