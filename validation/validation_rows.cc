@@ -200,6 +200,11 @@ void rows::block_details(const Json& model, ModelSpec& spec, std::vector<std::st
     spec.norm = NormKind::rmsnorm;
     notes.push_back("Llama: RMSNorm, and SiLU in the gated MLP");
   }
+  // A Llama's MLP is gated (SwiGLU: gate, up and down, each h x ffn_hidden) unless the row
+  // says otherwise. Until session 30 a Llama row without "gated_mlp" was priced with two
+  // of its three MLP matrices (docs/accuracy.md, "Session 30").
+  if (rows::has(rows::str(model, "name"), "llama") && !rows::at(model, "gated_mlp").is_boolean())
+    spec.gated_mlp = true;
   if (spec.norm == NormKind::rmsnorm && spec.gated_mlp) spec.activation = Activation::silu;
 }
 
