@@ -61,7 +61,14 @@ void tp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
   const Seconds ag = c.time(Collective::all_gather, Bytes(act), pl.tp);
   const Seconds rs = c.time(Collective::reduce_scatter, Bytes(act), pl.tp);
   const Seconds pair = cfg.sequence_parallel ? ag + rs : ar;
-  o.tp_layer_fwd = pair * 2.0;
+  // FP8 linears: Transformer Engine's fused norm writes the QKV and FC1 inputs in FP8
+  // (LayerNormLinear, LayerNormMLP), so with SP their forward all-gathers move 1 byte per
+  // element. The reduce-scatters (16-bit GEMM outputs) and the backward's gathers of the
+  // output gradients keep 16 bits.
+  const Seconds ag_in = cfg.fp8 && cfg.sequence_parallel
+                            ? c.time(Collective::all_gather, Bytes(act / element_bytes(cfg.precision)), pl.tp)
+                            : ag;
+  o.tp_layer_fwd = cfg.sequence_parallel ? (ag_in + rs) * 2.0 : pair * 2.0;
   o.tp_layer_bwd = pair * 2.0;
   o.tp_bwd_input_grad = cfg.sequence_parallel ? rs : ar;
   o.tp_bwd_blocking = cfg.sequence_parallel ? ag * 2.0 : Seconds{};

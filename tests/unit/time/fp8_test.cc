@@ -9,6 +9,7 @@
 #include "estimator/time/efficiency_defaults.h"
 #include "estimator/time/gemm.h"
 #include "estimator/time/operators.h"
+#include "estimator/time/parallel_comm.h"
 #include "fixtures.h"
 
 namespace dsplan {
@@ -164,6 +165,40 @@ TEST(Fp8, WeightCacheUnlessParametersGatherInFp8) {
   const double fp8_z1 = mm.estimate(cfg).buffers.v;
   cfg.fp8 = false;
   EXPECT_DOUBLE_EQ(fp8_z1, mm.estimate(cfg).buffers.v);
+}
+
+// With sequence parallelism Transformer Engine all-gathers the QKV and FC1 inputs as its
+// fused norm wrote them, in FP8: a layer's forward moves 2 all-gathers of b s h x 1 B
+// instead of x 2 B, and 2 reduce-scatters of 16-bit outputs as before. TP 8 on one H200
+// node, b s h = 1 x 4096 x 4096 = 16.8 M elements. The backward's collectives (output
+// gradients, input gradients) keep 16 bits, and without SP (all-reduces of GEMM outputs)
+// nothing changes.
+TEST(Fp8, SequenceParallelGathersTheNormOutputInFp8) {
+  const ModelSpec m = test::gpt("gpt-4096", 4, 4096, 32, 4096, 50257, 128);
+  const SystemSpec node = test::dgx_h200(true);
+  const Efficiency eff = default_efficiency(node.gpu);
+  const CollectiveModel coll(node, eff);
+  TrainConfig cfg;
+  cfg.framework = Framework::megatron;
+  cfg.tp = 8;
+  cfg.seq_len = 4096;
+  cfg.sequence_parallel = true;
+  const ParallelComm bf = parallel_comm(m, cfg, node, node.gpu, eff, coll, CommParts::tp_only);
+  cfg.fp8 = true;
+  const ParallelComm f8 = parallel_comm(m, cfg, node, node.gpu, eff, coll, CommParts::tp_only);
+  const CommGroup tp = place(cfg, node).tp;
+  const double elems = 1.0 * 4096 * 4096;
+  const Seconds saved = (coll.time(Collective::all_gather, Bytes(2 * elems), tp) -
+                         coll.time(Collective::all_gather, Bytes(elems), tp)) *
+                        2.0;
+  EXPECT_GT(saved.v, 0.0);
+  EXPECT_NEAR(in_us(bf.tp_layer_fwd - f8.tp_layer_fwd), in_us(saved), 1e-6);
+  EXPECT_DOUBLE_EQ(f8.tp_layer_bwd.v, bf.tp_layer_bwd.v);
+  cfg.sequence_parallel = false;
+  const ParallelComm ar8 = parallel_comm(m, cfg, node, node.gpu, eff, coll, CommParts::tp_only);
+  cfg.fp8 = false;
+  const ParallelComm ar16 = parallel_comm(m, cfg, node, node.gpu, eff, coll, CommParts::tp_only);
+  EXPECT_DOUBLE_EQ(ar8.tp_layer_fwd.v, ar16.tp_layer_fwd.v);
 }
 
 // FP8 needs FP8 tensor cores and Megatron (Transformer Engine): a result with reasons.
