@@ -189,11 +189,13 @@ struct TrainConfig {
   }
   // Megatron-Core's rule for a split (transformer_config.py): the layers, plus one unit for
   // each of the embedding and the loss that count, divide into pp ranks and each rank's
-  // share into vpp chunks. dsplan also wants a layer in every chunk.
+  // share into vpp chunks. A chunk may then hold the embedding or the loss alone (the
+  // Llama 3 paper's 405B layout: 128 units on 16 stages x 8 chunks); dsplan wants a layer on
+  // every rank.
   static bool megatron_split_fits(int layers, int pp, int vpp, bool embedding, bool loss) {
     const int units = layers + embedding + loss, n = pp * (vpp > 1 ? vpp : 1);
     if (pp < 1 || units % n != 0) return false;
-    return units / n >= ((embedding || loss) ? 2 : 1);
+    return units / pp - ((embedding || loss) ? 1 : 0) >= 1;
   }
   bool megatron_accounted_split() const {
     return framework == Framework::megatron && (megatron_release == 0 || megatron_release >= 202502);

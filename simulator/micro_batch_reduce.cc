@@ -39,7 +39,7 @@ double lay_pass(const StepCosts& c, int rank, int chunk, double t, Queues& q) {
   const double head = rank == c.pp - 1 && chunk == c.vpp - 1 ? c.head_bwd.v : 0.0;
   const double embed = rank == 0 && chunk == 0 ? c.embed_bwd.v : 0.0;
   const int n = chunk_layers(c, rank, chunk);
-  const double per_layer = (pass - head - embed) / n;
+  const double per_layer = n > 0 ? (pass - head - embed) / n : 0.0;  // a chunk may hold no layer
   const double copy_per_layer = c.offload_d2h.v / c.layers_per_rank;
   const double replica = c.gather_shares_reduce ? c.layer.grad_reduce_replica.v : 0.0;
   double at = t + head;

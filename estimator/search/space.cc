@@ -155,8 +155,7 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
     else if (!split)
       why.push_back(
           cfg.megatron_accounted_split()
-              ? "layers not divisible by pp*vpp, nor +1 or +2 (loss and embedding counted as layers) "
-                "into chunks of 2 or more"
+              ? "layers not divisible by pp*vpp, nor +1 or +2 (loss and embedding counted as layers)"
               : "layers not divisible by pp*vpp");
     else if (cfg.grad_accum % pp != 0)
       why.push_back("interleaved 1F1B needs the micro-batch count to be a multiple of pp");

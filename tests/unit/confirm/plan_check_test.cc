@@ -101,7 +101,8 @@ TEST(PlanCheck, PpWithinLayersAndGpus) {
   EXPECT_TRUE(ok.ok()) << ok.errors().front().to_string();
 }
 
-// Interleaving (vpp 2) needs pp >= 2 and pp x vpp dividing the layers: pp 2 x vpp 2 = 4 does.
+// Interleaving (vpp 2) needs pp >= 2 and pp x vpp dividing the layers (or, Megatron's
+// accounted split, the layers + 1 or + 2): pp 2 x vpp 2 = 4 does.
 TEST(PlanCheck, VppNeedsPipelineStagesOfWholeLayers) {
   auto e = one_error([](Json& j) { j["configs"][0]["vpp"] = 2; });
   EXPECT_EQ(e.json_path, "/configs/0/vpp");
@@ -111,7 +112,9 @@ TEST(PlanCheck, VppNeedsPipelineStagesOfWholeLayers) {
   j["configs"][0]["throughput"]["samples_per_s"] = 100;  // 4 / 0.04 s
   auto ok = parse_plan(j, kFile);
   EXPECT_TRUE(ok.ok()) << ok.errors().front().to_string();
-  j["configs"][0]["vpp"] = 3;  // 2 x 3 = 6 does not divide 4
+  // 2 x 4 = 8 chunks divide none of 4, 5 and 6 units (the layers, with the loss and with the
+  // embedding counted too). (vpp 3 now fits: 4 + 2 = 6 units, one a chunk.)
+  j["configs"][0]["vpp"] = 4;
   auto bad = parse_plan(j, kFile);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.errors().front().json_path, "/configs/0/vpp");

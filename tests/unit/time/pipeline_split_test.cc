@@ -4,6 +4,8 @@
 // Llama 3.1 405B (126 layers) on pp 8, which only this split runs, priced by both tiers.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/json/model_json.h"
 #include "estimator/memory.h"
 #include "estimator/step_time.h"
@@ -38,9 +40,17 @@ TEST(PipelineSplit, LayerArithmetic) {
   // Interleaved, vpp 8: 128 / (8 x 8) = 2 units per chunk (NVIDIA's 405B recipes).
   c = megatron(8, 8);
   EXPECT_TRUE(c.set_pipeline_split(126));
-  // vpp 16 would leave 1 unit per chunk: the first chunk would hold the embedding alone.
-  c = megatron(8, 16);
+  // pp 16 x vpp 8 leaves 1 unit per chunk: the first chunk holds the embedding alone and
+  // the last the loss (the Llama 3 paper's layout); 126 + 2 = 128 = 16 x 8. pp 8 x vpp 32
+  // would need 256 units.
+  c = megatron(16, 8);
+  EXPECT_TRUE(c.set_pipeline_split(126));
+  EXPECT_EQ(c.stage_layers(126).first, 7);
+  c = megatron(8, 32);
   EXPECT_FALSE(c.set_pipeline_split(126));
+  // 2 layers on pp 4: 4 units, 1 a rank, and the end ranks would hold no layer.
+  c = megatron(4, 1);
+  EXPECT_FALSE(c.set_pipeline_split(2));
   // 127 layers, pp 8: 129 % 8 = 1, 128 % 8 = 0 with the loss alone: first 16, last 15.
   c = megatron(8, 1);
   ASSERT_TRUE(c.set_pipeline_split(127));
@@ -165,6 +175,19 @@ TEST(PipelineSplit, Llama405bBothTiersAgree) {
     ASSERT_TRUE(sim.ok()) << "vpp " << vpp;
     EXPECT_NEAR(sim->step.v / closed.step.v, 1.0, 0.05) << "vpp " << vpp;
   }
+  // The Llama 3 paper's layout, pp 16 x vpp 8 (dp 2): rank 0's first chunk holds only the
+  // embedding and the last rank's last chunk only the loss. The simulator schedules the
+  // empty chunks, and both tiers still agree.
+  TrainConfig c = run405b(8);
+  c.pp = 16;
+  c.dp = 2;
+  ASSERT_TRUE(c.set_pipeline_split(126));
+  const StepCosts costs = k.time.costs(c);
+  EXPECT_EQ(costs.first_rank_layers(), 7);
+  auto sim = simulate_step(costs);
+  ASSERT_TRUE(sim.ok());
+  EXPECT_TRUE(std::isfinite(sim->step.v));
+  EXPECT_NEAR(sim->step.v / k.time.estimate(c).step.v, 1.0, 0.05);
 }
 
 }  // namespace
