@@ -47,16 +47,10 @@ std::string pp_problem(int pp, int layers, int gpus_left, const TrainConfig& run
 
 // The plan's split (pp_split) must fit its degrees; none given is the one dsplan derives.
 bool split_fits(const TrainConfig& c, int layers, int vpp) {
-  if (c.pp_account_embedding || c.pp_account_loss) {
-    // Megatron-DeepSpeed: both embeddings together ('type:transformer|embedding'), no interleaving.
-    const bool ds =
-        c.framework == Framework::deepspeed && c.pp_account_embedding && c.pp_account_loss && vpp <= 1;
-    return (c.framework == Framework::megatron || ds) &&
-           TrainConfig::megatron_split_fits(layers, c.pp, vpp, c.pp_account_embedding, c.pp_account_loss);
-  }
   TrainConfig t = c;
   t.vpp = vpp;
-  return t.set_pipeline_split(layers);
+  return t.pp_account_embedding || t.pp_account_loss ? t.pipeline_split_fits(layers)
+                                                     : t.set_pipeline_split(layers);
 }
 
 }  // namespace

@@ -200,32 +200,39 @@ struct TrainConfig {
   bool megatron_accounted_split() const {
     return framework == Framework::megatron && (megatron_release == 0 || megatron_release >= 202502);
   }
-  // Sets the split this run's pipeline uses: even when the layers divide into pp x vpp, else
-  // (Megatron releases that have it) the first accounted split that fits: embedding and
-  // loss, the loss alone, the embedding alone. false when none does. DeepSpeed's pipeline
-  // takes any count (ceil(layers / pp) priced on every stage) and keeps the accounted split
-  // it was asked for (the flags on entry: Megatron-DeepSpeed's --pp-partition-method
-  // 'type:transformer|embedding', which balances the input and the tied output embedding
-  // as layers) where the units divide evenly.
+  // Whether the split the flags name can run on these degrees. None: the even split, or
+  // DeepSpeed's partitioner, which takes any count (plain 1F1B). Accounted: Megatron
+  // releases that have it, or Megatron-DeepSpeed's --pp-partition-method
+  // 'type:transformer|embedding', which counts both embeddings (input and tied output)
+  // and has no interleaving.
+  bool pipeline_split_fits(int layers) const {
+    const bool e = pp_account_embedding, l = pp_account_loss;
+    if (pp <= 1) return true;
+    if (!e && !l)
+      return megatron_split_fits(layers, pp, vpp, false, false) ||
+             (framework == Framework::deepspeed && vpp <= 1);
+    if (framework == Framework::deepspeed)
+      return e && l && vpp <= 1 && megatron_split_fits(layers, pp, 1, e, l);
+    return megatron_accounted_split() && megatron_split_fits(layers, pp, vpp, e, l);
+  }
+  // Sets the split this run's pipeline uses: even when the layers divide into pp x vpp
+  // (DeepSpeed: any count, ceil(layers / pp) priced on every stage), else (Megatron
+  // releases that have it) the first accounted split that fits: embedding and loss, the
+  // loss alone, the embedding alone. DeepSpeed keeps the accounted split it was asked for
+  // (the flags on entry) where it fits. false when no split does.
   bool set_pipeline_split(int layers) {
-    const bool want_embedding = pp_account_embedding, want_loss = pp_account_loss;
-    pp_account_embedding = pp_account_loss = false;
-    if (framework == Framework::deepspeed && pp > 1 && vpp <= 1 && (want_embedding || want_loss) &&
-        megatron_split_fits(layers, pp, 1, want_embedding, want_loss)) {
-      pp_account_embedding = want_embedding;
-      pp_account_loss = want_loss;
+    if (framework == Framework::deepspeed && pp > 1 && (pp_account_embedding || pp_account_loss) &&
+        pipeline_split_fits(layers))
       return true;
-    }
-    if (pp <= 1 || megatron_split_fits(layers, pp, vpp, false, false)) return true;
-    if (framework == Framework::deepspeed) return vpp <= 1;
+    pp_account_embedding = pp_account_loss = false;
+    if (pipeline_split_fits(layers)) return true;
     if (framework != Framework::megatron) return false;
-    if (!megatron_accounted_split()) return false;
-    for (const auto& [e, l] : {std::pair{true, true}, {false, true}, {true, false}})
-      if (megatron_split_fits(layers, pp, vpp, e, l)) {
-        pp_account_embedding = e;
-        pp_account_loss = l;
-        return true;
-      }
+    for (const auto& [e, l] : {std::pair{true, true}, {false, true}, {true, false}}) {
+      pp_account_embedding = e;
+      pp_account_loss = l;
+      if (pipeline_split_fits(layers)) return true;
+    }
+    pp_account_embedding = pp_account_loss = false;
     return false;
   }
   // The per-rank view the estimators price under context parallelism: dp x cp data-parallel

@@ -284,7 +284,7 @@ MemoryBreakdown MemoryModel::estimate(const TrainConfig& run) const {
   const double head = rp.embed;  // untied LM head, or the tied embedding's copy (p > 1)
 
   StageLoad first;
-  first.layers = p == 1 ? sl.most() : sl.first;
+  first.layers = sl.first;
   const int layers = first.layers;
   first.first = true;
   first.last = p == 1;

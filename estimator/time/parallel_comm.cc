@@ -56,7 +56,8 @@ Seconds bucketed(const CollectiveModel& c, Collective k, double total, double bu
 void tp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const Placement& pl,
               const CollectiveModel& c) {
   if (cfg.tp <= 1) return;
-  const double act = double(cfg.micro_batch) * cfg.seq_len * m.hidden * element_bytes(cfg.precision);
+  const double elems = double(cfg.micro_batch) * cfg.seq_len * m.hidden;
+  const double act = elems * element_bytes(cfg.precision);
   const Seconds ar = c.time(Collective::all_reduce, Bytes(act), pl.tp);
   const Seconds ag = c.time(Collective::all_gather, Bytes(act), pl.tp);
   const Seconds rs = c.time(Collective::reduce_scatter, Bytes(act), pl.tp);
@@ -65,9 +66,8 @@ void tp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
   // (LayerNormLinear, LayerNormMLP), so with SP their forward all-gathers move 1 byte per
   // element. The reduce-scatters (16-bit GEMM outputs) and the backward's gathers of the
   // output gradients keep 16 bits.
-  const Seconds ag_in = cfg.fp8 && cfg.sequence_parallel
-                            ? c.time(Collective::all_gather, Bytes(act / element_bytes(cfg.precision)), pl.tp)
-                            : ag;
+  const Seconds ag_in =
+      cfg.fp8 && cfg.sequence_parallel ? c.time(Collective::all_gather, Bytes(elems), pl.tp) : ag;
   o.tp_layer_fwd = cfg.sequence_parallel ? (ag_in + rs) * 2.0 : pair * 2.0;
   o.tp_layer_bwd = pair * 2.0;
   o.tp_bwd_input_grad = cfg.sequence_parallel ? rs : ar;
@@ -315,8 +315,8 @@ StageParams stage_params(const ModelSpec& m, const TrainConfig& cfg) {
   StageParams s;
   const TrainConfig::StageLayers sl = cfg.stage_layers(m.layers);
   s.layers_per_rank = sl.most();
-  s.first_layers = pp == 1 ? sl.most() : sl.first;
-  s.last_layers = pp == 1 ? sl.most() : sl.last;
+  s.first_layers = sl.first;
+  s.last_layers = sl.last;
   s.layer = (c.attention + c.mlp) / t + c.layer_norms;
   s.layer_gathered = (c.attention + c.mlp) / t;
   const double word = double(padded_vocab(m, cfg.tp)) * m.hidden / t;
