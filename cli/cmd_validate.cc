@@ -50,31 +50,13 @@ const char* kind_name(MeasureKind k) {
     case MeasureKind::memory: return "memory_MiB";
     case MeasureKind::step_time: return "step_s";
     case MeasureKind::samples_per_s: return "samples/s";
+    case MeasureKind::tokens_per_s:
+      return "tokens/s";
     case MeasureKind::tflops_per_gpu: return "TFLOP/s/GPU";
     case MeasureKind::max_micro_batch: return "max_mbs";
     case MeasureKind::oom: return "oom";
   }
   return "";
-}
-
-const char* figure_name(MemoryFigure f) {
-  switch (f) {
-    case MemoryFigure::allocated: return "allocated";
-    case MemoryFigure::reserved: return "reserved";
-    case MemoryFigure::device: return "device";
-    case MemoryFigure::states: return "states";
-  }
-  return "";
-}
-
-double figure(const MemoryBreakdown& m, MemoryFigure f) {
-  switch (f) {
-    case MemoryFigure::allocated: return in_MiB(m.allocated);
-    case MemoryFigure::reserved: return in_MiB(m.reserved);
-    case MemoryFigure::device: return in_MiB(m.device);
-    case MemoryFigure::states: return in_MiB(m.params + m.grads + m.optimizer);
-  }
-  return 0;
 }
 
 double percentile(std::vector<double> v, double q) {
@@ -103,15 +85,20 @@ RowResult predict(const ValidationCase& c, const Measurement& m, const PlanReque
   RowResult r{c.id, kind_name(m.kind), m.label, "", short_source(c.source), 0, m.value, 0, true, c.inconsistent};
   switch (m.kind) {
     case MeasureKind::memory:
-      r.predicted = figure(best.memory, m.figure);
-      r.note = figure_name(m.figure);
+      r.predicted = predicted_memory(best.memory, m.figure);
+      r.note = memory_figure_name(m.figure);
       break;
-    case MeasureKind::step_time: r.predicted = best.time.step.v; break;
-    case MeasureKind::samples_per_s: r.predicted = best.samples_per_s; break;
+    case MeasureKind::step_time:
+    case MeasureKind::samples_per_s:
+      r.predicted = predicted_throughput(c, m, best);
+      break;
+    case MeasureKind::tokens_per_s:
+      r.predicted = predicted_throughput(c, m, best);
+      if (m.per_gpu) r.kind = "tokens/s/GPU";
+      break;
     case MeasureKind::tflops_per_gpu:
-      r.predicted = c.source_flops_per_sample.value_or(0) * static_cast<double>(best.cfg.global_batch()) /
-                    best.time.step.v / req.cluster.num_gpus / 1e12;
-      r.note = "source FLOP formula";
+      r.predicted = predicted_throughput(c, m, best);
+      r.note = c.flops_note;
       break;
     case MeasureKind::max_micro_batch: {
       const MemoryModel mem(req.model, req.cluster, req.memory_options);

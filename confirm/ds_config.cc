@@ -52,7 +52,6 @@ Json zero_block(const TrainConfig& c) {
 }
 
 Json checkpoint_block(const TrainConfig& c, const ModelSpec& m) {
-  const int pp = c.pp > 0 ? c.pp : 1;
   return {{"partition_activations", c.tp > 1},
           {"contiguous_memory_optimization", true},
           {"number_checkpoints",

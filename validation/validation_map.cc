@@ -6,9 +6,7 @@
 //    name (llm-foundry) keeps the vocabulary unpadded and has no dropout.
 //    Classification fine-tuning (run_glue, "SequenceClassification") has no vocabulary
 //    logits; pre-training and causal-LM runs do.
-//  - Hardware: Selene = dgx-a100; A100-40GB on Polaris = polaris; V100 16GB with DGX-1
-//    NVLink = dgx1-v100; one 16-GPU V100 node = dgx2 (32 GB); a 4-GPU 32 GB node whose
-//    interconnect is not stated, or Jean Zay's V100 32GB = V100-32GB on NVLink, 4 per node.
+//  - Hardware: validation_hardware.cc (GPU family, memory, form factor, node size).
 //  - Framework: Megatron-LM, Megatron-Core and NeMo sources and PAI's Megatron runs =
 //    megatron; Hugging Face Trainer and "torch DDP, no DeepSpeed" = ddp (torch autocast for
 //    fp16); PyTorch FSDP named in parallel.other = fsdp; otherwise deepspeed. fairscale OSS /
@@ -69,14 +67,6 @@ std::string str(const Json& j, const char* key) {
   return v.is_string() ? v.get<std::string>() : "";
 }
 
-Expected<SystemSpec> system_named(const std::string& name) {
-  return resolve_hardware(name, std::nullopt, std::nullopt, [](const std::string& f) -> Expected<std::string> {
-    return Diagnostic{f, "", "validation reads no hardware files", ""};
-  });
-}
-
-namespace {
-
 std::string joined(const Json& j) {
   std::string out;
   if (j.is_string()) return j.get<std::string>();
@@ -84,6 +74,15 @@ std::string joined(const Json& j) {
     for (const Json& e : j) out += joined(e) + "; ";
   return out;
 }
+
+Expected<SystemSpec> system_named(const std::string& name) {
+  return resolve_hardware(name, std::nullopt, std::nullopt,
+                          [](const std::string& f) -> Expected<std::string> {
+                            return Diagnostic{f, "", "validation reads no hardware files", ""};
+                          });
+}
+
+namespace {
 
 // Text that says what task the model was trained on.
 std::string task_text(const Json& row) {
@@ -111,16 +110,21 @@ Expected<ModelSpec> row_model(const Json& row, std::vector<std::string>& notes) 
   const Json& m = at(row, "model");
   if (!m.is_object()) return Diagnostic{"", "/model", "row has no model object", ""};
   const std::string n = str(m, "name"), task = task_text(row);
-  const int layers = inum(m, "layers"), hidden = inum(m, "hidden"), heads = inum(m, "heads");
+  if (auto bad = unsupported_architecture(m)) return *bad;
+  const int layers = inum(m, "layers"), hidden = inum(m, "hidden");
+  int heads = inum(m, "heads");
   ModelSpec spec;
-  if (auto p = preset_for(n, task, notes)) {
-    spec = *p;
+  const auto preset = preset_for(n, task, notes);
+  if (preset) {
+    spec = *preset;
     if ((layers > 0 && layers != spec.layers) || (hidden > 0 && hidden != spec.hidden) ||
         (heads > 0 && heads != spec.heads))
       return Diagnostic{"", "/model", "row's shape differs from the " + spec.name + " preset", ""};
   } else {
     // Dimensions within the bound model files have (2^20).
     constexpr int kMaxDim = 1 << 20;
+    if (heads <= 0 && hidden > 0 && hidden <= kMaxDim && !at(m, "heads").is_number())
+      heads = inferred_heads(hidden, notes);
     if (layers <= 0 || hidden <= 0 || heads <= 0 || hidden % heads != 0 || layers > kMaxDim ||
         hidden > kMaxDim || heads > kMaxDim)
       return Diagnostic{"", "/model", "row has no usable model shape (layers, hidden, heads)", ""};
@@ -134,7 +138,7 @@ Expected<ModelSpec> row_model(const Json& row, std::vector<std::string>& notes) 
     spec.vocab = 50257;
     spec.vocab_pad_multiple = 128;
     notes.push_back("Megatron GPT decoder of the row's shape, vocab padded to 128 x TP");
-    if (num(m, "vocab") <= 0) notes.push_back("vocab not given: GPT-2 BPE 50257");
+    if (num(m, "vocab") <= 0 && !has(n, "llama")) notes.push_back("vocab not given: GPT-2 BPE 50257");
     // Optional architecture keys (held-out rows of Llama/Nemotron-style models): grouped
     // KV heads, FFN width, gated MLP, rotary positions, untied embeddings, no biases, no
     // dropout.
@@ -148,6 +152,7 @@ Expected<ModelSpec> row_model(const Json& row, std::vector<std::string>& notes) 
       if (!spec.dropout) notes.push_back("no dropout (the row's recipe sets the dropout probabilities to 0)");
     }
     block_details(m, spec, notes);
+    family_defaults(m, spec, notes);
     if (spec.kv_heads < 1 || spec.heads % spec.kv_heads != 0)
       return Diagnostic{"", "/model/kv_heads", "kv_heads must divide heads", ""};
   }
@@ -166,59 +171,8 @@ Expected<ModelSpec> row_model(const Json& row, std::vector<std::string>& notes) 
     spec.vocab_logits = false;
     notes.push_back("sequence classification: no vocabulary logits");
   }
+  if (auto bad = settle_parameters(m, !preset, spec, notes)) return *bad;
   return spec;
-}
-
-struct RowHw {
-  std::string system;
-  std::optional<std::string> gpu;  // replaces the system's GPU
-  int gpus_per_node = 0;           // 0 = the system's
-  std::string why;
-  // A GPU variant the row names by its own figures (memory, HBM bandwidth); 0 = the preset's.
-  Bytes memory{0};
-  BytesPerSecond hbm{0};
-};
-
-std::optional<RowHw> row_hardware(const Json& row) {
-  const Json& hw = at(row, "hardware");
-  const std::string g = str(hw, "gpu"), ic = str(hw, "interconnect");
-  const int gpus = inum(hw, "num_gpus", 0), nodes = inum(hw, "nodes", 1);
-  if (has(g, "A100") && has(ic, "Polaris")) return RowHw{"polaris", {}, 0, "Polaris"};
-  if (has(g, "A100") && (has(g, "80") || has(ic, "Selene"))) return RowHw{"dgx-a100", {}, 0, "DGX A100 80GB"};
-  if (has(g, "A100")) return RowHw{"dgx-a100-40gb", {}, 0, "DGX A100 40GB"};
-  if (has(g, "H100") && has(g, "96GB") && has(g, "HBM2e"))  // Meta's Grand Teton H100 (torchtitan)
-    return RowHw{"dgx-h100", {}, 0,
-                 "DGX H100 node with Meta's H100 96GB HBM2e: 96e9 bytes at 2.4 TB/s (torchtitan's "
-                 "benchmark page); its 500 W power limit is not modelled",
-                 Bytes(96e9), GBps(2400)};
-  if (has(g, "H100")) return RowHw{"dgx-h100", {}, 0, "DGX H100"};
-  if (has(g, "H200")) return RowHw{"dgx-h200", {}, 0, "DGX H200"};
-  if (has(g, "V100") && gpus == 16 && nodes == 1)
-    return RowHw{"dgx2", {}, 0, "one 16-GPU V100 node = DGX-2 (V100 32GB, NVSwitch)"};
-  if (has(g, "V100") && (has(g, "DGX-2") || has(ic, "DGX-2")))
-    return RowHw{"dgx2", {}, 0, "DGX-2 (V100 32GB, NVSwitch)"};
-  if (has(g, "V100") && has(g, "16")) return RowHw{"dgx1-v100", {}, 0, "DGX-1 V100 16GB"};
-  if (has(g, "V100") && has(g, "32") && has(ic, "Jean Zay"))
-    return RowHw{"dgx1-v100", std::string("v100-32gb"), 4, "Jean Zay V100 32GB: 4 per node on NVLink"};
-  const std::string row_text = str(row, "source") + " " + joined(at(row, "inferred"));
-  if ((has(g, "32") || has(g, "not stated")) && has(row_text, "seed 004") && gpus > 0 && nodes == 1)
-    return RowHw{"dgx1-v100", std::string("v100-32gb"), gpus,
-                 "GPU/interconnect not stated: V100 32GB on DGX-1-style NVLink, " + std::to_string(gpus) + " per node"};
-  return std::nullopt;
-}
-
-// Per-node NICs the row's interconnect text states as "<count>x <name> <rate> Gb/s"
-// (e.g. "8x200Gb/s HDR IB per node", "4x Omni-Path 100 Gb/s per node"); nothing when the
-// text gives no rate (then the system preset's NICs stand).
-std::optional<std::pair<int, double>> stated_nics(const std::string& ic) {
-  static const std::regex re(R"((\d+)\s*(?:x|\xC3\x97)\s*(?:[A-Za-z][A-Za-z0-9-]*\s+){0,3}(\d+(?:\.\d+)?)\s*G(?:b/s|bps|bit/s))",
-                             std::regex::icase);
-  std::smatch mm;
-  if (!std::regex_search(ic, mm, re)) return std::nullopt;
-  const int n = std::stoi(mm[1].str());
-  const double gbps = std::stod(mm[2].str());
-  if (n < 1 || n > 64 || gbps <= 0) return std::nullopt;
-  return std::make_pair(n, gbps);
 }
 
 // fairscale's OSS named as its own upper-case word: a case-insensitive substring would also
@@ -233,6 +187,10 @@ Framework row_framework(const Json& row, std::vector<std::string>& notes) {
                     name = str(at(row, "model"), "name");
   if (has(other, "no DeepSpeed") || has(other, "fp32 DDP") || has(src, "huggingface/transformers")) return Framework::ddp;
   if (has(src, "Megatron-LM") || has(src, "Narayanan") || has(src, "Megatron-Core") || has(src, "NeMo"))
+    return Framework::megatron;
+  // The engine named in parallel.other: Megatron-DeepSpeed is DeepSpeed's engine.
+  if (!has(other, "Megatron-DeepSpeed") && !has(src, "Megatron-DeepSpeed") &&
+      (has(other, "Megatron-LM") || has(other, "Megatron-Core") || has(other, "NeMo")))
     return Framework::megatron;
   if (has(other, "FSDP")) return Framework::fsdp;
   if (has(other, "ZeRO") || names_oss(other) || has(src, "DeepSpeed")) return Framework::deepspeed;
@@ -374,29 +332,9 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   if (!p.is_object()) return Diagnostic{"", "/parallel", "row has no parallel layout", ""};
   auto model = row_model(row, notes);
   if (!model) return model.errors();
-  auto h = row_hardware(row);
-  if (!h) return Diagnostic{"", "/hardware", "hardware \"" + str(hw, "gpu") + "\" not recognised", ""};
-  auto found = system_named(h->system);
+  auto found = row_system(row, notes);
   if (!found) return found.errors();
-  SystemSpec sys = *found;
-  if (h->gpu) {
-    auto g = gpu_preset(*h->gpu);
-    if (!g) return g.errors();
-    sys.gpu = *g;
-  }
-  if (h->gpus_per_node > 0) sys.gpus_per_node = h->gpus_per_node;
-  if (h->memory.v > 0) sys.gpu.memory = h->memory;
-  if (h->hbm.v > 0) sys.gpu.hbm_bw = h->hbm;
-  notes.push_back("hardware " + h->system + (h->gpu ? " with " + *h->gpu : "") + ": " + h->why);
-  if (auto nics = stated_nics(str(hw, "interconnect"))) {
-    if (nics->first != sys.nics_per_node || std::abs(nics->second * 1e9 / 8 - sys.nic_bw.v) > 1) {
-      sys.nics_per_node = nics->first;
-      sys.nic_bw = BytesPerSecond(nics->second * 1e9 / 8);
-      char buf[96];
-      std::snprintf(buf, sizeof buf, "NICs as the row states: %d x %g Gb/s per node", nics->first, nics->second);
-      notes.push_back(buf);
-    }
-  }
+  const SystemSpec& sys = *found;
   // The same bound as estimate's --gpus; a fractional or absurd count is a malformed row.
   const double gpu_count = num(hw, "num_gpus", 1);
   if (gpu_count < 1 || gpu_count > kMaxGpus || gpu_count != std::floor(gpu_count))

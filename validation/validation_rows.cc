@@ -1,18 +1,13 @@
-// Reading published.json rows into validation cases: which measured keys are compared
-// with which predicted figure (see validation_rows.h; decisions in docs/accuracy.md):
-//  - nvidia-smi / NVML readings (peak_mem_MiB, gpu_mem_used_MB_nvml) -> `device`.
-//  - PAI's peak_memory_MB ("allocator not stated"): `allocated` (a PyTorch peak), except
-//    for runs of the Megatron trainer, whose log line `report_memory` prints the current
-//    memory_allocated() after the optimizer step first: model states (`states`). The
-//    tensor-parallel rows confirm it (TP=4: 5673 MiB measured = 18 B/param x 0.33e9,
-//    below any peak that holds a micro-batch's activations).
-//  - iteration_time_ms -> step time; tflops_per_gpu of Megatron's Table 1 -> the paper's
-//    own F = 96 B s l h^2 (1 + s/6h + V/16lh) over the predicted step time; samples/s
-//    (HF Trainer, DeepSpeed end-to-end, PAI) and the DeepSpeed autotuner metric
-//    (fwd + bwd + step only, which is what dsplan's step time sums) -> global batch / step.
-//  - DeepSpeed autotuner micro-batches that produced a metric: the predicted largest
-//    fitting micro-batch must be >= it (it ran) and <= 3x (not absurdly larger).
-//  - nccl-tests rows -> CollectiveModel busbw for the stated GPUs, size and collective.
+// Reading published.json rows into validation cases: the rows that are orderings
+// (validation_orderings.cc) or nccl-tests collectives (CollectiveModel busbw for the stated
+// GPUs, size and collective), the pinned request of every other row (validation_map.cc,
+// validation_hardware.cc) and the figures it is compared on (validation_measures.cc: the
+// measured keys, their units and FLOP conventions; decisions in docs/accuracy.md). A row
+// that cannot be mapped is skipped with a reason; a malformed one never stops the others.
+//  - PAI's peak_memory_MB ("allocator not stated") under the Megatron trainer is its log
+//    line `report_memory`, the current memory_allocated() after the first optimizer step:
+//    model states. The tensor-parallel rows confirm it (TP=4: 5673 MiB measured =
+//    18 B/param x 0.33e9, below any peak that holds a micro-batch's activations).
 #include "validation/validation_rows.h"
 
 #include <exception>
@@ -44,51 +39,14 @@ std::optional<CollectiveCase> collective_case(const Json& row, std::string& why)
   c.ranks = inum(at(row, "hardware"), "num_gpus");
   if (c.bytes <= 0 || c.measured_GBps <= 0 || c.ranks < 2) return why = "needs message_bytes, busbw_GBps and >= 2 GPUs", std::nullopt;
   const std::string g = str(at(row, "hardware"), "gpu");
-  std::string sys = has(g, "A100") ? "dgx-a100" : has(g, "H200") ? "dgx-h200" : has(g, "H100") ? "dgx-h100" : "";
-  if (sys.empty()) return why = "GPU \"" + g + "\" not recognised", std::nullopt;
-  auto s = rows::system_named(sys);
+  auto s = rows::row_system(row, c.assumptions);
   if (!s) return why = s.errors().front().message, std::nullopt;
   c.node = *s;
   // NVLS (NVLink SHARP) is used only when the row says it was on.
   c.node.nvls = c.node.nvls && (has(c.measured_algo, "NVLS") || has(g, "NVLS on"));
   if (c.ranks > c.node.gpus_per_node) return why = "multi-node nccl rows not mapped", std::nullopt;
-  c.assumptions.push_back("node " + sys + (c.node.nvls ? " with NVLS" : " without NVLS"));
+  c.assumptions.push_back(c.node.nvls ? "NVLS on" : "without NVLS");
   return c;
-}
-
-void add_measurements(const Json& meas, const Json& row, ValidationCase& c) {
-  auto add = [&](MeasureKind k, const char* key, double scale, MemoryFigure fig = MemoryFigure::device) {
-    const double v = num(meas, key, -1);
-    if (v > 0) c.measured.push_back({k, v * scale, fig, key});
-  };
-  add(MeasureKind::memory, "peak_mem_MiB", 1, MemoryFigure::device);
-  add(MeasureKind::memory, "gpu_mem_used_MB_nvml", 1, MemoryFigure::device);
-  if (num(meas, "peak_memory_MB", -1) > 0) {
-    const bool megatron_log = c.request.space.run.framework == Framework::megatron;
-    add(MeasureKind::memory, "peak_memory_MB", 1, megatron_log ? MemoryFigure::states : MemoryFigure::allocated);
-    c.assumptions.push_back(megatron_log ? "memory figure: Megatron report_memory's allocated = model states"
-                                         : "memory figure: PyTorch peak allocated");
-  }
-  // One time figure per row: iteration time when published (its samples/s and TFLOP/s
-  // are derived from it), else Megatron's TFLOP/s, else samples/s.
-  if (num(meas, "iteration_time_ms", -1) > 0) {
-    add(MeasureKind::step_time, "iteration_time_ms", 1e-3);
-  } else if (num(meas, "tflops_per_gpu", -1) > 0 && has(str(row, "notes"), "F=96")) {
-    add(MeasureKind::tflops_per_gpu, "tflops_per_gpu", 1);
-    const ModelSpec& m = c.request.model;
-    const double s = c.request.space.run.seq_len, l = m.layers, h = m.hidden,
-                 V = static_cast<double>(m.vocab);
-    c.source_flops_per_sample = 96 * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
-  } else {
-    add(MeasureKind::samples_per_s, "samples_per_s", 1);
-    add(MeasureKind::samples_per_s, "samples_per_s_end_to_end", 1);
-    add(MeasureKind::samples_per_s, "ds_autotuner_metric_samples_per_s", 1);
-  }
-  if (at(meas, "oom").is_boolean() && at(meas, "oom").get<bool>())
-    c.measured.push_back({MeasureKind::oom, 1, MemoryFigure::device, "oom"});
-  if (num(meas, "ds_autotuner_metric_samples_per_s", 0) > 0 && num(at(row, "parallel"), "micro_batch") > 0)
-    c.measured.push_back({MeasureKind::max_micro_batch, num(at(row, "parallel"), "micro_batch"),
-                          MemoryFigure::device, "micro_batch the autotuner ran"});
 }
 
 void load_row(const Json& row, const std::string& file, ValidationSet& set) {
@@ -119,7 +77,7 @@ void load_row(const Json& row, const std::string& file, ValidationSet& set) {
     return;
   }
   c.request = *req;
-  add_measurements(meas, row, c);
+  rows::add_measurements(meas, row, c);
   if (c.measured.empty()) return set.skipped.push_back(skip(file, id, "no measured quantity dsplan predicts"));
   set.cases.push_back(std::move(c));
 }

@@ -20,7 +20,15 @@
 
 namespace dsplan::validation {
 
-enum class MeasureKind { memory, step_time, samples_per_s, tflops_per_gpu, max_micro_batch, oom };
+enum class MeasureKind {
+  memory,
+  step_time,
+  samples_per_s,
+  tokens_per_s,
+  tflops_per_gpu,
+  max_micro_batch,
+  oom
+};
 // states = params + grads + optimizer: memory_allocated() between iterations.
 enum class MemoryFigure { allocated, reserved, device, states };
 
@@ -29,7 +37,12 @@ struct Measurement {
   double value = 0;                 // MiB, seconds, samples/s, TFLOP/s, or micro-batch
   MemoryFigure figure = MemoryFigure::device;
   std::string label;                // the row's key, e.g. "peak_mem_MiB"
+  bool per_gpu = false;             // tokens_per_s: per GPU rather than for the job
 };
+
+// How a row's TFLOP/s count FLOPs (validation_measures.cc): a formula of the source's own
+// (source_flops_per_sample), dsplan's model FLOPs, or its hardware FLOPs (with recompute).
+enum class FlopConvention { source_formula, model, hardware };
 
 struct ValidationCase {
   std::string id;
@@ -41,6 +54,8 @@ struct ValidationCase {
   // Megatron-style hardware FLOPs per sample when the row's TFLOP/s use it; times the
   // predicted configuration's global batch, the FLOPs of one step of the whole job.
   std::optional<double> source_flops_per_sample;
+  FlopConvention flops = FlopConvention::source_formula;
+  std::string flops_note;  // the convention taken, for the report
 };
 
 // A published nccl-tests bus bandwidth, predicted with the estimator's collective model.
@@ -76,6 +91,13 @@ struct ValidationSet {
 
 Expected<ValidationSet> load_validation(const Json& rows, const std::string& file);
 
+// The predicted figure of a time or throughput measurement (step_time, samples_per_s,
+// tokens_per_s, tflops_per_gpu) from the row's best evaluation; 0 for other kinds.
+double predicted_throughput(const ValidationCase& c, const Measurement& m, const Evaluation& e);
+// The predicted memory figure (MiB) a measurement compares with, and its name.
+double predicted_memory(const MemoryBreakdown& m, MemoryFigure f);
+const char* memory_figure_name(MemoryFigure f);
+
 // Row-text helpers shared by the mapping files (validation_map.cc, validation_orderings.cc).
 namespace rows {
 bool has(const std::string& s, const std::string& sub);  // case-insensitive
@@ -89,6 +111,26 @@ std::string str(const Json& j, const char* key);
 // assumptions made are appended to `assumptions`.
 Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& assumptions);
 Expected<SystemSpec> system_named(const std::string& name);
+std::string joined(const Json& j);  // a string, or an array's strings joined with "; "
+// The hardware a row's "hardware" object names (validation_hardware.cc): a system or GPU
+// preset, the GPU that replaces the system's, the node size and NICs the row implies.
+struct RowHw {
+  std::string system;
+  std::optional<std::string> gpu;  // replaces the system's GPU
+  int gpus_per_node = 0;           // 0 = the system's
+  std::string why;
+  // A GPU variant the row names by its own figures (memory, HBM bandwidth); 0 = the preset's.
+  Bytes memory{0};
+  BytesPerSecond hbm{0};
+  int nics_per_node = 0;  // 0 = the system's
+};
+Expected<RowHw> row_hardware(const Json& row);
+// The SystemSpec of row_hardware with the row's stated NICs applied; the notes say how.
+Expected<SystemSpec> row_system(const Json& row, std::vector<std::string>& notes);
+// Per-node NICs the row's interconnect text states as "<count>x <name> <rate> Gb/s"
+// (e.g. "8x200Gb/s HDR IB per node", "4x Omni-Path 100 Gb/s per node"); nothing when the
+// text gives no rate (then the system preset's NICs stand).
+std::optional<std::pair<int, double>> stated_nics(const std::string& ic);
 // The projection layout of the code a row ran (ModelSpec::fused_qkv, fused_gate_up), where
 // its text names that code; a note is appended when it overrides the model's own.
 void projection_layout(const Json& row, ModelSpec& spec, std::vector<std::string>& notes);
@@ -106,6 +148,18 @@ void block_details(const Json& model, ModelSpec& spec, std::vector<std::string>&
 // row's parallel.other names "current scaling" or "tensorwise").
 void precision(const std::string& text, const std::string& other, TrainConfig& run,
                std::vector<std::string>& notes);
+// validation_model.cc: a row whose model dsplan does not model (encoder-decoder, MoE); the
+// heads of a row that gives none; a Llama-family row's vocabulary, embeddings and KV heads;
+// a gated MLP's width when the row gives none, and the check that the mapped model carries
+// the row's params_B (within 25%). Each appends the assumption it makes to `notes`.
+std::optional<Diagnostic> unsupported_architecture(const Json& model);
+int inferred_heads(int hidden, std::vector<std::string>& notes);
+void family_defaults(const Json& model, ModelSpec& spec, std::vector<std::string>& notes);
+std::optional<Diagnostic> settle_parameters(const Json& model, bool shape_only, ModelSpec& spec,
+                                            std::vector<std::string>& notes);
+// The measured figures of a row's "measured" object that dsplan predicts, appended to
+// c.measured (c.request already mapped); validation_measures.cc lists the keys.
+void add_measurements(const Json& meas, const Json& row, ValidationCase& c);
 // Checks the row's parallel layout and batch fields (`p` = its "parallel" object) and sets
 // the request's micro-batch, accumulation or global batch (tp and pp already set): the
 // first problem, with its JSON path, or nullopt.

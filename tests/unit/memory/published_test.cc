@@ -33,21 +33,6 @@ ValidationSet load_set() {
   return set ? *set : ValidationSet{};
 }
 
-double pick(const MemoryBreakdown& m, MemoryFigure f) {
-  switch (f) {
-    case MemoryFigure::states: return in_MiB(m.params + m.grads + m.optimizer);
-    case MemoryFigure::allocated: return in_MiB(m.allocated);
-    case MemoryFigure::reserved: return in_MiB(m.reserved);
-    case MemoryFigure::device: return in_MiB(m.device);
-  }
-  return 0;
-}
-
-const char* name(MemoryFigure f) {
-  if (f == MemoryFigure::states) return "states";
-  return f == MemoryFigure::allocated ? "alloc" : f == MemoryFigure::reserved ? "reserved" : "device";
-}
-
 // The row's configuration: its pinned request's best point (closed form; rows that leave
 // the micro-batch unpublished search it, as `dsplan validate` does).
 const Evaluation* best(const ValidationCase& c, PlanResult& res) {
@@ -66,11 +51,12 @@ TEST(PublishedMemory, MedianErrorWithinTenPercent) {
       const Evaluation* e = best(c, res);
       ASSERT_NE(e, nullptr) << c.id << ": no configuration";
       const MemoryBreakdown& m = e->memory;
-      const double pred = pick(m, meas.figure);
+      const double pred = validation::predicted_memory(m, meas.figure);
       const double err = (pred - meas.value) / meas.value;
       errors.push_back(std::fabs(err));
-      std::printf("%-36s %-8s %10.0f %10.0f %+7.1f%%  %s\n", c.id.c_str(), name(meas.figure), pred, meas.value,
-                  100 * err, e->fits ? "" : "predicted not to fit");
+      std::printf("%-36s %-8s %10.0f %10.0f %+7.1f%%  %s\n", c.id.c_str(),
+                  validation::memory_figure_name(meas.figure), pred, meas.value, 100 * err,
+                  e->fits ? "" : "predicted not to fit");
       std::printf("    params %.0f grads %.0f opt %.0f act %.0f buf %.0f overhead %.0f MiB\n", in_MiB(m.params),
                   in_MiB(m.grads), in_MiB(m.optimizer), in_MiB(m.activations), in_MiB(m.buffers),
                   in_MiB(m.overhead));

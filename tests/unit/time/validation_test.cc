@@ -54,22 +54,18 @@ std::vector<Result> run_all(const ValidationSet& set) {
     const PlanResult res = plan(c.request);
     for (const auto& m : c.measured) {
       if (m.kind != MeasureKind::step_time && m.kind != MeasureKind::samples_per_s &&
-          m.kind != MeasureKind::tflops_per_gpu)
+          m.kind != MeasureKind::tokens_per_s && m.kind != MeasureKind::tflops_per_gpu)
         continue;
       EXPECT_FALSE(res.configs.empty()) << c.id << ": no configuration";
       if (res.configs.empty()) continue;
       const Evaluation& e = res.configs.front();
       Result r{c.id, m.value, 0, 0, !times_the_step(m.label), false, ""};
       for (const std::string& a : c.assumptions) r.approximated |= a.find("fairscale") != std::string::npos;
-      switch (m.kind) {
-        case MeasureKind::step_time: r.predicted = e.time.step.v, r.unit = "s"; break;
-        case MeasureKind::tflops_per_gpu:
-          r.predicted = c.source_flops_per_sample.value_or(0) * static_cast<double>(e.cfg.global_batch()) /
-                        e.time.step.v / c.request.cluster.num_gpus / 1e12;
-          r.unit = "TFLOP/s";
-          break;
-        default: r.predicted = e.samples_per_s, r.unit = "samples/s"; break;
-      }
+      r.predicted = validation::predicted_throughput(c, m, e);
+      r.unit = m.kind == MeasureKind::step_time        ? "s"
+               : m.kind == MeasureKind::tflops_per_gpu ? "TFLOP/s"
+               : m.kind == MeasureKind::tokens_per_s   ? "tokens/s"
+                                                       : "samples/s";
       r.error = (r.predicted - r.measured) / r.measured;
       out.push_back(r);
     }

@@ -1,0 +1,263 @@
+// How `dsplan validate` reads rows written the way papers and READMEs describe their runs,
+// beyond the wording of the development rows: GPU names with their form factor and memory
+// (validation/validation_hardware.cc), measured keys with units and FLOP conventions
+// (validation_measures.cc), and models that state less than their whole shape or are not
+// dense transformers (validation_model.cc).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "estimator/params.h"
+#include "validation/validation_rows.h"
+
+namespace dsplan::test {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+json row_on(const std::string& gpu, int gpus, json nodes, const std::string& interconnect = "") {
+  return json{
+      {"id", "t"},
+      {"source", "a test row"},
+      {"model",
+       {{"name", "GPT test"},
+        {"layers", 24},
+        {"hidden", 2048},
+        {"heads", 16},
+        {"seq_len", 2048},
+        {"vocab", 50257}}},
+      {"hardware", {{"gpu", gpu}, {"num_gpus", gpus}, {"nodes", nodes}, {"interconnect", interconnect}}},
+      {"parallel",
+       {{"tp", 1},
+        {"pp", 1},
+        {"zero_stage", 1},
+        {"micro_batch", 1},
+        {"global_batch", gpus},
+        {"precision", "fp16"},
+        {"other", "DeepSpeed"}}},
+      {"measured", {{"iteration_time_ms", 1000}}}};
+}
+
+SystemSpec system_of(const json& row) {
+  std::vector<std::string> notes;
+  auto s = validation::rows::row_system(row, notes);
+  EXPECT_TRUE(s) << row["hardware"].dump() << ": " << (s ? "" : s.errors().front().message);
+  return s ? *s : SystemSpec{};
+}
+
+TEST(ValidationGeneralRows, GpuFormFactorAndMemoryFromTheText) {
+  // A PCIe card is a node on PCIe; the memory comes from the text.
+  SystemSpec s = system_of(row_on("Tesla V100-PCIE-32GB", 4, 1, "PCIe Gen3"));
+  EXPECT_EQ(s.topology, IntraTopology::pcie);
+  EXPECT_EQ(s.gpu.arch, GpuArch::volta);
+  EXPECT_NEAR(s.gpu.memory.v / kGiB, 31.75, 0.01);  // nvidia-smi's 32510 MiB
+  s = system_of(row_on("A100 40GB PCIe", 8, 1));
+  EXPECT_EQ(s.topology, IntraTopology::pcie);
+  EXPECT_EQ(s.gpu.name, "a100-pcie-40gb");
+  // SXM parts on their NVLink nodes: a V100 16GB is a DGX-1's, its hybrid cube mesh.
+  s = system_of(row_on("V100-SXM2 16GB", 8, 1, "NVLink"));
+  EXPECT_EQ(s.topology, IntraTopology::nvlink_mesh);
+  EXPECT_NEAR(s.gpu.memory.v / kGiB, 15.78, 0.01);
+  // An interconnect that names NVLink beside PCIe keeps the SXM node.
+  EXPECT_EQ(system_of(row_on("A100 80GB", 8, 1, "NVLink/NVSwitch; PCIe Gen4 to the NICs")).topology,
+            IntraTopology::nvswitch);
+  // Memory unstated: the family's larger part (the row ran; the roomier card cannot call it
+  // impossible). hardware.gpu_mem_gb, when given, decides.
+  EXPECT_NEAR(system_of(row_on("V100", 8, 1)).gpu.memory.v / kGiB, 31.75, 0.01);
+  EXPECT_EQ(system_of(row_on("A100", 8, 1)).gpu.name, "a100-80gb");
+  json stated = row_on("NVIDIA A100", 8, 1);
+  stated["hardware"]["gpu_mem_gb"] = 40;
+  EXPECT_EQ(system_of(stated).gpu.name, "a100-40gb");
+  EXPECT_EQ(system_of(row_on("H100 PCIe", 2, 1)).topology, IntraTopology::pcie);
+  EXPECT_EQ(system_of(row_on("H100 80GB HBM3", 8, 1)).topology, IntraTopology::nvswitch);
+}
+
+TEST(ValidationGeneralRows, NodeSizeFromNumGpusOverNodes) {
+  // 64 V100s on 4 nodes: 16 a node, a DGX-2.
+  SystemSpec s = system_of(row_on("V100 32GB", 64, 4));
+  EXPECT_EQ(s.gpus_per_node, 16);
+  EXPECT_EQ(s.topology, IntraTopology::nvswitch);
+  // 32 A100s on 8 nodes: 4 a node; the DGX A100's 8 NICs for 8 GPUs become 8 x 4 / 8 = 4.
+  s = system_of(row_on("A100 SXM4 80GB", 32, 8));
+  EXPECT_EQ(s.gpus_per_node, 4);
+  EXPECT_EQ(s.nics_per_node, 4);
+  // NICs the row states win: 2 x 200 Gb/s.
+  s = system_of(row_on("A100 SXM4 80GB", 32, 8, "2x HDR 200 Gb/s per node"));
+  EXPECT_EQ(s.nics_per_node, 2);
+  EXPECT_DOUBLE_EQ(s.nic_bw.v, 200e9 / 8);
+  // A single-node row on part of a node keeps the preset; nodes not given reads nothing.
+  EXPECT_EQ(system_of(row_on("A100 SXM4 80GB", 4, 1)).gpus_per_node, 8);
+  EXPECT_EQ(system_of(row_on("A100 SXM4 80GB", 64, nullptr)).gpus_per_node, 8);
+}
+
+TEST(ValidationGeneralRows, UnknownGpusAreSkippedWithTheKnownFamilies) {
+  for (const char* gpu : {"RTX 3090", "AMD MI250X", "GH200 96GB", "L40S"}) {
+    std::vector<std::string> notes;
+    auto s = validation::rows::row_system(row_on(gpu, 8, 1), notes);
+    ASSERT_FALSE(s) << gpu;
+    EXPECT_NE(s.errors().front().message.find("not recognised"), std::string::npos);
+    EXPECT_NE(s.errors().front().hint.find("V100, A100, H100 and H200"), std::string::npos);
+  }
+}
+
+validation::ValidationCase case_of(const json& row) {
+  auto set = validation::load_validation(json::array({row}), "t.json");
+  EXPECT_TRUE(set && set->cases.size() == 1u) << row["measured"].dump();
+  return set && !set->cases.empty() ? set->cases.front() : validation::ValidationCase{};
+}
+
+TEST(ValidationGeneralRows, MeasuredKeysWithTheirUnits) {
+  json row = row_on("A100 SXM4 80GB", 8, 1);
+  row["measured"] = {{"step_time_s", 1.5}};
+  validation::ValidationCase c = case_of(row);
+  ASSERT_EQ(c.measured.size(), 1u);
+  EXPECT_EQ(c.measured[0].kind, validation::MeasureKind::step_time);
+  EXPECT_DOUBLE_EQ(c.measured[0].value, 1.5);
+  row["measured"] = {{"elapsed_time_per_iteration_ms", 1500}};
+  EXPECT_DOUBLE_EQ(case_of(row).measured[0].value, 1.5);
+  row["measured"] = {{"tokens_per_s_per_gpu", 3000}};
+  c = case_of(row);
+  ASSERT_EQ(c.measured.size(), 1u);
+  EXPECT_EQ(c.measured[0].kind, validation::MeasureKind::tokens_per_s);
+  EXPECT_TRUE(c.measured[0].per_gpu);
+  // The prediction: tokens/s of the job over its 8 GPUs.
+  Evaluation e;
+  e.tokens_per_s = 24000;
+  EXPECT_DOUBLE_EQ(validation::predicted_throughput(c, c.measured[0], e), 3000);
+  row["measured"] = {{"tokens_per_s", 24000}};
+  c = case_of(row);
+  EXPECT_FALSE(c.measured[0].per_gpu);
+  EXPECT_DOUBLE_EQ(validation::predicted_throughput(c, c.measured[0], e), 24000);
+  // A step time wins over the throughputs derived from it.
+  row["measured"] = {{"iteration_time_ms", 900}, {"tokens_per_s", 24000}, {"tflops_per_gpu", 100}};
+  c = case_of(row);
+  ASSERT_EQ(c.measured.size(), 1u);
+  EXPECT_EQ(c.measured[0].kind, validation::MeasureKind::step_time);
+  // A non-numeric value is not a measurement.
+  row["measured"] = {{"tflops_per_gpu", "about 100"}};
+  auto set = validation::load_validation(json::array({row}), "t.json");
+  ASSERT_TRUE(set);
+  EXPECT_TRUE(set->cases.empty());
+  ASSERT_EQ(set->skipped.size(), 1u);
+}
+
+TEST(ValidationGeneralRows, FlopConventionsNamedInTheRow) {
+  json row = row_on("A100 SXM4 80GB", 8, 1);
+  row["measured"] = {{"tflops_per_gpu", 150}};
+  // Unstated: dsplan's model FLOPs.
+  validation::ValidationCase c = case_of(row);
+  EXPECT_EQ(c.flops, validation::FlopConvention::model);
+  Evaluation e;
+  e.tflops_per_gpu = 140;
+  e.hw_tflops_per_gpu = 180;
+  EXPECT_DOUBLE_EQ(validation::predicted_throughput(c, c.measured[0], e), 140);
+  row["notes"] = "TFLOP/s are hardware FLOPs (HFU)";
+  c = case_of(row);
+  EXPECT_EQ(c.flops, validation::FlopConvention::hardware);
+  EXPECT_DOUBLE_EQ(validation::predicted_throughput(c, c.measured[0], e), 180);
+  // Narayanan et al.'s formula without the recompute pass, F=72:
+  // 72 * s * l * h^2 * (1 + s/6h + V/16lh) with s = 2048, l = 24, h = 2048, V = 50257
+  // = 72 * 2048 * 24 * 4194304 * (1 + 0.1666667 + 0.0639114) = 1.4843e13 * 1.2305781 = 1.8266e13.
+  row["notes"] = "F=72 per sample";
+  c = case_of(row);
+  ASSERT_TRUE(c.source_flops_per_sample);
+  EXPECT_NEAR(*c.source_flops_per_sample / 1.8266e13, 1, 1e-3);
+  // 6N with the row's parameter count: 6 * 1.3e9 * 2048 = 1.59744e13 per sample; over a
+  // 1 s step of 8 samples on 8 GPUs, 15.97 TFLOP/s each.
+  row["notes"] = "model FLOPs = 6ND";
+  row["model"]["params_B"] = 1.3;
+  c = case_of(row);
+  ASSERT_TRUE(c.source_flops_per_sample);
+  EXPECT_DOUBLE_EQ(*c.source_flops_per_sample, 6 * 1.3e9 * 2048);
+  e.cfg.micro_batch = 1;
+  e.cfg.dp = 8;
+  e.time.step = Seconds(1);
+  EXPECT_NEAR(validation::predicted_throughput(c, c.measured[0], e), 15.97, 0.01);
+  // "6 nodes" does not name 6N.
+  row["notes"] = "ran on 6 nodes";
+  EXPECT_EQ(case_of(row).flops, validation::FlopConvention::model);
+  // An aggregate PFLOP/s is per GPU over the job: 1.2 PFLOP/s on 8 GPUs = 150 TFLOP/s.
+  row["measured"] = {{"aggregate_pflops", 1.2}};
+  EXPECT_DOUBLE_EQ(case_of(row).measured[0].value, 150);
+}
+
+std::vector<std::string> notes;
+
+ModelSpec model_of(const json& row) {
+  notes.clear();
+  auto r = validation::rows::row_request(row, notes);
+  EXPECT_TRUE(r) << row["model"].dump() << ": " << (r ? "" : r.errors().front().message);
+  return r ? r->model : ModelSpec{};
+}
+
+TEST(ValidationGeneralRows, LlamaRowsWithoutTheirMlpWidth) {
+  json row = row_on("A100 SXM4 80GB", 8, 1);
+  row["model"] = {{"name", "Llama-2-7b"}, {"layers", 32},    {"hidden", 4096},
+                  {"heads", 32},          {"seq_len", 4096}, {"params_B", 6.74}};
+  // Parameters with an MLP width f, untied 32000-word embeddings, no biases:
+  // 2 * 32000 * 4096 + 32 * (4 * 4096^2 + 3 * 4096 f + 2 * 4096) + 4096
+  // = 262,144,000 + 32 * (67,117,056 + 12,288 f) + 4096; 6.74e9 solves to f = 11,006.6,
+  // which rounds to 11,008 (Llama 2 7B's intermediate_size).
+  ModelSpec m = model_of(row);
+  EXPECT_EQ(m.ffn_hidden, 11008);
+  EXPECT_TRUE(m.gated_mlp);
+  EXPECT_FALSE(m.tied_embeddings);
+  EXPECT_FALSE(m.linear_bias);
+  EXPECT_FALSE(has_dropout(m));
+  EXPECT_EQ(m.vocab, 32000);
+  // Without params_B, Llama's rule: 256 * ceil(8 * 4096 / 3 / 256) = 256 * 43 = 11008.
+  row["model"].erase("params_B");
+  EXPECT_EQ(model_of(row).ffn_hidden, 11008);
+  // Llama 3 70B without kv_heads or its MLP width: 8 KV heads, and the width that carries
+  // 70.6e9 parameters is its 28672.
+  row["model"] = {{"name", "Llama 3 70B"}, {"layers", 80},    {"hidden", 8192},
+                  {"heads", 64},           {"seq_len", 8192}, {"params_B", 70.6}};
+  m = model_of(row);
+  EXPECT_EQ(m.kv_heads, 8);
+  EXPECT_EQ(m.vocab, 128256);
+  EXPECT_EQ(m.ffn_hidden, 28672);
+}
+
+TEST(ValidationGeneralRows, ModelsDsplanDoesNotPriceAreSkipped) {
+  json row = row_on("A100 SXM4 80GB", 8, 1);
+  for (const char* name :
+       {"T5-large", "flan-t5-xl", "BART large", "Mixtral 8x7B", "Switch-Base", "GPT MoE 1.3B"}) {
+    row["model"]["name"] = name;
+    std::vector<std::string> n;
+    EXPECT_FALSE(validation::rows::row_request(row, n)) << name;
+  }
+  // A dense shape whose parameters are far from the row's count: 24 x 2048 GPT is 1.3B, not 13B.
+  row["model"]["name"] = "GPT test";
+  row["model"]["params_B"] = 13;
+  std::vector<std::string> n;
+  auto r = validation::rows::row_request(row, n);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.errors().front().message.find("25%"), std::string::npos);
+  row["model"]["params_B"] = 1.3;
+  EXPECT_TRUE(validation::rows::row_request(row, n));
+}
+
+TEST(ValidationGeneralRows, HeadsInferredFromTheWidth) {
+  json row = row_on("A100 SXM4 80GB", 8, 1);
+  row["model"].erase("heads");
+  row["model"]["hidden"] = 2560;  // 2560 / 128 = 20 heads (GPT-3 2.7B: 32 x 80; both 2560 wide)
+  EXPECT_EQ(model_of(row).heads, 20);
+  row["model"]["hidden"] = 768;  // below 2048: head dimension 64, 12 heads
+  EXPECT_EQ(model_of(row).heads, 12);
+  row["model"]["heads"] = nullptr;  // null reads as not given
+  EXPECT_EQ(model_of(row).heads, 12);
+}
+
+TEST(ValidationGeneralRows, EngineNamedInParallelOther) {
+  json row = row_on("A100 SXM4 80GB", 8, 1);
+  std::vector<std::string> n;
+  row["parallel"]["other"] = "Megatron-LM, TP within the node";
+  EXPECT_EQ(validation::rows::row_request(row, n)->space.run.framework, Framework::megatron);
+  row["parallel"]["other"] = "Megatron-DeepSpeed, ZeRO-1";
+  EXPECT_EQ(validation::rows::row_request(row, n)->space.run.framework, Framework::deepspeed);
+}
+
+}  // namespace
+}  // namespace dsplan::test

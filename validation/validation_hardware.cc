@@ -1,0 +1,164 @@
+// Which dsplan hardware stands for a published row's free-text "hardware" object
+// (docs/accuracy.md, "Mapping decisions", Hardware). Rows name their GPUs the way papers
+// and READMEs do ("V100", "Tesla V100-PCIE-32GB", "A100 SXM4 80GB", "H100 80GB HBM3"), so
+// the mapping reads three things from the text and the numbers beside it:
+//  - the GPU family: V100, A100, H100 or H200 (GH200 and every other GPU are not in hwdb:
+//    the row is skipped with the families dsplan knows);
+//  - the memory: hardware.gpu_mem_gb, else a "<n> GB" in the GPU text, else the larger
+//    part of the family (V100 32GB, A100 80GB): the row ran, so the roomier card cannot
+//    call its configuration impossible; the note says so;
+//  - the form factor: a PCIe card (named in the GPU text, or an interconnect that says
+//    PCIe and no NVLink/NVSwitch) is a generic node of that card on PCIe; otherwise the
+//    family's NVLink node: DGX-1 (V100 16/32GB, hybrid cube mesh), DGX-2 (16 V100 32GB on
+//    NVSwitch, when the row says DGX-2 or runs 16 V100s in one node), DGX A100 40/80GB,
+//    DGX H100, DGX H200; Polaris (4 A100-40GB a node) when the interconnect names it.
+// A multi-node row's num_gpus / nodes is its node size, where it differs from the preset's
+// (the NICs scale with it, one NIC per GPU as the DGX presets have, until the row states
+// its own); a single-node row that uses part of a node keeps the preset. Source-specific
+// readings stay explicit: Meta's 96 GB HBM2e H100 (torchtitan), PAI's unstated V100 32GB.
+#include <cmath>
+#include <cstdio>
+#include <regex>
+
+#include "hwdb/hwdb.h"
+#include "validation/validation_rows.h"
+
+namespace dsplan::validation::rows {
+namespace {
+
+// The first "<n> GB" / "<n>GB" / "<n> GiB" / "<n>G" in the GPU text, or 0.
+double memory_in_text(const std::string& g) {
+  static const std::regex re(R"((\d+(?:\.\d+)?)\s*(?:GB|GiB|G)\b)", std::regex::icase);
+  std::smatch m;
+  return std::regex_search(g, m, re) ? std::stod(m[1].str()) : 0;
+}
+
+}  // namespace
+
+std::optional<std::pair<int, double>> stated_nics(const std::string& ic) {
+  static const std::regex re(
+      R"((\d+)\s*(?:x|\xC3\x97)\s*(?:[A-Za-z][A-Za-z0-9-]*\s+){0,3}(\d+(?:\.\d+)?)\s*G(?:b/s|bps|bit/s))",
+      std::regex::icase);
+  std::smatch mm;
+  if (!std::regex_search(ic, mm, re)) return std::nullopt;
+  const int n = std::stoi(mm[1].str());
+  const double gbps = std::stod(mm[2].str());
+  if (n < 1 || n > 64 || gbps <= 0) return std::nullopt;
+  return std::make_pair(n, gbps);
+}
+
+Expected<RowHw> row_hardware(const Json& row) {
+  const Json& hw = at(row, "hardware");
+  const std::string g = str(hw, "gpu"), ic = str(hw, "interconnect");
+  const int gpus = inum(hw, "num_gpus", 0);
+  const bool nodes_stated = at(hw, "nodes").is_number() && num(hw, "nodes") >= 1;
+  const int nodes = nodes_stated ? inum(hw, "nodes") : 0;
+  const std::string row_text = str(row, "source") + " " + joined(at(row, "inferred"));
+  // Source-specific readings (docs/accuracy.md): PAI's page states no GPU.
+  if ((has(g, "32") || has(g, "not stated")) && has(row_text, "seed 004") && gpus > 0 && nodes <= 1)
+    return RowHw{"dgx1-v100", std::string("v100-32gb"), gpus,
+                 "GPU/interconnect not stated: V100 32GB on DGX-1-style NVLink, " + std::to_string(gpus) +
+                     " per node"};
+  if (has(g, "GH200") || !(has(g, "V100") || has(g, "A100") || has(g, "H100") || has(g, "H200")))
+    return Diagnostic{"", "/hardware/gpu", "hardware \"" + g + "\" not recognised",
+                      "dsplan knows V100, A100, H100 and H200 (SXM or PCIe)"};
+  const double stated = num(hw, "gpu_mem_gb") > 0 ? num(hw, "gpu_mem_gb") : memory_in_text(g);
+  const bool pcie = has(g, "PCIe") || (has(ic, "PCIe") && !has(ic, "NVLink") && !has(ic, "NVSwitch"));
+  RowHw h;
+  std::string memory_note = stated > 0 ? "" : ", memory not stated: the family's larger part";
+  if (has(g, "V100")) {
+    const bool big = !(stated > 0 && stated < 24);
+    if (pcie) {
+      h = RowHw{"v100-pcie-16gb", {}, 0, std::string("V100 PCIe ") + (big ? "32GB" : "16GB") + " on PCIe"};
+      if (big) h.memory = gpu_preset("v100-32gb")->memory;
+    } else if (has(g, "DGX-2") || has(ic, "DGX-2") || (gpus == 16 && nodes == 1) ||
+               (nodes_stated && gpus == 16 * nodes)) {
+      h = RowHw{"dgx2",
+                {},
+                0,
+                has(g, "DGX-2") || has(ic, "DGX-2") ? "DGX-2 (V100 32GB, NVSwitch)"
+                                                    : "16 V100s a node = DGX-2 (V100 32GB, NVSwitch)"};
+      memory_note.clear();
+    } else {
+      h = RowHw{"dgx1-v100", big ? std::optional<std::string>("v100-32gb") : std::nullopt, 0,
+                std::string("DGX-1 V100 ") + (big ? "32GB" : "16GB") + " (NVLink hybrid cube mesh)"};
+    }
+  } else if (has(g, "A100")) {
+    const bool big = !(stated > 0 && stated < 60);
+    if (has(ic, "Polaris")) {
+      h = RowHw{"polaris", {}, 0, "Polaris"};
+      memory_note.clear();
+    } else if (pcie) {
+      h = RowHw{big ? "a100-pcie-80gb" : "a100-pcie-40gb",
+                {},
+                0,
+                big ? "A100 PCIe 80GB on PCIe" : "A100 PCIe 40GB on PCIe"};
+    } else {
+      h = RowHw{big ? "dgx-a100" : "dgx-a100-40gb", {}, 0, big ? "DGX A100 80GB" : "DGX A100 40GB"};
+    }
+  } else if (has(g, "H100")) {
+    if (has(g, "96GB") && has(g, "HBM2e")) {  // Meta's Grand Teton H100 (torchtitan)
+      h = RowHw{"dgx-h100",
+                {},
+                0,
+                "DGX H100 node with Meta's H100 96GB HBM2e: 96e9 bytes at 2.4 TB/s (torchtitan's benchmark "
+                "page); its 500 W power limit is not modelled",
+                Bytes(96e9),
+                GBps(2400)};
+    } else {
+      h = pcie ? RowHw{"h100-pcie-80gb", {}, 0, "H100 PCIe 80GB on PCIe"}
+               : RowHw{"dgx-h100", {}, 0, "DGX H100"};
+    }
+    memory_note.clear();  // 80 GB either way
+  } else {
+    h = RowHw{"dgx-h200", {}, 0, "DGX H200"};
+    memory_note.clear();
+  }
+  h.why += memory_note;
+  // The node size a multi-node row states (num_gpus / nodes), or a single node larger than
+  // the preset's; the NICs keep the preset's count per GPU.
+  auto preset = system_named(h.system);
+  if (!preset) return preset.errors();
+  const int preset_gpn = preset->gpus_per_node;
+  if (h.gpus_per_node == 0 && nodes_stated && gpus > 0 && gpus % nodes == 0) {
+    const int per = gpus / nodes;
+    if (per != preset_gpn && (nodes > 1 || per > preset_gpn) && per <= 16) {
+      h.gpus_per_node = per;
+      h.nics_per_node =
+          std::max(1, static_cast<int>(std::lround(double(preset->nics_per_node) * per / preset_gpn)));
+      h.why += ", " + std::to_string(per) + " GPUs a node (num_gpus / nodes)";
+    }
+  }
+  return h;
+}
+
+Expected<SystemSpec> row_system(const Json& row, std::vector<std::string>& notes) {
+  auto h = row_hardware(row);
+  if (!h) return h.errors();
+  auto found = system_named(h->system);
+  if (!found) return found.errors();
+  SystemSpec sys = *found;
+  if (h->gpu) {
+    auto g = gpu_preset(*h->gpu);
+    if (!g) return g.errors();
+    sys.gpu = *g;
+  }
+  if (h->gpus_per_node > 0) sys.gpus_per_node = h->gpus_per_node;
+  if (h->nics_per_node > 0) sys.nics_per_node = h->nics_per_node;
+  if (h->memory.v > 0) sys.gpu.memory = h->memory;
+  if (h->hbm.v > 0) sys.gpu.hbm_bw = h->hbm;
+  notes.push_back("hardware " + h->system + (h->gpu ? " with " + *h->gpu : "") + ": " + h->why);
+  if (auto nics = stated_nics(str(at(row, "hardware"), "interconnect"))) {
+    if (nics->first != sys.nics_per_node || std::abs(nics->second * 1e9 / 8 - sys.nic_bw.v) > 1) {
+      sys.nics_per_node = nics->first;
+      sys.nic_bw = BytesPerSecond(nics->second * 1e9 / 8);
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "NICs as the row states: %d x %g Gb/s per node", nics->first,
+                    nics->second);
+      notes.push_back(buf);
+    }
+  }
+  return sys;
+}
+
+}  // namespace dsplan::validation::rows

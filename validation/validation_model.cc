@@ -1,0 +1,118 @@
+// What a shape-only published row leaves out of its model, and when the row is outside
+// what dsplan models (docs/accuracy.md, "Mapping decisions", Model):
+//  - Encoder-decoder (T5, BART, Pegasus) and mixture-of-experts models (MoE, Mixtral,
+//    Switch, "experts") are not modelled: such rows are skipped, never priced as a dense
+//    decoder.
+//  - Heads not given: head dimension 128 where the width is a multiple of 128 and at least
+//    2048 (GPT-3 from 2.7B up, Llama), else 64 (GPT-2, BERT). Attention's FLOPs do not
+//    depend on the split; its score memory without flash does.
+//  - A Llama-family name without the numbers (Touvron et al. 2023 §2.2, Llama 2 Table 1,
+//    Llama 3 herd paper Table 3): vocabulary 32000 (Llama 1/2) or 128256 (Llama 3);
+//    untied input and output embeddings (Llama 3.2 1B/3B tie them); 8 KV heads for
+//    Llama 3; no linear biases and no dropout. A gated MLP's width is not the 4h of a GPT: when the row does
+//    not give it, it is solved from the row's params_B (rounded to 256), which pins the GEMM FLOPs per token,
+//    else Llama's rule 256 * ceil((8h/3) / 256).
+//  - The mapped model must carry the row's params_B within 25%: a larger gap means an
+//    architecture the row's fields do not describe (its FLOPs would be wrong by as much),
+//    and the row is skipped with both counts. (Every row in shared/validation and
+//    validation/ agrees within 5%: tests/unit/time/validation_shapes_test.cc.)
+#include <cmath>
+#include <cstdio>
+#include <regex>
+
+#include "estimator/params.h"
+#include "validation/validation_rows.h"
+
+namespace dsplan::validation::rows {
+namespace {
+
+std::string billions(double n) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3gB", n / 1e9);
+  return buf;
+}
+
+}  // namespace
+
+std::optional<Diagnostic> unsupported_architecture(const Json& m) {
+  const std::string n = str(m, "name") + " " + str(m, "architecture");
+  static const std::regex enc_dec(R"(\b(m?T5|Flan-T5|m?BART|Pegasus|encoder-decoder)\b)", std::regex::icase);
+  static const std::regex moe(R"(\bMoE\b|Mixtral|\bSwitch\b|\bexperts?\b|\b\d+x\d+(\.\d+)?B\b)",
+                              std::regex::icase);
+  if (std::regex_search(n, enc_dec))
+    return Diagnostic{"", "/model/name",
+                      "encoder-decoder models are not modelled (\"" + str(m, "name") + "\")",
+                      "dsplan models decoder-only and encoder-only transformers"};
+  if (std::regex_search(n, moe))
+    return Diagnostic{"", "/model/name",
+                      "mixture-of-experts models are not modelled (\"" + str(m, "name") + "\")",
+                      "dsplan models dense transformers"};
+  return std::nullopt;
+}
+
+int inferred_heads(int hidden, std::vector<std::string>& notes) {
+  const int head_dim = hidden >= 2048 && hidden % 128 == 0 ? 128 : hidden % 64 == 0 ? 64 : 0;
+  if (head_dim == 0) return 0;
+  notes.push_back("heads not given: head dimension " + std::to_string(head_dim) + ", " +
+                  std::to_string(hidden / head_dim) + " heads");
+  return hidden / head_dim;
+}
+
+void family_defaults(const Json& m, ModelSpec& spec, std::vector<std::string>& notes) {
+  const std::string n = str(m, "name");
+  if (!has(n, "llama")) return;
+  static const std::regex llama3(R"(llama[ -]?3)", std::regex::icase);
+  const bool v3 = std::regex_search(n, llama3);
+  if (num(m, "vocab") <= 0) {
+    spec.vocab = v3 ? 128256 : 32000;
+    notes.push_back(std::string("vocab not given: Llama ") + (v3 ? "3's 128256" : "1/2's 32000"));
+  }
+  if (!at(m, "tied_embeddings").is_boolean() && !has(n, "3.2")) spec.tied_embeddings = false;
+  // Llama's linears carry no biases and its blocks no dropout (Hugging Face LlamaConfig:
+  // attention_bias and mlp_bias false, attention_dropout 0.0; NeMo's Llama configs:
+  // add_bias_linear false, hidden and attention dropout 0.0).
+  if (!at(m, "linear_bias").is_boolean()) spec.linear_bias = false;
+  if (!at(m, "dropout").is_boolean()) spec.dropout = false;
+  if (v3 && num(m, "kv_heads") <= 0 && spec.heads % 8 == 0) {
+    spec.kv_heads = 8;
+    notes.push_back("kv_heads not given: Llama 3's 8");
+  }
+}
+
+std::optional<Diagnostic> settle_parameters(const Json& m, bool shape_only, ModelSpec& spec,
+                                            std::vector<std::string>& notes) {
+  const double stated = num(m, "params_B") * 1e9;
+  if (shape_only && spec.gated_mlp && num(m, "ffn_hidden") <= 0) {
+    const int rule = 256 * static_cast<int>(std::ceil(8.0 * spec.hidden / 3 / 256));
+    spec.ffn_hidden = rule;
+    if (stated > 0) {
+      // Parameters are linear in the FFN width: solve from two widths, round to 256.
+      const double p0 = static_cast<double>(total_params(spec));
+      ModelSpec wider = spec;
+      wider.ffn_hidden += 256;
+      const double slope = (static_cast<double>(total_params(wider)) - p0) / 256;
+      const double width = rule + (stated - p0) / slope;
+      const int solved = 256 * static_cast<int>(std::lround(width / 256));
+      if (solved >= spec.hidden && solved <= 8 * spec.hidden) {
+        spec.ffn_hidden = solved;
+        notes.push_back("gated MLP width not given: " + std::to_string(solved) + ", solved from params_B");
+      } else {
+        notes.push_back("gated MLP width not given: Llama's rule, " + std::to_string(rule));
+      }
+    } else {
+      notes.push_back("gated MLP width not given: Llama's rule, " + std::to_string(rule));
+    }
+  }
+  if (stated <= 0) return std::nullopt;
+  const double mapped = static_cast<double>(total_params(spec));
+  if (std::abs(mapped / stated - 1) > 0.25)
+    return Diagnostic{
+        "", "/model/params_B",
+        "the row's " + billions(stated) + " parameters differ from the mapped model's " + billions(mapped) +
+            " by more than 25%",
+        "give the model's ffn_hidden, kv_heads, gated_mlp, vocab and tied_embeddings, or it is an "
+        "architecture dsplan does not model"};
+  return std::nullopt;
+}
+
+}  // namespace dsplan::validation::rows
