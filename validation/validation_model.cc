@@ -81,6 +81,8 @@ void family_defaults(const Json& m, ModelSpec& spec, std::vector<std::string>& n
 
 std::optional<Diagnostic> settle_parameters(const Json& m, bool shape_only, ModelSpec& spec,
                                             std::vector<std::string>& notes) {
+  if (num(m, "params_B") > 1e6)
+    return Diagnostic{"", "/model/params_B", "params_B must be at most 1e6 (billions of parameters)", ""};
   const double stated = num(m, "params_B") * 1e9;
   if (shape_only && spec.gated_mlp && num(m, "ffn_hidden") <= 0) {
     const int rule = 256 * static_cast<int>(std::ceil(8.0 * spec.hidden / 3 / 256));
@@ -92,8 +94,8 @@ std::optional<Diagnostic> settle_parameters(const Json& m, bool shape_only, Mode
       wider.ffn_hidden += 256;
       const double slope = (static_cast<double>(total_params(wider)) - p0) / 256;
       const double width = rule + (stated - p0) / slope;
-      const int solved = 256 * static_cast<int>(std::lround(width / 256));
-      if (solved >= spec.hidden && solved <= 8 * spec.hidden) {
+      if (std::isfinite(width) && width >= spec.hidden && width <= 8.0 * spec.hidden) {
+        const int solved = 256 * static_cast<int>(std::lround(width / 256));
         spec.ffn_hidden = solved;
         notes.push_back("gated MLP width not given: " + std::to_string(solved) + ", solved from params_B");
       } else {
