@@ -83,7 +83,7 @@ void load_row(const Json& row, const std::string& file, ValidationSet& set) {
         file, id,
         "no measured quantity dsplan predicts (numbers under iteration_time_ms, step_time_s, samples_per_s, "
         "tokens_per_s, tokens_per_s_per_gpu, tflops_per_gpu, aggregate_pflops, peak_memory_MB, "
-        "peak_mem_MiB or oom: docs/accuracy.md, \"Measured keys\")"));
+        "peak_mem_MiB or oom: docs/accuracy.md, \"Mapping decisions\")"));
   set.cases.push_back(std::move(c));
 }
 
