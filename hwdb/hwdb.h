@@ -54,8 +54,9 @@ using FileReader = std::function<Expected<std::string>(const std::string&)>;
 // `read_file`. Overrides: `gpus_per_node` (1..64) replaces the node's GPU count (host
 // resources and NICs are kept, except on a generic node, which is rebuilt);
 // `inter_node_Gbps` is the network bandwidth PER NODE in Gbit/s, split evenly over the
-// node's NICs (one NIC is assumed when the node has none). Unknown names get a
-// "did you mean" hint.
+// node's NICs (one NIC is assumed when the node has none). Preset names match in any
+// case, and a GPU family alone names its DGX node (v100 = dgx1-v100, a100 = dgx-a100,
+// h100 = dgx-h100, h200 = dgx-h200). Unknown names get a "did you mean" hint.
 Expected<SystemSpec> resolve_hardware(std::string_view name_or_path,
                                       std::optional<int> gpus_per_node,
                                       std::optional<double> inter_node_Gbps,

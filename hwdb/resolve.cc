@@ -3,6 +3,7 @@
 // the result in one line. A bare GPU becomes a generic node whose assumptions are listed
 // in hwdb.h and docs/model.md §2 Hardware.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -73,6 +74,20 @@ Diagnostics check_overrides(std::optional<int> gpus_per_node, std::optional<doub
   return errs;
 }
 
+// A preset named in other case ("DGX-H100", "A100-80GB") or by its GPU family alone: the
+// family's DGX node (v100: DGX-1 with 16 GB V100s, the smaller part, so that a plan fits
+// either card). Anything else is returned unchanged and fails as unknown.
+std::string canonical_name(std::string_view name, const std::vector<std::string>& known) {
+  std::string lower(name);
+  for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (contains(known, lower)) return lower;
+  static const std::pair<const char*, const char*> families[] = {
+      {"v100", "dgx1-v100"}, {"a100", "dgx-a100"}, {"h100", "dgx-h100"}, {"h200", "dgx-h200"}};
+  for (const auto& [family, preset] : families)
+    if (lower == family) return preset;
+  return std::string(name);
+}
+
 }  // namespace
 
 SystemSpec generic_node(const GpuSpec& gpu, int gpus_per_node) {
@@ -103,6 +118,11 @@ Expected<SystemSpec> resolve_hardware(std::string_view name_or_path, std::option
   std::vector<std::string> systems = system_preset_names(), gpus = gpu_preset_names();
   Expected<SystemSpec> s = Diagnostics{};
   bool generic = false;  // built for the requested GPU count already
+  std::vector<std::string> known = systems;
+  known.insert(known.end(), gpus.begin(), gpus.end());
+  const std::string canonical =
+      looks_like_path(name_or_path) ? std::string(name_or_path) : canonical_name(name_or_path, known);
+  name_or_path = canonical;
   if (contains(systems, name_or_path)) {
     s = system_preset(name_or_path);
   } else if (contains(gpus, name_or_path)) {
@@ -113,9 +133,7 @@ Expected<SystemSpec> resolve_hardware(std::string_view name_or_path, std::option
   } else if (looks_like_path(name_or_path)) {
     s = load_file(std::string(name_or_path), gpus_per_node, read_file, generic);
   } else {
-    std::vector<std::string> all = systems;
-    all.insert(all.end(), gpus.begin(), gpus.end());
-    Diagnostic d = hwdb_detail::unknown_name("", "", "hardware", name_or_path, all);
+    Diagnostic d = hwdb_detail::unknown_name("", "", "hardware", name_or_path, known);
     d.hint += "; or a path to a system JSON file (containing '/' or ending in .json)";
     return d;
   }

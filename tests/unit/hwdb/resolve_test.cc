@@ -83,9 +83,25 @@ TEST(HwdbResolve, UnknownNameSuggestsSystemsAndGpus) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.errors()[0].message, "unknown hardware \"dgx-a10O\"");
   EXPECT_NE(s.errors()[0].hint.find("did you mean \"dgx-a100\"?"), std::string::npos);
-  auto g = resolve_hardware("h200", std::nullopt, std::nullopt, kNoFiles);
+  auto g = resolve_hardware("h200-140gb", std::nullopt, std::nullopt, kNoFiles);
   ASSERT_FALSE(g.ok());
   EXPECT_NE(g.errors()[0].hint.find("did you mean \"h200-141gb\"?"), std::string::npos);
+}
+
+// Preset names in any case, and a GPU family alone for its DGX node (V100: the DGX-1 with
+// 16 GB cards, the smaller part, so that a plan fits either).
+TEST(HwdbResolve, CaseAndFamilyNamesReachThePresets) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"DGX-H100", "dgx-h100"}, {"h100", "dgx-h100"},  {"A100", "dgx-a100"},
+      {"h200", "dgx-h200"},     {"V100", "dgx1-v100"}, {"A100-40GB", "generic-a100-40gb"}};
+  for (const auto& [given, expected] : cases) {
+    auto s = resolve_hardware(given, std::nullopt, std::nullopt, kNoFiles);
+    ASSERT_TRUE(s.ok()) << given;
+    EXPECT_EQ(s->name, expected) << given;
+  }
+  EXPECT_NEAR(resolve_hardware("v100", std::nullopt, std::nullopt, kNoFiles)->gpu.memory.v / (1 << 30), 15.78,
+              0.01);
+  EXPECT_FALSE(resolve_hardware("h100 sxm", std::nullopt, std::nullopt, kNoFiles).ok());
 }
 
 TEST(HwdbResolve, FileIsReadThroughTheCallback) {
