@@ -31,7 +31,14 @@ std::vector<std::string> model_preset_names();
 // The preset's "source" citation ("" when it has none or the name is unknown).
 std::string model_preset_source(std::string_view name);
 
-// A preset name, else a path read through `read_file` (the CLI passes read_text_file).
+// The preset a name means when it is not a preset's exact name: the same name in other case
+// or with other separators ("Llama-2-7B" = llama2-7b), or a Hugging Face id
+// ("meta-llama/Llama-2-7b-hf", "bert-base-uncased", "mistralai/Mistral-7B-v0.1"); nothing
+// when no preset matches.
+std::optional<std::string> preset_for_name(std::string_view name);
+
+// A preset name, else a path read through `read_file` (the CLI passes read_text_file); a
+// name that is neither, nor a readable file, may still name a preset (preset_for_name).
 Expected<ModelSpec> resolve_model(
     std::string_view name_or_path,
     const std::function<Expected<std::string>(const std::string&)>& read_file);

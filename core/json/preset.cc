@@ -1,6 +1,8 @@
 // Model presets compiled into the binary from configs/models/*.json (cmake/Embed.cmake),
 // and resolve_model(): a preset name first, else a file read through the caller's callback.
 #include <algorithm>
+#include <cctype>
+#include <optional>
 #include <string>
 
 #include "core/embedded.h"
@@ -66,7 +68,55 @@ Diagnostic unknown_preset(std::string_view name) {
                         join(names) + "; or give the path of a model JSON or Hugging Face config.json"};
 }
 
+// The comparison key of a model name: lower case, a Hugging Face organisation ("meta-llama/")
+// and the "-hf" / "Meta-" / "-uncased" / version ("-v0.1") decorations dropped, then the
+// separators '-', '_' and ' ' (dots kept: gpt-1.3b and gpt-13b stay apart).
+std::string name_key(std::string_view name) {
+  std::string s(name);
+  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (auto slash = s.rfind('/'); slash != std::string::npos) s.erase(0, slash + 1);
+  auto drop_suffix = [&s](std::string_view suf) {
+    if (s.size() > suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0)
+      s.erase(s.size() - suf.size());
+  };
+  drop_suffix("-hf");
+  drop_suffix("-uncased");
+  if (s.rfind("meta-", 0) == 0) s.erase(0, 5);
+  // A trailing version: "-v0.1", "-v2".
+  if (auto v = s.rfind("-v"); v != std::string::npos && v + 2 < s.size() &&
+                              s.find_first_not_of("0123456789.", v + 2) == std::string::npos)
+    s.erase(v);
+  std::string out;
+  for (char ch : s)
+    if (ch != '-' && ch != '_' && ch != ' ') out += ch;
+  return out;
+}
+
+// A Hugging Face id ("org/name") rather than a file path: one slash, plain characters.
+bool looks_like_hub_id(std::string_view s) {
+  const auto slash = s.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == s.size() ||
+      s.find('/', slash + 1) != std::string_view::npos || s.front() == '.')
+    return false;
+  if (s.size() > 5 && s.substr(s.size() - 5) == ".json") return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '/';
+  });
+}
+
 }  // namespace
+
+std::optional<std::string> preset_for_name(std::string_view name) {
+  static const std::pair<const char*, const char*> aliases[] = {
+      {"distilbertbase", "distilbert"}, {"gpt2small", "gpt2"}, {"bloom", "bloom-176b"}};
+  const std::string key = name_key(name);
+  if (key.empty()) return std::nullopt;
+  for (const auto& [alias, preset] : aliases)
+    if (key == alias) return std::string(preset);
+  for (const auto& n : model_preset_names())
+    if (name_key(n) == key) return n;
+  return std::nullopt;
+}
 
 std::vector<std::string> model_preset_names() {
   std::vector<std::string> names;
@@ -98,6 +148,10 @@ Expected<ModelSpec> resolve_model(
   const std::string path(name_or_path);
   auto text = read_file(path);
   if (!text) {
+    // A preset named another way: in other case or spelling ("Llama-2-7b"), or by its
+    // Hugging Face id ("meta-llama/Llama-2-7b-hf").
+    if (!looks_like_path(name_or_path) || looks_like_hub_id(name_or_path))
+      if (auto preset = preset_for_name(name_or_path)) return model_preset(*preset);
     if (!looks_like_path(name_or_path)) return unknown_preset(name_or_path);
     Diagnostic d = text.errors().front();
     // Keep the reader's reason (too large, a folder); only a plain open failure becomes the

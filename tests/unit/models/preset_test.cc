@@ -173,6 +173,33 @@ TEST(ResolveModel, UnknownBareNameIsOneClearMessage) {
   EXPECT_NE(text.find("did you mean \"llama2-7b\"?"), std::string::npos) << text;
 }
 
+// A preset named the way people write it: other case and separators, or the Hugging Face
+// id of the model it mirrors. A path that does not exist stays an error.
+TEST(ResolveModel, PresetsNamedOtherWays) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"Llama2-7B", "llama2-7b"},
+      {"llama-2-7b", "llama2-7b"},
+      {"meta-llama/Llama-2-7b-hf", "llama2-7b"},
+      {"meta-llama/Meta-Llama-3-70B", "llama3-70b"},
+      {"GPT-2.7B", "gpt-2.7b"},
+      {"GPT-1.3B", "gpt-1.3b"},  // not gpt-13b: the dot stays
+      {"gpt-13B", "gpt-13b"},
+      {"bert-base-uncased", "bert-base"},
+      {"distilbert-base-uncased", "distilbert"},
+      {"mistralai/Mistral-7B-v0.1", "mistral-7b"},
+      {"Qwen/Qwen2.5-7B", "qwen2.5-7b"},
+  };
+  for (const auto& [given, preset] : cases) {
+    auto m = resolve_model(given, read_text_file);
+    ASSERT_TRUE(m.ok()) << given;
+    EXPECT_EQ(m->name, preset) << given;
+  }
+  for (const char* path : {"./nope/gpt2", "configs/gpt2.json", "a/b/llama2-7b"})
+    EXPECT_FALSE(resolve_model(path, read_text_file).ok()) << path;
+  // Every preset's own name is its key, and no two presets share one.
+  for (const std::string& n : model_preset_names()) EXPECT_EQ(preset_for_name(n).value_or(""), n);
+}
+
 TEST(ResolveModel, MissingFileIsOneClearMessage) {
   const std::string path = test::fixture("no/such/model.json");
   auto m = resolve_model(path, read_text_file);
