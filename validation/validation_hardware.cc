@@ -2,8 +2,9 @@
 // (docs/accuracy.md, "Mapping decisions", Hardware). Rows name their GPUs the way papers
 // and READMEs do ("V100", "Tesla V100-PCIE-32GB", "A100 SXM4 80GB", "H100 80GB HBM3"), so
 // the mapping reads three things from the text and the numbers beside it:
-//  - the GPU family: V100, A100, H100 or H200 (GH200 and every other GPU are not in hwdb:
-//    the row is skipped with the families dsplan knows);
+//  - the GPU family: V100, A100, H100 or H200, and the export parts A800 and H800 (an A100
+//    and an H100 with NVLink at 200 GB/s per direction); GH200 and every other GPU are not
+//    in hwdb: the row is skipped with the families dsplan knows;
 //  - the memory: hardware.gpu_mem_gb, else a "<n> GB" in the GPU text, else the larger
 //    part of the family (V100 32GB, A100 80GB): the row ran, so the roomier card cannot
 //    call its configuration impossible; the note says so;
@@ -59,9 +60,13 @@ Expected<RowHw> row_hardware(const Json& row) {
     return RowHw{"dgx1-v100", std::string("v100-32gb"), gpus,
                  "GPU/interconnect not stated: V100 32GB on DGX-1-style NVLink, " + std::to_string(gpus) +
                      " per node"};
-  if (has(g, "GH200") || !(has(g, "V100") || has(g, "A100") || has(g, "H100") || has(g, "H200")))
+  // The export parts A800 and H800 are the A100 and H100 with NVLink cut to 400 GB/s
+  // (200 GB/s per direction; NVIDIA's A800 and H800 SXM datasheets).
+  const bool export_part = has(g, "A800") || has(g, "H800");
+  if (has(g, "GH200") ||
+      !(has(g, "V100") || has(g, "A100") || has(g, "H100") || has(g, "H200") || export_part))
     return Diagnostic{"", "/hardware/gpu", "hardware \"" + g + "\" not recognised",
-                      "dsplan knows V100, A100, H100 and H200 (SXM or PCIe)"};
+                      "dsplan knows V100, A100 (A800), H100 (H800) and H200, SXM or PCIe"};
   const double stated = num(hw, "gpu_mem_gb") > 0 ? num(hw, "gpu_mem_gb") : memory_in_text(g);
   const bool pcie = has(g, "PCIe") || (has(ic, "PCIe") && !has(ic, "NVLink") && !has(ic, "NVSwitch"));
   RowHw h;
@@ -83,7 +88,7 @@ Expected<RowHw> row_hardware(const Json& row) {
       h = RowHw{"dgx1-v100", big ? std::optional<std::string>("v100-32gb") : std::nullopt, 0,
                 std::string("DGX-1 V100 ") + (big ? "32GB" : "16GB") + " (NVLink hybrid cube mesh)"};
     }
-  } else if (has(g, "A100")) {
+  } else if (has(g, "A100") || has(g, "A800")) {
     const bool big = !(stated > 0 && stated < 60);
     if (has(ic, "Polaris")) {
       h = RowHw{"polaris", {}, 0, "Polaris"};
@@ -96,7 +101,7 @@ Expected<RowHw> row_hardware(const Json& row) {
     } else {
       h = RowHw{big ? "dgx-a100" : "dgx-a100-40gb", {}, 0, big ? "DGX A100 80GB" : "DGX A100 40GB"};
     }
-  } else if (has(g, "H100")) {
+  } else if (has(g, "H100") || has(g, "H800")) {
     if (has(g, "96GB") && has(g, "HBM2e")) {  // Meta's Grand Teton H100 (torchtitan)
       h = RowHw{"dgx-h100",
                 {},
@@ -115,6 +120,11 @@ Expected<RowHw> row_hardware(const Json& row) {
     memory_note.clear();
   }
   h.why += memory_note;
+  if (export_part && !pcie) {
+    h.intra = GBps(200);
+    h.why += has(g, "A800") ? ", A800: NVLink at 200 GB/s per direction"
+                            : ", H800: NVLink at 200 GB/s per direction";
+  }
   // The node size a multi-node row states (num_gpus / nodes), or a single node larger than
   // the preset's; the NICs keep the preset's count per GPU.
   auto preset = system_named(h.system);
@@ -147,6 +157,7 @@ Expected<SystemSpec> row_system(const Json& row, std::vector<std::string>& notes
   if (h->nics_per_node > 0) sys.nics_per_node = h->nics_per_node;
   if (h->memory.v > 0) sys.gpu.memory = h->memory;
   if (h->hbm.v > 0) sys.gpu.hbm_bw = h->hbm;
+  if (h->intra.v > 0) sys.intra_bw_per_gpu = h->intra;
   notes.push_back("hardware " + h->system + (h->gpu ? " with " + *h->gpu : "") + ": " + h->why);
   if (auto nics = stated_nics(str(at(row, "hardware"), "interconnect"))) {
     if (nics->first != sys.nics_per_node || std::abs(nics->second * 1e9 / 8 - sys.nic_bw.v) > 1) {

@@ -123,6 +123,7 @@ struct RowHw {
   Bytes memory{0};
   BytesPerSecond hbm{0};
   int nics_per_node = 0;  // 0 = the system's
+  BytesPerSecond intra{0};  // NVLink per GPU per direction; 0 = the system's
 };
 Expected<RowHw> row_hardware(const Json& row);
 // The SystemSpec of row_hardware with the row's stated NICs applied; the notes say how.

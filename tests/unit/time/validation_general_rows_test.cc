@@ -92,13 +92,25 @@ TEST(ValidationGeneralRows, NodeSizeFromNumGpusOverNodes) {
   EXPECT_EQ(system_of(row_on("A100 SXM4 80GB", 64, nullptr)).gpus_per_node, 8);
 }
 
+// The export parts: an A800 is an A100 and an H800 an H100, with NVLink at 400 GB/s
+// (200 GB/s per direction instead of 300 and 450).
+TEST(ValidationGeneralRows, ExportPartsHaveTheirNvlinkRate) {
+  SystemSpec s = system_of(row_on("A800 80GB", 8, 1));
+  EXPECT_EQ(s.gpu.name, "a100-80gb");
+  EXPECT_DOUBLE_EQ(s.intra_bw_per_gpu.v, 200e9);
+  s = system_of(row_on("NVIDIA H800 SXM", 16, 2));
+  EXPECT_EQ(s.gpu.arch, GpuArch::hopper);
+  EXPECT_DOUBLE_EQ(s.intra_bw_per_gpu.v, 200e9);
+  EXPECT_DOUBLE_EQ(system_of(row_on("H100 SXM5 80GB", 8, 1)).intra_bw_per_gpu.v, 450e9);
+}
+
 TEST(ValidationGeneralRows, UnknownGpusAreSkippedWithTheKnownFamilies) {
   for (const char* gpu : {"RTX 3090", "AMD MI250X", "GH200 96GB", "L40S"}) {
     std::vector<std::string> notes;
     auto s = validation::rows::row_system(row_on(gpu, 8, 1), notes);
     ASSERT_FALSE(s) << gpu;
     EXPECT_NE(s.errors().front().message.find("not recognised"), std::string::npos);
-    EXPECT_NE(s.errors().front().hint.find("V100, A100, H100 and H200"), std::string::npos);
+    EXPECT_NE(s.errors().front().hint.find("V100, A100 (A800), H100 (H800) and H200"), std::string::npos);
   }
 }
 
