@@ -81,8 +81,9 @@ std::string canonical_name(std::string_view name, const std::vector<std::string>
   std::string lower(name);
   for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   if (contains(known, lower)) return lower;
-  static const std::pair<const char*, const char*> families[] = {
-      {"v100", "dgx1-v100"}, {"a100", "dgx-a100"}, {"h100", "dgx-h100"}, {"h200", "dgx-h200"}};
+  static const std::pair<const char*, const char*> families[] = {{"v100", "dgx1-v100"}, {"a100", "dgx-a100"},
+                                                                 {"h100", "dgx-h100"},  {"h200", "dgx-h200"},
+                                                                 {"a800", "hgx-a800"},  {"h800", "hgx-h800"}};
   for (const auto& [family, preset] : families)
     if (lower == family) return preset;
   return std::string(name);
