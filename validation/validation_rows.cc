@@ -11,6 +11,7 @@
 #include "validation/validation_rows.h"
 
 #include <exception>
+#include <regex>
 
 #include "core/names.h"
 
@@ -176,9 +177,14 @@ void rows::precision(const std::string& text, const std::string& other, TrainCon
   run.fp8 = has(text, "fp8");
   const bool current = has(other, "current scaling") || has(other, "tensorwise");
   if (run.fp8 && current) run.fp8_recipe = Fp8Recipe::tensorwise;
-  run.precision = has(text, "bf16") || run.fp8 ? Precision::bf16
-                  : has(text, "fp16")          ? Precision::fp16
-                                               : Precision::fp32;
+  // Spelled out ("bfloat16", "float16") or as PyTorch AMP's default: "mixed", "amp" or "half"
+  // without a dtype is autocast's float16. Anything else (fp32, tf32, unstated) is fp32.
+  static const std::regex amp(R"(\bamp\b|mixed|half)", std::regex::icase);
+  const bool bf16 = has(text, "bf16") || has(text, "bfloat16") || run.fp8;
+  const bool fp16 = has(text, "fp16") || has(text, "float16") || std::regex_search(text, amp);
+  run.precision = bf16 ? Precision::bf16 : fp16 ? Precision::fp16 : Precision::fp32;
+  if (!bf16 && !has(text, "fp16") && !has(text, "float16") && fp16)
+    notes.push_back("precision \"" + text + "\": PyTorch AMP's default float16");
   if (run.fp8)
     notes.push_back(std::string("fp8: bf16 with Transformer Engine FP8 linears (") +
                     (current ? "per-tensor current scaling" : "delayed scaling") +

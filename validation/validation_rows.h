@@ -144,7 +144,8 @@ NormKernel norm_kernel(const Json& row, const ModelSpec& spec, std::vector<std::
 // ("rmsnorm" or "layernorm"), else RMSNorm and SiLU for a Llama-family name, else the
 // Megatron GPT's LayerNorm, left as it is.
 void block_details(const Json& model, ModelSpec& spec, std::vector<std::string>& notes);
-// A row's precision ("bf16", "fp16 mixed", "fp32"; "fp8": bf16 with Transformer Engine FP8
+// A row's precision ("bf16"/"bfloat16", "fp16"/"float16", "fp32"; "mixed", "amp" or "half"
+// alone: AMP's float16; "fp8": bf16 with Transformer Engine FP8
 // linears, which sets run.fp8 and appends a note, with per-tensor current scaling where the
 // row's parallel.other names "current scaling" or "tensorwise").
 void precision(const std::string& text, const std::string& other, TrainConfig& run,

@@ -262,6 +262,20 @@ TEST(ValidationGeneralRows, HeadsInferredFromTheWidth) {
   EXPECT_EQ(model_of(row).heads, 12);
 }
 
+TEST(ValidationGeneralRows, PrecisionSpelledOut) {
+  const std::pair<const char*, Precision> cases[] = {
+      {"bfloat16", Precision::bf16}, {"BF16 mixed", Precision::bf16},
+      {"float16", Precision::fp16},  {"mixed precision", Precision::fp16},
+      {"AMP", Precision::fp16},      {"fp32", Precision::fp32},
+      {"", Precision::fp32},         {"example", Precision::fp32}};  // "example" has no "amp" word
+  for (const auto& [text, expected] : cases) {
+    TrainConfig run;
+    std::vector<std::string> n;
+    validation::rows::precision(text, "", run, n);
+    EXPECT_EQ(run.precision, expected) << text;
+  }
+}
+
 TEST(ValidationGeneralRows, EngineNamedInParallelOther) {
   json row = row_on("A100 SXM4 80GB", 8, 1);
   std::vector<std::string> n;
