@@ -3,11 +3,23 @@
 // switches, positive batch counts dsplan can take, dp consistent with tp, pp and the GPUs),
 // and the micro-batch, accumulation or global batch of the pinned request.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "validation/validation_rows.h"
 
 namespace dsplan::validation::rows {
+
+std::optional<Offload> offload_kind(const Json& v) {
+  if (v.is_boolean()) return v.get<bool>() ? Offload::optimizer : Offload::none;
+  if (!v.is_string()) return std::nullopt;
+  std::string t = v.get<std::string>();
+  for (auto& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (t == "none" || t == "off" || t == "false" || t == "no") return Offload::none;
+  if (t == "cpu" || t == "optimizer" || t == "true" || t == "on" || t == "yes") return Offload::optimizer;
+  if (t == "all" || t == "param" || t == "params" || t == "parameters") return Offload::all;
+  return std::nullopt;
+}
 
 std::optional<Diagnostic> layout_and_batch(const Json& p, int gpus, SearchSpace& s,
                                            std::vector<std::string>& notes) {
@@ -32,12 +44,18 @@ std::optional<Diagnostic> layout_and_batch(const Json& p, int gpus, SearchSpace&
                             ", or null when not published",
                         ""};
   }
-  for (const char* key : {"flash_attention", "sequence_parallel", "offload"}) {
+  for (const char* key : {"flash_attention", "sequence_parallel"}) {
     const Json& v = at(p, key);
     if (!v.is_null() && !v.is_boolean())
       return Diagnostic{"", std::string("/parallel/") + key,
                         std::string(key) + " must be true, false or null", ""};
   }
+  if (const Json& v = at(p, "offload"); !v.is_null() && !v.is_boolean() && !offload_kind(v))
+    return Diagnostic{
+        "", "/parallel/offload",
+        "offload must be true, false, null or one of \"none\", \"cpu\", \"optimizer\", \"all\", "
+        "\"param\"",
+        ""};
   // Context parallelism (parallel.cp) is a run-wide degree: the model ranks are tp x pp x cp.
   const int cp = s.cp.empty() ? 1 : std::max(1, s.cp[0]);
   const int model_ranks = s.tp[0] * s.pp[0] * cp;

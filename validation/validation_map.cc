@@ -243,6 +243,12 @@ Checkpointing row_ckpt(const Json& p, std::vector<std::string>& notes) {
   }
   if (has(r, "selective")) return Checkpointing::selective;
   if (has(r, "full") || has(r, "checkpoint")) return Checkpointing::full;
+  // A yes/no answer: true or "yes"/"on"/"enabled"/"uniform" is full recompute.
+  static const std::regex yes(R"(^\s*(yes|true|on|enabled?|uniform|all)\b)", std::regex::icase);
+  if ((at(p, "recompute").is_boolean() && at(p, "recompute").get<bool>()) || std::regex_search(r, yes)) {
+    notes.push_back("recompute named without a kind: full (every layer recomputed)");
+    return Checkpointing::full;
+  }
   return Checkpointing::none;
 }
 
@@ -268,11 +274,13 @@ int zero_stage(const Json& p, std::vector<std::string>& notes) {
 void engine_settings(const Json& p, SearchSpace& s, std::vector<std::string>& notes) {
   const std::string other = str(p, "other");
   s.offload = {Offload::none};
-  if (at(p, "offload").is_boolean() && at(p, "offload").get<bool>()) {
+  const auto kind = offload_kind(at(p, "offload"));
+  if (kind && *kind != Offload::none) {
     // ZeRO-Offload moves the optimizer (states, master weights, the step) to the host;
-    // ZeRO-Infinity's parameter offload only when the row says offload_param to cpu.
+    // ZeRO-Infinity's parameter offload only when the row says offload_param to cpu (or
+    // its offload is "all"/"param"), under stage 3.
     static const std::regex param_cpu(R"(offload_param[^;,.]*\bcpu\b)", std::regex::icase);
-    const bool params = s.zero[0] == 3 && std::regex_search(other, param_cpu);
+    const bool params = s.zero[0] == 3 && (*kind == Offload::all || std::regex_search(other, param_cpu));
     s.offload = {params ? Offload::all : Offload::optimizer};
     notes.push_back(params ? "CPU offload of optimizer and parameters (offload_param cpu named)"
                            : "CPU offload of the optimizer (ZeRO-Offload)");

@@ -162,6 +162,9 @@ std::optional<Diagnostic> settle_parameters(const Json& model, bool shape_only, 
 // The measured figures of a row's "measured" object that dsplan predicts, appended to
 // c.measured (c.request already mapped); validation_measures.cc lists the keys.
 void add_measurements(const Json& meas, const Json& row, ValidationCase& c);
+// parallel.offload as a boolean (true: the optimizer, ZeRO-Offload) or a word ("none",
+// "cpu"/"optimizer", "all"/"param"); nothing for anything else.
+std::optional<Offload> offload_kind(const Json& v);
 // Checks the row's parallel layout and batch fields (`p` = its "parallel" object) and sets
 // the request's micro-batch, accumulation or global batch (tp and pp already set): the
 // first problem, with its JSON path, or nullopt.
