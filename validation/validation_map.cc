@@ -193,6 +193,11 @@ Framework row_framework(const Json& row, std::vector<std::string>& notes) {
       (has(other, "Megatron-LM") || has(other, "Megatron-Core") || has(other, "NeMo")))
     return Framework::megatron;
   if (has(other, "FSDP")) return Framework::fsdp;
+  // Plain PyTorch DistributedDataParallel (not fairscale's ShardedDDP, which is ZeRO-2-like).
+  static const std::regex ddp(R"((^|[^A-Za-z])DDP\b|DistributedDataParallel)");
+  if (std::regex_search(other, ddp) && !has(other, "ShardedDDP") && !has(other, "ZeRO") &&
+      !has(other, "DeepSpeed"))
+    return Framework::ddp;
   if (has(other, "ZeRO") || names_oss(other) || has(src, "DeepSpeed")) return Framework::deepspeed;
   if (has(name, "(HF)")) return Framework::ddp;
   if (has(name, "Megatron")) {

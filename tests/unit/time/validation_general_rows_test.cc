@@ -309,6 +309,10 @@ TEST(ValidationGeneralRows, EngineNamedInParallelOther) {
   EXPECT_EQ(validation::rows::row_request(row, n)->space.run.framework, Framework::megatron);
   row["parallel"]["other"] = "Megatron-DeepSpeed, ZeRO-1";
   EXPECT_EQ(validation::rows::row_request(row, n)->space.run.framework, Framework::deepspeed);
+  row["parallel"]["other"] = "PyTorch DDP, torchrun";
+  EXPECT_EQ(validation::rows::row_request(row, n)->space.run.framework, Framework::ddp);
+  row["parallel"]["other"] = "fairscale OSS + ShardedDDP";
+  EXPECT_EQ(validation::rows::row_request(row, n)->space.run.framework, Framework::deepspeed);
 }
 
 }  // namespace
