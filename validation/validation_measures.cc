@@ -4,7 +4,9 @@
 //  - memory: nvidia-smi / NVML readings (peak_mem_MiB, gpu_mem_used_MB_nvml) -> `device`;
 //    PAI-style peak_memory_MB ("allocator not stated") -> a PyTorch peak, `allocated`,
 //    except under the Megatron trainer, whose report_memory line prints the allocated
-//    memory after the first optimizer step: the model states (`states`);
+//    memory after the first optimizer step: the model states (`states`); any other key
+//    naming memory with a unit (..._MB/_MiB/_GB/_GiB) by the figure its name says:
+//    "reserved" -> `reserved`, "nvml"/"smi"/"device" -> `device`, else `allocated`;
 //  - one time figure per row, the first of: a step time (iteration_time_ms/_s,
 //    step_time_ms/_s, Megatron's elapsed_time_per_iteration_ms); Megatron Table 1's
 //    TFLOP/s under the paper's own formula (notes "F=96"); samples/s (HF Trainer,
@@ -95,6 +97,23 @@ void rows::add_measurements(const Json& meas, const Json& row, ValidationCase& c
         megatron_log ? MemoryFigure::states : MemoryFigure::allocated);
     c.assumptions.push_back(megatron_log ? "memory figure: Megatron report_memory's allocated = model states"
                                          : "memory figure: PyTorch peak allocated");
+  }
+  // Other memory keys, by the figure their name says (MB and GB as PyTorch prints them,
+  // MiB and GiB): PyTorch's max_memory_allocated / max_memory_reserved, an nvidia-smi or
+  // NVML reading; a plain peak_memory_GB is a PyTorch peak, as peak_memory_MB is.
+  static const std::regex mem_key(R"(^(.*(mem|reserved|allocated).*)_(MB|MiB|GB|GiB)$)", std::regex::icase);
+  for (const auto& [key, value] : meas.items()) {
+    std::smatch mm;
+    if (key == "peak_mem_MiB" || key == "gpu_mem_used_MB_nvml" || key == "peak_memory_MB" ||
+        !std::regex_match(key, mm, mem_key) || !value.is_number() || value.get<double>() <= 0)
+      continue;
+    const std::string what = mm[1].str(), unit = mm[3].str();
+    const double scale = has(unit, "G") ? 1024 : 1;
+    const MemoryFigure fig = has(what, "reserved") ? MemoryFigure::reserved
+                             : has(what, "nvml") || has(what, "smi") || has(what, "device")
+                                 ? MemoryFigure::device
+                                 : MemoryFigure::allocated;
+    c.measured.push_back({MeasureKind::memory, value.get<double>() * scale, fig, key});
   }
   const double gpus = c.request.cluster.num_gpus;
   double v = 0;

@@ -147,6 +147,19 @@ TEST(ValidationGeneralRows, MeasuredKeysWithTheirUnits) {
   c = case_of(row);
   ASSERT_EQ(c.measured.size(), 1u);
   EXPECT_EQ(c.measured[0].kind, validation::MeasureKind::step_time);
+  // Memory under other names: the figure its name says, GB and GiB as 1024 MiB.
+  row["measured"] = {{"iteration_time_ms", 900},
+                     {"max_memory_reserved_GiB", 70},
+                     {"peak_memory_GB", 60},
+                     {"nvidia_smi_memory_MiB", 75000}};
+  c = case_of(row);
+  ASSERT_EQ(c.measured.size(), 4u);
+  for (const auto& m : c.measured) {
+    if (m.label == "max_memory_reserved_GiB") EXPECT_EQ(m.figure, validation::MemoryFigure::reserved);
+    if (m.label == "max_memory_reserved_GiB") EXPECT_DOUBLE_EQ(m.value, 70 * 1024);
+    if (m.label == "peak_memory_GB") EXPECT_EQ(m.figure, validation::MemoryFigure::allocated);
+    if (m.label == "nvidia_smi_memory_MiB") EXPECT_EQ(m.figure, validation::MemoryFigure::device);
+  }
   // A non-numeric value is not a measurement.
   row["measured"] = {{"tflops_per_gpu", "about 100"}};
   auto set = validation::load_validation(json::array({row}), "t.json");
