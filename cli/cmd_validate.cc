@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/estimate_options.h"
 #include "cli/explain.h"
+#include "cli/validate_report.h"
 #include "estimator/time/collectives.h"
 #include "estimator/time/efficiency_defaults.h"
 #include "validation/validation_rows.h"
@@ -35,16 +36,6 @@ struct ValidateCli {
 // the one the profile measured; false (request unchanged) elsewhere.
 using ProfileFn = std::function<bool(PlanRequest&)>;
 
-struct RowResult {
-  std::string id, kind, label, note;
-  std::string source;  // the row's source, shortened (group key of the by-source table)
-  double predicted = 0, measured = 0, error = 0;  // error: (pred - meas) / meas
-  bool pass = true;       // for checks (oom, max micro-batch)
-  bool inconsistent = false;
-  bool unpredicted = false;  // no valid configuration: listed, counted apart
-  bool check() const { return kind == "max_mbs" || kind == "oom"; }
-};
-
 const char* kind_name(MeasureKind k) {
   switch (k) {
     case MeasureKind::memory: return "memory_MiB";
@@ -57,15 +48,6 @@ const char* kind_name(MeasureKind k) {
     case MeasureKind::oom: return "oom";
   }
   return "";
-}
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto i = static_cast<std::size_t>(pos);
-  const double frac = pos - static_cast<double>(i);
-  return i + 1 < v.size() ? v[i] * (1 - frac) + v[i + 1] * frac : v[i];
 }
 
 std::string no_config_reason(const PlanResult& res) {
@@ -83,6 +65,7 @@ std::string short_source(const std::string& s) {
 
 RowResult predict(const ValidationCase& c, const Measurement& m, const PlanRequest& req, const Evaluation& best) {
   RowResult r{c.id, kind_name(m.kind), m.label, "", short_source(c.source), 0, m.value, 0, true, c.inconsistent};
+  r.group = m.kind == MeasureKind::step_time ? c.step_group : c.group;
   switch (m.kind) {
     case MeasureKind::memory:
       r.predicted = predicted_memory(best.memory, m.figure);
@@ -172,14 +155,6 @@ RowResult run_collective(const CollectiveCase& c) {
   return r;
 }
 
-struct OrderResult {
-  std::string id, note;
-  std::vector<std::string> labels;
-  std::vector<double> measured, predicted;
-  int concordant = 0, pairs = 0;
-  bool matches() const { return concordant == pairs; }
-};
-
 OrderResult run_ordering(const OrderingCase& o, const ProfileFn& profile) {
   OrderResult r{o.id, o.note, o.labels, o.measured, {}, 0, 0};
   for (const auto& g : o.groups) {
@@ -197,180 +172,6 @@ OrderResult run_ordering(const OrderingCase& o, const ProfileFn& profile) {
       if (tie || r.predicted[i] >= r.predicted[j]) ++r.concordant;
     }
   return r;
-}
-
-struct Summary {
-  std::vector<double> mem, time, comm;
-  int checks = 0, checks_pass = 0, over40 = 0, orders_ok = 0, orders = 0, unpredicted = 0;
-  double mape() const {
-    double s = 0;
-    for (double e : time) s += e;
-    return time.empty() ? 0 : s / static_cast<double>(time.size());
-  }
-};
-
-Summary summarise(const std::vector<RowResult>& rows, const std::vector<RowResult>& comm,
-                  const std::vector<OrderResult>& orders) {
-  Summary s;
-  for (const auto& r : rows) {
-    if (r.unpredicted && !r.inconsistent) {
-      ++s.unpredicted;
-    } else if (r.check()) {
-      ++s.checks;
-      s.checks_pass += r.pass;
-    } else if (r.inconsistent) {
-      continue;  // listed, not aggregated: the row says it is inconsistent as published
-    } else if (r.kind == "memory_MiB") {
-      s.mem.push_back(std::fabs(r.error));
-    } else {
-      s.time.push_back(std::fabs(r.error));
-      s.over40 += std::fabs(r.error) > 0.4;
-    }
-  }
-  for (const auto& r : comm) s.comm.push_back(std::fabs(r.error));
-  for (const auto& o : orders) s.orders_ok += o.matches();
-  s.orders = static_cast<int>(orders.size());
-  return s;
-}
-
-// Time/throughput error per (source, measured key), in first-seen order: which sources
-// the aggregate MAPE comes from. Inconsistent and unpredicted rows are left out.
-struct SourceGroup {
-  std::string source, key;
-  std::vector<double> errors;  // signed
-  std::vector<std::string> ids;
-  double mape() const {
-    double sum = 0;
-    for (double e : errors) sum += std::fabs(e);
-    return sum / static_cast<double>(errors.size());
-  }
-};
-
-std::vector<SourceGroup> by_source(const std::vector<RowResult>& rows) {
-  std::vector<SourceGroup> g;
-  for (const auto& r : rows) {
-    if (r.check() || r.inconsistent || r.unpredicted || r.kind == "memory_MiB") continue;
-    auto it = std::find_if(g.begin(), g.end(), [&](const SourceGroup& x) { return x.source == r.source && x.key == r.label; });
-    if (it == g.end()) it = g.insert(g.end(), SourceGroup{r.source, r.label, {}, {}});
-    it->errors.push_back(r.error);
-    it->ids.push_back(r.id);
-  }
-  return g;
-}
-
-Json to_json(const std::vector<RowResult>& rows, const std::vector<RowResult>& comm,
-             const std::vector<OrderResult>& orders, const Summary& s, const ValidationSet& set) {
-  Json j;
-  auto row_json = [](const RowResult& r) {
-    return Json{{"id", r.id},         {"kind", r.kind},   {"measured_key", r.label}, {"predicted", r.predicted},
-                {"measured", r.measured}, {"error", r.error}, {"pass", r.pass}, {"note", r.note},
-                {"inconsistent", r.inconsistent}};
-  };
-  j["rows"] = Json::array();
-  for (const auto& r : rows) j["rows"].push_back(row_json(r));
-  j["collectives"] = Json::array();
-  for (const auto& r : comm) j["collectives"].push_back(row_json(r));
-  j["assumptions"] = Json::object();
-  for (const auto& c : set.cases) j["assumptions"][c.id] = c.assumptions;
-  j["orderings"] = Json::array();
-  for (const auto& o : orders)
-    j["orderings"].push_back({{"id", o.id}, {"labels_best_first", o.labels}, {"measured", o.measured},
-                              {"predicted_samples_per_s", o.predicted}, {"concordant_pairs", o.concordant},
-                              {"pairs", o.pairs}, {"matches", o.matches()}, {"note", o.note}});
-  j["by_source"] = Json::array();
-  for (const auto& g : by_source(rows))
-    j["by_source"].push_back(
-        {{"source", g.source}, {"measured_key", g.key}, {"rows", g.errors.size()}, {"mape", g.mape()}});
-  j["skipped"] = Json::array();
-  for (const auto& d : set.skipped) j["skipped"].push_back({{"row", d.json_path}, {"reason", d.message}});
-  j["summary"] = {{"memory_rows", s.mem.size()},      {"memory_median_abs_error", percentile(s.mem, 0.5)},
-                  {"memory_p90_abs_error", percentile(s.mem, 0.9)}, {"time_rows", s.time.size()},
-                  {"time_mape", s.mape()},            {"time_median_abs_error", percentile(s.time, 0.5)},
-                  {"time_p90_abs_error", percentile(s.time, 0.9)}, {"time_rows_over_40pct", s.over40},
-                  {"collective_rows", s.comm.size()}, {"collective_max_abs_error", percentile(s.comm, 1.0)},
-                  {"checks", s.checks},               {"checks_passed", s.checks_pass},
-                  {"unpredicted_rows", s.unpredicted},
-                  {"orderings", s.orders},            {"orderings_matched", s.orders_ok}};
-  return j;
-}
-
-void print_by_source(const std::vector<RowResult>& rows, bool md) {
-  std::cout << (md ? "\n**Time error by source**\n\n| source | measured key | rows | MAPE | worst |\n|---|---|---:|---:|---|\n"
-                   : "\ntime error by source (source; measured key: rows, MAPE, worst):\n");
-  for (const auto& grp : by_source(rows)) {
-    std::size_t worst = 0;
-    for (std::size_t i = 0; i < grp.errors.size(); ++i)
-      if (std::fabs(grp.errors[i]) > std::fabs(grp.errors[worst])) worst = i;
-    std::ostringstream w;
-    w << std::showpos << std::fixed << std::setprecision(1) << 100 * grp.errors[worst] << "% (" << grp.ids[worst] << ")";
-    std::ostringstream mape;
-    mape << std::fixed << std::setprecision(1) << 100 * grp.mape() << "%";
-    if (md)
-      std::cout << "| " << grp.source << " | " << grp.key << " | " << grp.errors.size() << " | " << mape.str() << " | "
-                << w.str() << " |\n";
-    else
-      std::cout << "  " << grp.source << "; " << grp.key << ": " << grp.errors.size() << " rows, MAPE " << mape.str()
-                << ", worst " << w.str() << "\n";
-  }
-}
-
-std::string error_text(const RowResult& r) {
-  std::ostringstream err;
-  if (r.check()) err << (r.pass ? "pass" : "FAIL");
-  else err << std::showpos << std::fixed << std::setprecision(1) << 100 * r.error << "%";
-  return err.str();
-}
-
-void print_table(const std::vector<RowResult>& rows, bool md) {
-  if (md) std::cout << "| row | kind | predicted | measured | error | note |\n|---|---|---:|---:|---:|---|\n";
-  else
-    std::cout << std::left << std::setw(42) << "row" << std::setw(13) << "kind" << std::right << std::setw(12)
-              << "predicted" << std::setw(12) << "measured" << std::setw(9) << "error" << "  note\n";
-  for (const auto& r : rows) {
-    const int prec = r.kind == "step_s" ? 3 : 1;
-    const std::string note = r.note + (r.inconsistent ? " (row marked inconsistent; not aggregated)" : "");
-    std::ostringstream p, m;
-    p << std::fixed << std::setprecision(prec) << r.predicted;
-    m << std::fixed << std::setprecision(prec) << r.measured;
-    if (md)
-      std::cout << "| " << r.id << " | " << r.kind << " | " << p.str() << " | " << m.str() << " | " << error_text(r)
-                << " | " << note << " |\n";
-    else
-      std::cout << std::left << std::setw(42) << r.id << std::setw(13) << r.kind << std::right << std::setw(12)
-                << p.str() << std::setw(12) << m.str() << std::setw(9) << error_text(r) << "  " << note << "\n";
-  }
-}
-
-void print_text(const std::vector<RowResult>& rows, const std::vector<RowResult>& comm,
-                const std::vector<OrderResult>& orders, const Summary& s, const ValidationSet& set, bool md) {
-  print_table(rows, md);
-  print_by_source(rows, md);
-  std::cout << (md ? "\n**Collectives (nccl-tests bus bandwidth, GB/s)**\n\n" : "\ncollectives (nccl-tests busbw, GB/s):\n");
-  print_table(comm, md);
-  std::cout << (md ? "\n**Orderings** (published best first; [predicted samples/s])\n\n"
-                   : "\norderings (published best first; predicted samples/s):\n");
-  for (const auto& o : orders) {
-    std::cout << (md ? "- " : "  ") << o.id << ": " << (o.matches() ? "matches" : "DIFFERS") << " (" << o.concordant
-              << "/" << o.pairs << " pairs; " << o.note << ")\n" << (md ? "  " : "    ");
-    for (std::size_t i = 0; i < o.labels.size(); ++i) {
-      std::cout << (i ? "  >  " : "") << o.labels[i];
-      if (i < o.measured.size() && o.measured[i] > 0) std::cout << " (" << std::fixed << std::setprecision(1) << o.measured[i] << ")";
-      std::cout << " [" << std::fixed << std::setprecision(1) << o.predicted[i] << "]";
-    }
-    std::cout << "\n";
-  }
-  std::cout << (md ? "\n**Skipped rows**\n\n" : "\n");
-  for (const auto& d : set.skipped) std::cout << (md ? "- " : "skipped: ") << d.json_path << ": " << d.message << "\n";
-  std::cout << std::fixed << std::setprecision(1) << (md ? "\n**Summary**\n\n" : "\nsummary\n") << (md ? "- " : "  ")
-            << "memory rows " << s.mem.size() << ": median |error| " << 100 * percentile(s.mem, 0.5) << "%, p90 "
-            << 100 * percentile(s.mem, 0.9) << "%\n" << (md ? "- " : "  ") << "time/throughput rows " << s.time.size()
-            << ": MAPE " << 100 * s.mape() << "%, median " << 100 * percentile(s.time, 0.5) << "%, p90 "
-            << 100 * percentile(s.time, 0.9) << "%, worse than 40%: " << s.over40 << "\n" << (md ? "- " : "  ")
-            << "collective rows " << s.comm.size() << ": max |error| " << 100 * percentile(s.comm, 1.0) << "%\n"
-            << (md ? "- " : "  ") << "memory checks (OOM, largest micro-batch): " << s.checks_pass << "/" << s.checks
-            << " pass\n" << (md ? "- " : "  ") << "orderings matched: " << s.orders_ok << "/" << s.orders << "\n"
-            << (md ? "- " : "  ") << "rows without a valid configuration (not marked inconsistent): " << s.unpredicted
-            << "\n";
 }
 
 int run(const ValidateCli& v) {

@@ -56,6 +56,10 @@ struct ValidationCase {
   std::optional<double> source_flops_per_sample;
   FlopConvention flops = FlopConvention::source_formula;
   std::string flops_note;  // the convention taken, for the report
+  // Runs that compete for the same hardware: the row's source, model name, sequence and GPU
+  // count (step_group: and global batch, for step times). Pairs of a group measured by the
+  // same key are checked for their order (dsplan validate).
+  std::string group, step_group;
 };
 
 // A published nccl-tests bus bandwidth, predicted with the estimator's collective model.
