@@ -114,7 +114,14 @@ Expected<ModelSpec> row_model(const Json& row, std::vector<std::string>& notes) 
   const int layers = inum(m, "layers"), hidden = inum(m, "hidden");
   int heads = inum(m, "heads");
   ModelSpec spec;
-  const auto preset = preset_for(n, task, notes);
+  auto preset = preset_for(n, task, notes);
+  // A row that names its model but gives no shape: the dsplan preset of that name, under any
+  // spelling or its Hugging Face id ("Llama-2-7b", "meta-llama/Llama-2-7b-hf").
+  if (!preset && layers <= 0 && hidden <= 0)
+    if (auto named = preset_for_name(n)) {
+      preset = model_preset(*named);
+      if (preset) notes.push_back("no shape given: model preset " + *named + " for \"" + n + "\"");
+    }
   if (preset) {
     spec = *preset;
     if ((layers > 0 && layers != spec.layers) || (hidden > 0 && hidden != spec.hidden) ||

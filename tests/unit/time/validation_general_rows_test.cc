@@ -245,6 +245,18 @@ TEST(ValidationGeneralRows, LlamaRowsWithoutTheirMlpWidth) {
   EXPECT_EQ(m.ffn_hidden, 28672);
 }
 
+// A row that names a model dsplan has as a preset, and gives no shape, takes the preset.
+TEST(ValidationGeneralRows, NamedModelWithoutAShapeTakesThePreset) {
+  json row = row_on("A100 SXM4 80GB", 8, 1);
+  row["model"] = {{"name", "meta-llama/Llama-2-7b-hf"}, {"seq_len", 4096}};
+  const ModelSpec m = model_of(row);
+  EXPECT_EQ(m.name, "llama2-7b");
+  EXPECT_EQ(m.ffn_hidden, 11008);
+  row["model"]["name"] = "an unnamed research model";
+  std::vector<std::string> n;
+  EXPECT_FALSE(validation::rows::row_request(row, n));
+}
+
 TEST(ValidationGeneralRows, ModelsDsplanDoesNotPriceAreSkipped) {
   json row = row_on("A100 SXM4 80GB", 8, 1);
   for (const char* name :
