@@ -264,7 +264,7 @@ Checkpointing row_ckpt(const Json& p, std::vector<std::string>& notes) {
   return Checkpointing::none;
 }
 
-int zero_stage(const Json& p, std::vector<std::string>& notes) {
+int zero_stage(const Json& p, Framework framework, std::vector<std::string>& notes) {
   const std::string other = str(p, "other");
   if (has(other, "ShardedDDP")) {
     notes.push_back("fairscale OSS + ShardedDDP taken as ZeRO-2 (states and gradients sharded)");
@@ -278,7 +278,28 @@ int zero_stage(const Json& p, std::vector<std::string>& notes) {
     notes.push_back("fairscale OSS taken as ZeRO-1 (optimizer states sharded)");
     return 1;
   }
-  return inum(p, "zero_stage", 0);
+  if (at(p, "zero_stage").is_number()) return inum(p, "zero_stage", 0);
+  // Not given as a number: the stage the text names ("ZeRO-3", "ZeRO stage 2"), FSDP's
+  // sharding strategy (FULL_SHARD, its default, is stage 3), Megatron's distributed optimizer.
+  static const std::regex named(R"(zero[ _-]?(?:stage)?\s*[:=]?\s*-?([0-3])\b)", std::regex::icase);
+  std::smatch mm;
+  if (std::regex_search(other, mm, named)) {
+    notes.push_back("ZeRO stage " + mm[1].str() + " as parallel.other names it");
+    return std::stoi(mm[1].str());
+  }
+  if (framework == Framework::fsdp) {
+    const int stage = has(other, "SHARD_GRAD_OP") ? 2 : has(other, "NO_SHARD") ? 0 : 3;
+    notes.push_back("FSDP sharding " +
+                    std::string(stage == 3   ? "FULL_SHARD (the default)"
+                                : stage == 2 ? "SHARD_GRAD_OP"
+                                             : "NO_SHARD") +
+                    ": ZeRO stage " + std::to_string(stage));
+    return stage;
+  }
+  if (framework == Framework::megatron &&
+      (has(other, "distributed optimizer") || has(other, "distributed-optimizer")))
+    return 1;
+  return 0;
 }
 
 // Engine settings a row names (its offload flag and parallel.other text): CPU offload,
@@ -421,7 +442,7 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
     s.run.attention = AttentionKernel::fa2;
     notes.push_back("NVTE_FUSED_ATTN=0: Transformer Engine's flash-attn backend, FlashAttention-2's rate");
   }
-  s.zero = {zero_stage(p, notes)};
+  s.zero = {zero_stage(p, s.run.framework, notes)};
   if (s.run.framework == Framework::megatron) {
     if (auto rel = megatron_release(row)) {
       s.run.megatron_release = rel->first;

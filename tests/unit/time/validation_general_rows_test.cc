@@ -327,6 +327,26 @@ TEST(ValidationGeneralRows, RecomputeAndOffloadAsAnswers) {
   EXPECT_EQ(r.errors().front().json_path, "/parallel/offload");
 }
 
+// A ZeRO stage not given as a number: the stage the text names, FSDP's sharding strategy
+// (FULL_SHARD, its default, is stage 3), else none.
+TEST(ValidationGeneralRows, ZeroStageFromTheText) {
+  json row = row_on("A100 SXM4 80GB", 8, 1);
+  std::vector<std::string> n;
+  row["parallel"].erase("zero_stage");
+  const std::pair<const char*, int> cases[] = {
+      {"DeepSpeed ZeRO-3", 3}, {"ZeRO stage 2", 2},       {"deepspeed zero_stage: 1", 1}, {"DeepSpeed", 0},
+      {"PyTorch FSDP", 3},     {"FSDP SHARD_GRAD_OP", 2}, {"DeepSpeed ZeRO-Offload", 0},  {"ZeRO13 typo", 0}};
+  for (const auto& [other, stage] : cases) {
+    row["parallel"]["other"] = other;
+    auto r = validation::rows::row_request(row, n);
+    ASSERT_TRUE(r) << other;
+    EXPECT_EQ(r->space.zero[0], stage) << other;
+  }
+  row["parallel"]["zero_stage"] = 1;  // a number given wins
+  row["parallel"]["other"] = "ZeRO-3 in an earlier run";
+  EXPECT_EQ(validation::rows::row_request(row, n)->space.zero[0], 1);
+}
+
 TEST(ValidationGeneralRows, EngineNamedInParallelOther) {
   json row = row_on("A100 SXM4 80GB", 8, 1);
   std::vector<std::string> n;
