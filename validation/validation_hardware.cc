@@ -48,10 +48,38 @@ std::optional<std::pair<int, double>> stated_nics(const std::string& ic) {
   return std::make_pair(n, gbps);
 }
 
+double gpu_count(const Json& row, std::string* why) {
+  const Json& hw = at(row, "hardware");
+  const Json& p = at(row, "parallel");
+  if (at(hw, "num_gpus").is_number()) return num(hw, "num_gpus");
+  auto say = [why](const std::string& w) {
+    if (why) *why = w;
+  };
+  if (at(p, "dp").is_number() && at(p, "tp").is_number() && at(p, "pp").is_number()) {
+    const double n = num(p, "dp") * num(p, "tp") * num(p, "pp") * std::max(1.0, num(p, "cp", 1));
+    say("num_gpus not given: dp x tp x pp" + std::string(num(p, "cp", 1) > 1 ? " x cp" : "") + " = " +
+        std::to_string(static_cast<long long>(n)));
+    return n;
+  }
+  static const std::regex per_node(R"(^\s*(\d+)\s*(?:x|\xC3\x97)\s*)", std::regex::icase);
+  std::smatch mm;
+  const std::string g = str(hw, "gpu");
+  if (std::regex_search(g, mm, per_node)) {
+    const double nodes = num(hw, "nodes") >= 1 ? num(hw, "nodes") : 1;
+    const double n = std::stod(mm[1].str()) * nodes;
+    say("num_gpus not given: " + mm[1].str() + " a node (the GPU text) x " +
+        std::to_string(static_cast<long long>(nodes)) + " node(s)");
+    return n;
+  }
+  say("num_gpus not given: 1");
+  return 1;
+}
+
 Expected<RowHw> row_hardware(const Json& row) {
   const Json& hw = at(row, "hardware");
   const std::string g = str(hw, "gpu"), ic = str(hw, "interconnect");
-  const int gpus = inum(hw, "num_gpus", 0);
+  const double counted = gpu_count(row, nullptr);
+  const int gpus = counted >= 1 && counted <= 1e6 ? static_cast<int>(counted) : 0;
   const bool nodes_stated = at(hw, "nodes").is_number() && num(hw, "nodes") >= 1;
   const int nodes = nodes_stated ? inum(hw, "nodes") : 0;
   const std::string row_text = str(row, "source") + " " + joined(at(row, "inferred"));

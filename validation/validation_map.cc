@@ -377,7 +377,9 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   if (!found) return found.errors();
   const SystemSpec& sys = *found;
   // The same bound as estimate's --gpus; a fractional or absurd count is a malformed row.
-  const double gpu_count = num(hw, "num_gpus", 1);
+  std::string counted;
+  const double gpu_count = rows::gpu_count(row, &counted);
+  if (!counted.empty()) notes.push_back(counted);
   if (gpu_count < 1 || gpu_count > kMaxGpus || gpu_count != std::floor(gpu_count))
     return Diagnostic{"", "/hardware/num_gpus",
                       "num_gpus must be a whole number in [1, " + std::to_string(kMaxGpus) + "]", ""};

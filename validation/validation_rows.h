@@ -130,6 +130,10 @@ struct RowHw {
   BytesPerSecond intra{0};  // NVLink per GPU per direction; 0 = the system's
 };
 Expected<RowHw> row_hardware(const Json& row);
+// The row's GPU count: hardware.num_gpus, else parallel dp x tp x pp (x cp), else a "<n>x"
+// at the start of the GPU text times hardware.nodes, else 1; `why` (when given) says which
+// when num_gpus was not given.
+double gpu_count(const Json& row, std::string* why);
 // The SystemSpec of row_hardware with the row's stated NICs applied; the notes say how.
 Expected<SystemSpec> row_system(const Json& row, std::vector<std::string>& notes);
 // Per-node NICs the row's interconnect text states as "<count>x <name> <rate> Gb/s"

@@ -104,6 +104,22 @@ TEST(ValidationGeneralRows, ExportPartsHaveTheirNvlinkRate) {
   EXPECT_DOUBLE_EQ(system_of(row_on("H100 SXM5 80GB", 8, 1)).intra_bw_per_gpu.v, 450e9);
 }
 
+// A row without num_gpus: its layout's dp x tp x pp, else "8x" in the GPU text times nodes.
+TEST(ValidationGeneralRows, GpuCountWhenNotGiven) {
+  json row = row_on("A100 SXM4 80GB", 8, 4);
+  row["hardware"].erase("num_gpus");
+  row["parallel"]["dp"] = 4;
+  row["parallel"]["tp"] = 2;
+  EXPECT_DOUBLE_EQ(validation::rows::gpu_count(row, nullptr), 8);  // 4 x 2 x 1
+  row["parallel"].erase("dp");
+  row["hardware"]["gpu"] = "8x A100 80GB";
+  std::string why;
+  EXPECT_DOUBLE_EQ(validation::rows::gpu_count(row, &why), 32);  // 8 a node x 4 nodes
+  EXPECT_NE(why.find("8 a node"), std::string::npos);
+  row["hardware"]["num_gpus"] = 16;  // given wins
+  EXPECT_DOUBLE_EQ(validation::rows::gpu_count(row, nullptr), 16);
+}
+
 TEST(ValidationGeneralRows, UnknownGpusAreSkippedWithTheKnownFamilies) {
   for (const char* gpu : {"RTX 3090", "AMD MI250X", "GH200 96GB", "L40S"}) {
     std::vector<std::string> notes;
