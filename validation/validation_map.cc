@@ -122,6 +122,17 @@ Expected<ModelSpec> row_model(const Json& row, std::vector<std::string>& notes) 
       preset = model_preset(*named);
       if (preset) notes.push_back("no shape given: model preset " + *named + " for \"" + n + "\"");
     }
+  // A row naming a preset outside the Llama family (Mistral, Qwen, OPT, Falcon, ...) with the
+  // preset's shape: the preset, which knows the architecture the row's fields leave out.
+  // Llama rows keep the shape-only mapping with Llama's defaults (validation_model.cc).
+  if (!preset && layers > 0 && !has(n, "llama"))
+    if (auto named = preset_for_name(n)) {
+      auto p = model_preset(*named);
+      if (p && p->layers == layers && p->hidden == hidden && (heads <= 0 || p->heads == heads)) {
+        preset = std::move(p);
+        notes.push_back("model preset " + *named + " (its name and shape)");
+      }
+    }
   if (preset) {
     spec = *preset;
     if ((layers > 0 && layers != spec.layers) || (hidden > 0 && hidden != spec.hidden) ||

@@ -273,6 +273,21 @@ TEST(ValidationGeneralRows, NamedModelWithoutAShapeTakesThePreset) {
   EXPECT_FALSE(validation::rows::row_request(row, n));
 }
 
+// A non-Llama row whose name and shape are a preset's takes the preset (Mistral's gated MLP,
+// GQA and RMSNorm the row's fields leave out); a different shape keeps the shape-only model.
+TEST(ValidationGeneralRows, NamedModelWithThePresetShapeTakesThePreset) {
+  json row = row_on("H100 SXM5 80GB", 8, 1);
+  row["model"] = {{"name", "Mistral 7B"}, {"layers", 32}, {"hidden", 4096}, {"heads", 32}, {"seq_len", 4096}};
+  ModelSpec m = model_of(row);
+  EXPECT_EQ(m.name, "mistral-7b");
+  EXPECT_EQ(m.kv_heads, 8);
+  EXPECT_TRUE(m.gated_mlp);
+  row["model"]["layers"] = 30;
+  m = model_of(row);
+  EXPECT_NE(m.name, "mistral-7b");
+  EXPECT_FALSE(m.gated_mlp);
+}
+
 TEST(ValidationGeneralRows, ModelsDsplanDoesNotPriceAreSkipped) {
   json row = row_on("A100 SXM4 80GB", 8, 1);
   for (const char* name :
