@@ -132,8 +132,15 @@ NormKernel rows::norm_kernel(const Json& row, const ModelSpec& spec, std::vector
   return NormKernel::torch;
 }
 
-Expected<ValidationSet> load_validation(const Json& rows, const std::string& file) {
-  if (!rows.is_array()) return Diagnostic{file, "", "expected a JSON list of measurement rows", ""};
+Expected<ValidationSet> load_validation(const Json& doc, const std::string& file) {
+  // A list of rows, or an object holding it under "rows" (its other keys describe the file).
+  const Json& rows = doc.is_object() && doc.contains("rows") ? doc["rows"] : doc;
+  if (!rows.is_array())
+    return Diagnostic{
+        file, doc.is_object() && doc.contains("rows") ? "/rows" : "",
+        "expected a JSON list of measurement rows",
+        "the format of shared/validation/published.json: [ {\"id\": ..., \"model\": ..., "
+        "\"hardware\": ..., \"parallel\": ..., \"measured\": ...}, ... ], or {\"rows\": [...]}"};
   ValidationSet set;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Json& row = rows[i];

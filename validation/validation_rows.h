@@ -93,7 +93,8 @@ struct ValidationSet {
   Diagnostics skipped;  // rows that could not be mapped, with why (reported, not fatal)
 };
 
-Expected<ValidationSet> load_validation(const Json& rows, const std::string& file);
+// `doc`: a list of rows, or an object holding the list under "rows".
+Expected<ValidationSet> load_validation(const Json& doc, const std::string& file);
 
 // The predicted figure of a time or throughput measurement (step_time, samples_per_s,
 // tokens_per_s, tflops_per_gpu) from the row's best evaluation; 0 for other kinds.

@@ -288,6 +288,16 @@ TEST(ValidationGeneralRows, NamedModelWithThePresetShapeTakesThePreset) {
   EXPECT_FALSE(m.gated_mlp);
 }
 
+// A file may hold its rows in an object, under "rows"; anything else is one clear error.
+TEST(ValidationGeneralRows, RowsUnderAnObject) {
+  auto set = validation::load_validation(
+      json{{"description", "a table"}, {"rows", json::array({row_on("A100", 8, 1)})}}, "t.json");
+  ASSERT_TRUE(set);
+  EXPECT_EQ(set->cases.size(), 1u);
+  EXPECT_FALSE(validation::load_validation(json{{"rows", 3}}, "t.json"));
+  EXPECT_FALSE(validation::load_validation(json{{"a", 1}}, "t.json"));
+}
+
 TEST(ValidationGeneralRows, ModelsDsplanDoesNotPriceAreSkipped) {
   json row = row_on("A100 SXM4 80GB", 8, 1);
   for (const char* name :
