@@ -27,9 +27,10 @@
 namespace dsplan::validation::rows {
 namespace {
 
-// The first "<n> GB" / "<n>GB" / "<n> GiB" / "<n>G" in the GPU text, or 0.
+// The first "<n> GB" / "<n>GB" / "<n> GiB" / "<n>G" in the GPU text, or 0; a bandwidth
+// ("900 GB/s") is not a memory size.
 double memory_in_text(const std::string& g) {
-  static const std::regex re(R"((\d+(?:\.\d+)?)\s*(?:GB|GiB|G)\b)", std::regex::icase);
+  static const std::regex re(R"((\d+(?:\.\d+)?)\s*(?:GB|GiB|G)\b(?!\s*/))", std::regex::icase);
   std::smatch m;
   return std::regex_search(g, m, re) ? std::stod(m[1].str()) : 0;
 }

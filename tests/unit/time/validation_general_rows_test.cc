@@ -71,6 +71,8 @@ TEST(ValidationGeneralRows, GpuFormFactorAndMemoryFromTheText) {
   stated["hardware"]["gpu_mem_gb"] = 40;
   EXPECT_EQ(system_of(stated).gpu.name, "a100-40gb");
   EXPECT_EQ(system_of(row_on("H100 PCIe", 2, 1)).topology, IntraTopology::pcie);
+  // A bandwidth in the text is not a memory size: 16GB stated after "900 GB/s".
+  EXPECT_NEAR(system_of(row_on("V100 (900 GB/s HBM2) 16GB", 8, 1)).gpu.memory.v / kGiB, 15.78, 0.01);
   EXPECT_EQ(system_of(row_on("H100 80GB HBM3", 8, 1)).topology, IntraTopology::nvswitch);
 }
 
