@@ -11,7 +11,8 @@
 //    untied input and output embeddings (Llama 3.2 1B/3B tie them); 8 KV heads for
 //    Llama 3; no linear biases and no dropout. A gated MLP's width is not the 4h of a GPT: when the row does
 //    not give it, it is solved from the row's params_B (rounded to 256), which pins the GEMM FLOPs per token,
-//    else Llama's rule 256 * ceil((8h/3) / 256).
+//    else Llama's rule 256 * ceil((8h/3) / 256). A width given without `gated_mlp` is read
+//    as gated where three matrices of it, not two, carry the row's params_B.
 //  - The mapped model must carry the row's params_B within 25%: a larger gap means an
 //    architecture the row's fields do not describe (its FLOPs would be wrong by as much),
 //    and the row is skipped with both counts. (Every row in shared/validation and
@@ -84,6 +85,20 @@ std::optional<Diagnostic> settle_parameters(const Json& m, bool shape_only, Mode
   if (num(m, "params_B") > 1e6)
     return Diagnostic{"", "/model/params_B", "params_B must be at most 1e6 (billions of parameters)", ""};
   const double stated = num(m, "params_B") * 1e9;
+  // An MLP width given without saying whether the MLP is gated: the reading whose parameter
+  // count is nearer the row's params_B (a gated MLP has three matrices of that width, not two).
+  if (shape_only && stated > 0 && num(m, "ffn_hidden") > 0 && !at(m, "gated_mlp").is_boolean() &&
+      !spec.gated_mlp) {
+    ModelSpec gated = spec;
+    gated.gated_mlp = true;
+    if (gated.norm == NormKind::rmsnorm) gated.activation = Activation::silu;
+    const double plain_p = static_cast<double>(total_params(spec)),
+                 gated_p = static_cast<double>(total_params(gated));
+    if (std::abs(gated_p - stated) < std::abs(plain_p - stated)) {
+      spec = gated;
+      notes.push_back("gated MLP: with three matrices of width ffn_hidden the model carries params_B");
+    }
+  }
   if (shape_only && spec.gated_mlp && num(m, "ffn_hidden") <= 0) {
     const int rule = 256 * static_cast<int>(std::ceil(8.0 * spec.hidden / 3 / 256));
     spec.ffn_hidden = rule;

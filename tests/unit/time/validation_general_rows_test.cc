@@ -300,6 +300,21 @@ TEST(ValidationGeneralRows, RowsUnderAnObject) {
   EXPECT_FALSE(validation::load_validation(json{{"a", 1}}, "t.json"));
 }
 
+// A width given without saying the MLP is gated: Qwen-72B-like numbers (80 layers of 8192,
+// ffn 24576, vocab 152064, 72.3 B). Two matrices give 80 x (4 x 8192^2 + 2 x 8192 x 24576)
+// = 53.7 B + 2 x 1.25 B embeddings = 56.2 B; three give 80 x (268.4 M + 604.0 M) = 69.8 B
+// + 2.5 B = 72.3 B: gated. The same width with a GPT's 13 B count stays ungated.
+TEST(ValidationGeneralRows, GatedMlpFromTheParameterCount) {
+  json row = row_on("H100 SXM5 80GB", 8, 1);
+  row["model"] = {{"name", "Qwen-72B"},  {"layers", 80},    {"hidden", 8192},           {"heads", 64},
+                  {"ffn_hidden", 24576}, {"vocab", 152064}, {"tied_embeddings", false}, {"seq_len", 4096},
+                  {"params_B", 72.3}};
+  EXPECT_TRUE(model_of(row).gated_mlp);
+  row["model"] = {{"name", "GPT 13B"},   {"layers", 40},   {"hidden", 5120},  {"heads", 40},
+                  {"ffn_hidden", 20480}, {"vocab", 50257}, {"seq_len", 2048}, {"params_B", 12.9}};
+  EXPECT_FALSE(model_of(row).gated_mlp);
+}
+
 TEST(ValidationGeneralRows, ModelsDsplanDoesNotPriceAreSkipped) {
   json row = row_on("A100 SXM4 80GB", 8, 1);
   for (const char* name :
