@@ -142,8 +142,11 @@ Expected<ValidationSet> load_validation(const Json& doc, const std::string& file
         "the format of shared/validation/published.json: [ {\"id\": ..., \"model\": ..., "
         "\"hardware\": ..., \"parallel\": ..., \"measured\": ...}, ... ], or {\"rows\": [...]}"};
   ValidationSet set;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const Json& row = rows[i];
+  // Every row with its keys under the format's names (validation_keys.cc).
+  Json canon = Json::array();
+  for (const Json& row : rows) canon.push_back(rows::canonical_row(row));
+  for (std::size_t i = 0; i < canon.size(); ++i) {
+    const Json& row = canon[i];
     if (!row.is_object()) {
       set.skipped.push_back(skip(file, "[" + std::to_string(i) + "]", "row is not a JSON object"));
       continue;
@@ -155,7 +158,7 @@ Expected<ValidationSet> load_validation(const Json& doc, const std::string& file
     }
   }
   try {
-    add_orderings(rows, set);
+    add_orderings(canon, set);
   } catch (const std::exception& e) {
     set.skipped.push_back(skip(file, "orderings", std::string("malformed ordering rows: ") + e.what()));
   }

@@ -130,6 +130,10 @@ struct RowHw {
   int nics_per_node = 0;  // 0 = the system's
   BytesPerSecond intra{0};  // NVLink per GPU per direction; 0 = the system's
 };
+// The row with its keys under the names of published.json's format where it gives them
+// under other tools' names (num_hidden_layers, tensor_model_parallel_size, ...;
+// validation_keys.cc).
+Json canonical_row(const Json& row);
 Expected<RowHw> row_hardware(const Json& row);
 // The row's GPU count: hardware.num_gpus, else parallel dp x tp x pp (x cp), else a "<n>x"
 // at the start of the GPU text times hardware.nodes, else 1; `why` (when given) says which

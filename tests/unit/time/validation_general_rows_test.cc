@@ -315,6 +315,41 @@ TEST(ValidationGeneralRows, GatedMlpFromTheParameterCount) {
   EXPECT_FALSE(model_of(row).gated_mlp);
 }
 
+// Keys under other tools' names: Hugging Face config names, Megatron's and DeepSpeed's
+// arguments. A row giving both keeps the format's own key.
+TEST(ValidationGeneralRows, KeysUnderOtherToolsNames) {
+  json row = {{"id", "t"},
+              {"source", "a test row"},
+              {"model",
+               {{"name", "GPT test"},
+                {"num_hidden_layers", 24},
+                {"hidden_size", 2048},
+                {"num_attention_heads", 16},
+                {"seq_length", 2048},
+                {"vocab_size", 50257}}},
+              {"hardware", {{"gpu", "A100 SXM4 80GB"}, {"world_size", 16}, {"num_nodes", 2}}},
+              {"parallel",
+               {{"tensor_model_parallel_size", 2},
+                {"pipeline_model_parallel_size", 2},
+                {"micro_batch_size", 2},
+                {"global_batch_size", 64},
+                {"zero", 1},
+                {"checkpoint_activations", true},
+                {"precision", "bf16"}}},
+              {"measured", {{"iteration_time_ms", 1000}}}};
+  validation::ValidationCase c = case_of(row);
+  EXPECT_EQ(c.request.model.layers, 24);
+  EXPECT_EQ(c.request.cluster.num_gpus, 16);
+  EXPECT_EQ(c.request.space.tp[0], 2);
+  EXPECT_EQ(c.request.space.pp[0], 2);
+  EXPECT_EQ(c.request.space.micro_batch[0], 2);
+  EXPECT_EQ(c.request.space.grad_accum[0], 8);  // 64 / (2 x dp 4)
+  EXPECT_EQ(c.request.space.zero[0], 1);
+  EXPECT_EQ(c.request.space.checkpointing[0], Checkpointing::full);
+  row["model"]["layers"] = 12;  // the format's own key wins
+  EXPECT_EQ(case_of(row).request.model.layers, 12);
+}
+
 TEST(ValidationGeneralRows, ModelsDsplanDoesNotPriceAreSkipped) {
   json row = row_on("A100 SXM4 80GB", 8, 1);
   for (const char* name :
