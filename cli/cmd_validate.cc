@@ -73,15 +73,11 @@ RowResult predict(const ValidationCase& c, const Measurement& m, const PlanReque
       break;
     case MeasureKind::step_time:
     case MeasureKind::samples_per_s:
-      r.predicted = predicted_throughput(c, m, best);
-      break;
     case MeasureKind::tokens_per_s:
-      r.predicted = predicted_throughput(c, m, best);
-      if (m.per_gpu) r.kind = "tokens/s/GPU";
-      break;
     case MeasureKind::tflops_per_gpu:
       r.predicted = predicted_throughput(c, m, best);
-      r.note = c.flops_note;
+      if (m.kind == MeasureKind::tokens_per_s && m.per_gpu) r.kind = "tokens/s/GPU";
+      if (m.kind == MeasureKind::tflops_per_gpu) r.note = c.flops_note;
       break;
     case MeasureKind::max_micro_batch: {
       const MemoryModel mem(req.model, req.cluster, req.memory_options);

@@ -2,9 +2,10 @@
 // (docs/accuracy.md, "Mapping decisions", Hardware). Rows name their GPUs the way papers
 // and READMEs do ("V100", "Tesla V100-PCIE-32GB", "A100 SXM4 80GB", "H100 80GB HBM3"), so
 // the mapping reads three things from the text and the numbers beside it:
-//  - the GPU family: V100, A100, H100 or H200, and the export parts A800 and H800 (an A100
-//    and an H100 with NVLink at 200 GB/s per direction); GH200 and every other GPU are not
-//    in hwdb: the row is skipped with the families dsplan knows;
+//  - the GPU family: V100, A100, H100 or H200, and the export parts A800 and H800 (hwdb's
+//    hgx-a800 / hgx-h800: an A100 and an H100 with NVLink at 200 GB/s per direction);
+//    GH200 and every other GPU are not in hwdb: the row is skipped with the families
+//    dsplan knows;
 //  - the memory: hardware.gpu_mem_gb, else a "<n> GB" in the GPU text, else the larger
 //    part of the family (V100 32GB, A100 80GB): the row ran, so the roomier card cannot
 //    call its configuration impossible; the note says so;
@@ -85,10 +86,15 @@ Expected<RowHw> row_hardware(const Json& row) {
   const int nodes = nodes_stated ? inum(hw, "nodes") : 0;
   const std::string row_text = str(row, "source") + " " + joined(at(row, "inferred"));
   // Source-specific readings (docs/accuracy.md): PAI's page states no GPU.
-  if ((has(g, "32") || has(g, "not stated")) && has(row_text, "seed 004") && gpus > 0 && nodes <= 1)
-    return RowHw{"dgx1-v100", std::string("v100-32gb"), gpus,
-                 "GPU/interconnect not stated: V100 32GB on DGX-1-style NVLink, " + std::to_string(gpus) +
-                     " per node"};
+  if ((has(g, "32") || has(g, "not stated")) && has(row_text, "seed 004") && gpus > 0 && nodes <= 1) {
+    RowHw pai{"dgx1-v100", std::string("v100-32gb"), gpus,
+              "GPU/interconnect not stated: V100 32GB on DGX-1-style NVLink, " + std::to_string(gpus) +
+                  " per node"};
+    auto preset = system_named(pai.system);
+    if (!preset) return preset.errors();
+    pai.preset = *preset;
+    return pai;
+  }
   // The export parts A800 and H800 are the A100 and H100 with NVLink cut to 400 GB/s
   // (200 GB/s per direction; NVIDIA's A800 and H800 SXM datasheets).
   const bool export_part = has(g, "A800") || has(g, "H800");
@@ -117,6 +123,14 @@ Expected<RowHw> row_hardware(const Json& row) {
       h = RowHw{"dgx1-v100", big ? std::optional<std::string>("v100-32gb") : std::nullopt, 0,
                 std::string("DGX-1 V100 ") + (big ? "32GB" : "16GB") + " (NVLink hybrid cube mesh)"};
     }
+  } else if (export_part && !pcie) {
+    // The hwdb's HGX A800 / H800 nodes (hgx-a800 carries the 80 GB part).
+    const bool a800 = has(g, "A800");
+    h = RowHw{a800 ? "hgx-a800" : "hgx-h800",
+              a800 && stated > 0 && stated < 60 ? std::optional<std::string>("a100-40gb") : std::nullopt, 0,
+              a800 ? "HGX A800 (A100 with NVLink at 200 GB/s per direction)"
+                   : "HGX H800 (H100 with NVLink at 200 GB/s per direction)"};
+    if (!a800) memory_note.clear();
   } else if (has(g, "A100") || has(g, "A800")) {
     const bool big = !(stated > 0 && stated < 60);
     if (has(ic, "Polaris")) {
@@ -149,15 +163,11 @@ Expected<RowHw> row_hardware(const Json& row) {
     memory_note.clear();
   }
   h.why += memory_note;
-  if (export_part && !pcie) {
-    h.intra = GBps(200);
-    h.why += has(g, "A800") ? ", A800: NVLink at 200 GB/s per direction"
-                            : ", H800: NVLink at 200 GB/s per direction";
-  }
   // The node size a multi-node row states (num_gpus / nodes), or a single node larger than
   // the preset's; the NICs keep the preset's count per GPU.
   auto preset = system_named(h.system);
   if (!preset) return preset.errors();
+  h.preset = *preset;
   const int preset_gpn = preset->gpus_per_node;
   if (h.gpus_per_node == 0 && nodes_stated && gpus > 0 && gpus % nodes == 0) {
     const int per = gpus / nodes;
@@ -174,9 +184,7 @@ Expected<RowHw> row_hardware(const Json& row) {
 Expected<SystemSpec> row_system(const Json& row, std::vector<std::string>& notes) {
   auto h = row_hardware(row);
   if (!h) return h.errors();
-  auto found = system_named(h->system);
-  if (!found) return found.errors();
-  SystemSpec sys = *found;
+  SystemSpec sys = h->preset;
   if (h->gpu) {
     auto g = gpu_preset(*h->gpu);
     if (!g) return g.errors();
@@ -186,7 +194,6 @@ Expected<SystemSpec> row_system(const Json& row, std::vector<std::string>& notes
   if (h->nics_per_node > 0) sys.nics_per_node = h->nics_per_node;
   if (h->memory.v > 0) sys.gpu.memory = h->memory;
   if (h->hbm.v > 0) sys.gpu.hbm_bw = h->hbm;
-  if (h->intra.v > 0) sys.intra_bw_per_gpu = h->intra;
   notes.push_back("hardware " + h->system + (h->gpu ? " with " + *h->gpu : "") + ": " + h->why);
   if (auto nics = stated_nics(str(at(row, "hardware"), "interconnect"))) {
     if (nics->first != sys.nics_per_node || std::abs(nics->second * 1e9 / 8 - sys.nic_bw.v) > 1) {

@@ -9,8 +9,9 @@
 //  - A Llama-family name without the numbers (Touvron et al. 2023 §2.2, Llama 2 Table 1,
 //    Llama 3 herd paper Table 3): vocabulary 32000 (Llama 1/2) or 128256 (Llama 3);
 //    untied input and output embeddings (Llama 3.2 1B/3B tie them); 8 KV heads for
-//    Llama 3; no linear biases and no dropout. A gated MLP's width is not the 4h of a GPT: when the row does
-//    not give it, it is solved from the row's params_B (rounded to 256), which pins the GEMM FLOPs per token,
+//    Llama 3; no linear biases and no dropout.
+//  - A gated MLP's width is not the 4h of a GPT: when the row does not give it, it is
+//    solved from the row's params_B (rounded to 256), which pins the GEMM FLOPs per token,
 //    else Llama's rule 256 * ceil((8h/3) / 256). A width given without `gated_mlp` is read
 //    as gated where three matrices of it, not two, carry the row's params_B.
 //  - The mapped model must carry the row's params_B within 25%: a larger gap means an

@@ -72,19 +72,19 @@ void load_row(const Json& row, const std::string& file, ValidationSet& set) {
   c.id = printable(id);
   c.source = printable(str(row, "source"));
   c.inconsistent = has(str(row, "notes"), "inconsistent");
-  // Runs of one workload competing for the same GPUs: throughputs compare across batch
-  // sizes (the autotuner's micro-batches), step times only at the same global batch.
-  c.group = str(row, "source") + " | " + str(at(row, "model"), "name") + " | seq " +
-            std::to_string(rows::inum(at(row, "model"), "seq_len", 0)) + " | " +
-            std::to_string(rows::inum(at(row, "hardware"), "num_gpus", 0)) + " GPUs";
-  c.step_group =
-      c.group + " | global batch " + std::to_string(rows::inum(at(row, "parallel"), "global_batch", 0));
   auto req = rows::row_request(row, c.assumptions);
   if (!req) {
     for (auto d : req.errors()) set.skipped.push_back(skip(file, id, d.json_path + ": " + d.message));
     return;
   }
   c.request = *req;
+  // Runs of one workload competing for the same GPUs: throughputs compare across batch
+  // sizes (the autotuner's micro-batches), step times only at the same global batch.
+  c.group = str(row, "source") + " | " + str(at(row, "model"), "name") + " | seq " +
+            std::to_string(c.request.space.run.seq_len) + " | " + std::to_string(c.request.cluster.num_gpus) +
+            " GPUs";
+  c.step_group =
+      c.group + " | global batch " + std::to_string(rows::inum(at(row, "parallel"), "global_batch", 0));
   rows::add_measurements(meas, row, c);
   if (c.measured.empty())
     return set.skipped.push_back(skip(
