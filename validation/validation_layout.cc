@@ -2,6 +2,10 @@
 // the checks that the numbers are what the format says (whole degrees, a ZeRO stage,
 // switches, positive batch counts dsplan can take, dp consistent with tp, pp and the GPUs),
 // and the micro-batch, accumulation or global batch of the pinned request.
+// What the row does not publish is searched (rows::search_unpublished): a benchmark table
+// reports a configuration that ran, and its authors chose what they left out, so dsplan
+// predicts the fastest configuration that fits among the choices left open, as it does
+// for an unpublished micro-batch (docs/accuracy.md, "Mapping decisions", session 32).
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -91,6 +95,30 @@ std::optional<Diagnostic> layout_and_batch(const Json& p, int gpus, SearchSpace&
     notes.push_back("no batch published: micro-batch 1");
   }
   return std::nullopt;
+}
+
+void search_unpublished(const Json& row, bool stage_stated, bool pre_flash, SearchSpace& s,
+                        std::vector<std::string>& notes) {
+  if (at(at(row, "measured"), "oom").is_boolean() && at(at(row, "measured"), "oom").get<bool>()) return;
+  const Json& p = at(row, "parallel");
+  std::vector<std::string> open;
+  if (at(p, "flash_attention").is_null() && !pre_flash) {
+    s.flash.clear();  // with a flash-class kernel only where the GPU, precision and head size allow
+    open.push_back("attention kernel");
+  }
+  // Sequence parallelism is Megatron's (it needs tp > 1; make_config rejects it otherwise).
+  if (at(p, "sequence_parallel").is_null() && s.run.framework == Framework::megatron && s.tp[0] > 1) {
+    s.sequence_parallel.clear();
+    open.push_back("sequence parallelism");
+  }
+  if (!stage_stated) {
+    s.zero.clear();  // the framework's valid stages (make_config)
+    open.push_back("ZeRO stage");
+  }
+  if (open.empty()) return;
+  std::string list;
+  for (const auto& o : open) list += (list.empty() ? "" : ", ") + o;
+  notes.push_back(list + " not published: searched, the fastest configuration that fits is predicted");
 }
 
 }  // namespace dsplan::validation::rows

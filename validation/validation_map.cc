@@ -275,7 +275,9 @@ Checkpointing row_ckpt(const Json& p, std::vector<std::string>& notes) {
   return Checkpointing::none;
 }
 
-int zero_stage(const Json& p, Framework framework, std::vector<std::string>& notes) {
+// The ZeRO stage the row states (a number, a named stage or sharding design), or nothing
+// when it states none and the framework offers a choice (search_unpublished decides then).
+std::optional<int> zero_stage(const Json& p, Framework framework, std::vector<std::string>& notes) {
   const std::string other = str(p, "other");
   if (has(other, "ShardedDDP")) {
     notes.push_back("fairscale OSS + ShardedDDP taken as ZeRO-2 (states and gradients sharded)");
@@ -310,7 +312,9 @@ int zero_stage(const Json& p, Framework framework, std::vector<std::string>& not
   if (framework == Framework::megatron &&
       (has(other, "distributed optimizer") || has(other, "distributed-optimizer")))
     return 1;
-  return 0;
+  // Plain DDP shards nothing unless a sharding optimizer is named (above).
+  if (framework == Framework::ddp || at(p, "zero_stage").is_number()) return 0;
+  return std::nullopt;
 }
 
 // Engine settings a row names (its offload flag and parallel.other text): CPU offload,
@@ -455,7 +459,8 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
     s.run.attention = AttentionKernel::fa2;
     notes.push_back("NVTE_FUSED_ATTN=0: Transformer Engine's flash-attn backend, FlashAttention-2's rate");
   }
-  s.zero = {zero_stage(p, s.run.framework, notes)};
+  const std::optional<int> stage = zero_stage(p, s.run.framework, notes);
+  s.zero = {stage.value_or(0)};
   if (s.run.framework == Framework::megatron) {
     if (auto rel = megatron_release(row)) {
       s.run.megatron_release = rel->first;
@@ -482,6 +487,10 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   s.cp = {std::max(1, inum(p, "cp", 1))};
   if (s.cp[0] > 1) notes.push_back("context parallelism " + std::to_string(s.cp[0]) + " (parallel.cp)");
   if (auto bad = layout_and_batch(p, gpus, s, notes)) return *bad;
+  // FlashAttention (2022-06) postdates stacks the row dates before it.
+  const auto release = megatron_release(row);
+  const bool pre_flash = eager_stack(row).has_value() || (release && release->first < 202206);
+  search_unpublished(row, stage.has_value(), pre_flash, s, notes);
   notes.push_back("framework " + std::string(name(s.run.framework)) + ", " + std::string(name(s.run.precision)));
   return req;
 }

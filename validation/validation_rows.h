@@ -183,6 +183,14 @@ std::optional<Offload> offload_kind(const Json& v);
 // first problem, with its JSON path, or nullopt.
 std::optional<Diagnostic> layout_and_batch(const Json& p, int gpus, SearchSpace& s,
                                            std::vector<std::string>& notes);
+// Options the row leaves unpublished (null or absent: recompute, attention kernel, sequence
+// parallelism, and the ZeRO stage where `stage_stated` is false) become searched dimensions,
+// so the prediction is the fastest configuration that fits among them; the attention
+// kernel stays the materialised one where `pre_flash` (a stack dated before FlashAttention).
+// Recompute, when unpublished, stays off (every framework's default). A row that measured
+// an out-of-memory keeps all of them off: an OOM report describes the plain run.
+void search_unpublished(const Json& row, bool stage_stated, bool pre_flash, SearchSpace& s,
+                        std::vector<std::string>& notes);
 }  // namespace rows
 
 void add_orderings(const Json& rows, ValidationSet& set);

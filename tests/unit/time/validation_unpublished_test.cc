@@ -1,0 +1,108 @@
+// How `dsplan validate` treats options a row does not publish (validation_layout.cc,
+// rows::search_unpublished): the attention kernel, sequence parallelism and the ZeRO stage
+// become searched dimensions, so the prediction is the fastest configuration that fits;
+// recompute stays off; a stack dated before FlashAttention keeps the materialised kernel;
+// an out-of-memory row keeps everything off; a published value is always pinned.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "validation/validation_rows.h"
+
+namespace dsplan::test {
+namespace {
+
+using nlohmann::json;
+
+// A NeMo-style table row: only the table's columns (GPUs, batch, TP/PP), as the NeMo
+// performance summary publishes them.
+json table_row(const std::string& gpu = "H100 SXM5 80GB") {
+  return json{{"id", "t"},
+              {"source", "a performance table"},
+              {"model",
+               {{"name", "GPT test"},
+                {"layers", 24},
+                {"hidden", 4096},
+                {"heads", 32},
+                {"seq_len", 2048},
+                {"vocab", 50257}}},
+              {"hardware", {{"gpu", gpu}, {"num_gpus", 16}, {"nodes", 2}}},
+              {"parallel",
+               {{"tp", 2},
+                {"pp", 1},
+                {"micro_batch", 2},
+                {"global_batch", 256},
+                {"precision", "bf16"},
+                {"other", "NeMo 24.07"}}},
+              {"measured", {{"tokens_per_s_per_gpu", 10000}}}};
+}
+
+SearchSpace space_of(const json& row, std::vector<std::string>* notes_out = nullptr) {
+  std::vector<std::string> notes;
+  auto r = validation::rows::row_request(row, notes);
+  EXPECT_TRUE(r) << (r ? "" : r.errors().front().message);
+  if (notes_out) *notes_out = notes;
+  return r ? r->space : SearchSpace{};
+}
+
+TEST(ValidationUnpublished, UnstatedOptionsAreSearched) {
+  std::vector<std::string> notes;
+  const SearchSpace s = space_of(table_row(), &notes);
+  // An empty dimension is filled by with_defaults: every valid choice is searched.
+  EXPECT_TRUE(s.flash.empty());
+  EXPECT_TRUE(s.sequence_parallel.empty());  // Megatron with tp 2
+  EXPECT_TRUE(s.zero.empty());               // Megatron: 0 or 1 (distributed optimizer)
+  // Recompute is every framework's default off: pinned to none, not searched.
+  ASSERT_EQ(s.checkpointing.size(), 1u);
+  EXPECT_EQ(s.checkpointing[0], Checkpointing::none);
+  bool said = false;
+  for (const auto& n : notes) said = said || n.find("not published: searched") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST(ValidationUnpublished, PublishedValuesStayPinned) {
+  json row = table_row();
+  row["parallel"]["flash_attention"] = false;
+  row["parallel"]["sequence_parallel"] = true;
+  row["parallel"]["zero_stage"] = 0;
+  const SearchSpace s = space_of(row);
+  EXPECT_EQ(s.flash, std::vector<bool>{false});
+  EXPECT_EQ(s.sequence_parallel, std::vector<bool>{true});
+  EXPECT_EQ(s.zero, std::vector<int>{0});
+  // A stage named in the text is published too ("distributed optimizer" = stage 1).
+  row = table_row();
+  row["parallel"]["other"] = "NeMo, distributed optimizer";
+  EXPECT_EQ(space_of(row).zero, std::vector<int>{1});
+}
+
+TEST(ValidationUnpublished, FrameworkAndEraLimitTheSearch) {
+  // Plain DDP shards nothing unless a sharding optimizer is named: stage 0, and no
+  // sequence parallelism (tp 1; it is Megatron's).
+  json ddp = table_row("A100 80GB");
+  ddp["parallel"]["tp"] = 1;
+  ddp["parallel"]["other"] = "PyTorch DDP";
+  SearchSpace s = space_of(ddp);
+  EXPECT_EQ(s.zero, std::vector<int>{0});
+  EXPECT_EQ(s.sequence_parallel, std::vector<bool>{false});
+  EXPECT_TRUE(s.flash.empty());
+  // A 2021 stack (transformers 4.12) predates FlashAttention (2022-06): materialised.
+  ddp["source"] = "DeepSpeedExamples autotuning with transformers 4.12";
+  EXPECT_EQ(space_of(ddp).flash, std::vector<bool>{false});
+  // Megatron-LM v1.0 (2020-04) likewise.
+  json v1 = table_row("A100 80GB");  // the era decides, not the GPU
+  v1["parallel"]["other"] = "Megatron-LM v1.0 (2020)";
+  EXPECT_EQ(space_of(v1).flash, std::vector<bool>{false});
+}
+
+TEST(ValidationUnpublished, OutOfMemoryRowsKeepThePlainRun) {
+  // "It ran out of memory" describes the run without memory savers: nothing searched.
+  json row = table_row();
+  row["measured"] = json{{"oom", true}};
+  const SearchSpace s = space_of(row);
+  EXPECT_EQ(s.flash, std::vector<bool>{false});
+  EXPECT_EQ(s.sequence_parallel, std::vector<bool>{false});
+  EXPECT_EQ(s.zero, std::vector<int>{0});
+}
+
+}  // namespace
+}  // namespace dsplan::test
