@@ -97,21 +97,22 @@ std::optional<Diagnostic> layout_and_batch(const Json& p, int gpus, SearchSpace&
   return std::nullopt;
 }
 
-void search_unpublished(const Json& row, bool stage_stated, bool pre_flash, SearchSpace& s,
+void search_unpublished(const Json& row, bool stage_stated, bool pre_2022, SearchSpace& s,
                         std::vector<std::string>& notes) {
   if (at(at(row, "measured"), "oom").is_boolean() && at(at(row, "measured"), "oom").get<bool>()) return;
   const Json& p = at(row, "parallel");
   std::vector<std::string> open;
-  if (at(p, "flash_attention").is_null() && !pre_flash) {
+  if (at(p, "flash_attention").is_null() && !pre_2022) {
     s.flash.clear();  // with a flash-class kernel only where the GPU, precision and head size allow
     open.push_back("attention kernel");
   }
   // Sequence parallelism is Megatron's (it needs tp > 1; make_config rejects it otherwise).
-  if (at(p, "sequence_parallel").is_null() && s.run.framework == Framework::megatron && s.tp[0] > 1) {
+  const bool megatron = s.run.framework == Framework::megatron;
+  if (at(p, "sequence_parallel").is_null() && megatron && !pre_2022 && s.tp[0] > 1) {
     s.sequence_parallel.clear();
     open.push_back("sequence parallelism");
   }
-  if (!stage_stated) {
+  if (!stage_stated && !(megatron && pre_2022)) {
     s.zero.clear();  // the framework's valid stages (make_config)
     open.push_back("ZeRO stage");
   }

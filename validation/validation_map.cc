@@ -487,10 +487,12 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   s.cp = {std::max(1, inum(p, "cp", 1))};
   if (s.cp[0] > 1) notes.push_back("context parallelism " + std::to_string(s.cp[0]) + " (parallel.cp)");
   if (auto bad = layout_and_batch(p, gpus, s, notes)) return *bad;
-  // FlashAttention (2022-06) postdates stacks the row dates before it.
+  // FlashAttention, Megatron's sequence parallelism and its distributed optimizer all date
+  // from 2022 (FlashAttention and Korthikanti et al. in 2022-05/06): a stack the row dates
+  // earlier had none of them.
   const auto release = megatron_release(row);
-  const bool pre_flash = eager_stack(row).has_value() || (release && release->first < 202206);
-  search_unpublished(row, stage.has_value(), pre_flash, s, notes);
+  const bool pre_2022 = eager_stack(row).has_value() || (release && release->first < 202206);
+  search_unpublished(row, stage.has_value(), pre_2022, s, notes);
   notes.push_back("framework " + std::string(name(s.run.framework)) + ", " + std::string(name(s.run.precision)));
   return req;
 }

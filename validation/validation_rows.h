@@ -185,11 +185,12 @@ std::optional<Diagnostic> layout_and_batch(const Json& p, int gpus, SearchSpace&
                                            std::vector<std::string>& notes);
 // Options the row leaves unpublished (null or absent: recompute, attention kernel, sequence
 // parallelism, and the ZeRO stage where `stage_stated` is false) become searched dimensions,
-// so the prediction is the fastest configuration that fits among them; the attention
-// kernel stays the materialised one where `pre_flash` (a stack dated before FlashAttention).
-// Recompute, when unpublished, stays off (every framework's default). A row that measured
-// an out-of-memory keeps all of them off: an OOM report describes the plain run.
-void search_unpublished(const Json& row, bool stage_stated, bool pre_flash, SearchSpace& s,
+// so the prediction is the fastest configuration that fits among them. A stack dated before
+// mid-2022 (`pre_2022`) keeps the materialised attention kernel, no sequence parallelism and
+// no Megatron distributed optimizer, which came later. Recompute, when unpublished, stays off
+// (every framework's default). A row that measured an out-of-memory keeps all of them off:
+// an OOM report describes the plain run.
+void search_unpublished(const Json& row, bool stage_stated, bool pre_2022, SearchSpace& s,
                         std::vector<std::string>& notes);
 }  // namespace rows
 

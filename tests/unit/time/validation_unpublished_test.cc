@@ -88,10 +88,14 @@ TEST(ValidationUnpublished, FrameworkAndEraLimitTheSearch) {
   // A 2021 stack (transformers 4.12) predates FlashAttention (2022-06): materialised.
   ddp["source"] = "DeepSpeedExamples autotuning with transformers 4.12";
   EXPECT_EQ(space_of(ddp).flash, std::vector<bool>{false});
-  // Megatron-LM v1.0 (2020-04) likewise.
+  // Megatron-LM v1.0 (2020-04) likewise, and it had neither sequence parallelism nor the
+  // distributed optimizer (both 2022).
   json v1 = table_row("A100 80GB");  // the era decides, not the GPU
   v1["parallel"]["other"] = "Megatron-LM v1.0 (2020)";
-  EXPECT_EQ(space_of(v1).flash, std::vector<bool>{false});
+  s = space_of(v1);
+  EXPECT_EQ(s.flash, std::vector<bool>{false});
+  EXPECT_EQ(s.sequence_parallel, std::vector<bool>{false});
+  EXPECT_EQ(s.zero, std::vector<int>{0});
 }
 
 TEST(ValidationUnpublished, OutOfMemoryRowsKeepThePlainRun) {
