@@ -383,7 +383,6 @@ void engine_settings(const Json& p, SearchSpace& s, std::vector<std::string>& no
 
 Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& notes) {
   const Json& m = at(row, "model");
-  const Json& hw = at(row, "hardware");
   const Json& p = at(row, "parallel");
   if (!p.is_object()) return Diagnostic{"", "/parallel", "row has no parallel layout", ""};
   auto model = row_model(row, notes);

@@ -128,7 +128,7 @@ struct RowHw {
   Bytes memory{0};
   BytesPerSecond hbm{0};
   int nics_per_node = 0;  // 0 = the system's
-  SystemSpec preset;      // the resolved `system` preset (row_system starts from it)
+  SystemSpec preset{};    // the resolved `system` preset (row_system starts from it)
 };
 // The row with its keys under the names of published.json's format where it gives them
 // under other tools' names (num_hidden_layers, tensor_model_parallel_size, ...;
