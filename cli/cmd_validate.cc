@@ -66,6 +66,7 @@ std::string short_source(const std::string& s) {
 RowResult predict(const ValidationCase& c, const Measurement& m, const PlanRequest& req, const Evaluation& best) {
   RowResult r{c.id, kind_name(m.kind), m.label, "", short_source(c.source), 0, m.value, 0, true, c.inconsistent};
   r.group = m.kind == MeasureKind::step_time ? c.step_group : c.group;
+  r.config = describe_config(best);  // what was searched (micro-batch, unpublished options) is visible
   switch (m.kind) {
     case MeasureKind::memory:
       r.predicted = predicted_memory(best.memory, m.figure);

@@ -164,7 +164,8 @@ Json to_json(const std::vector<RowResult>& rows, const std::vector<RowResult>& c
                 {"error", r.error},
                 {"pass", r.pass},
                 {"note", r.note},
-                {"inconsistent", r.inconsistent}};
+                {"inconsistent", r.inconsistent},
+                {"config", r.config}};
   };
   j["rows"] = Json::array();
   for (const auto& r : rows) j["rows"].push_back(row_json(r));

@@ -17,7 +17,8 @@ struct RowResult {
   bool pass = true;                               // for checks (oom, max micro-batch)
   bool inconsistent = false;
   bool unpredicted = false;  // no valid configuration: listed, counted apart
-  std::string group;         // ValidationCase::group: runs that compete for the same GPUs
+  std::string group{};       // ValidationCase::group: runs that compete for the same GPUs
+  std::string config{};      // the configuration predicted (describe_config), for --json
   bool check() const { return kind == "max_mbs" || kind == "oom"; }
 };
 

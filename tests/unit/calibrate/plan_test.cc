@@ -124,7 +124,9 @@ TEST(Plan, QuickIsSmallerAndSingleGpuHasNoCollectives) {
   EXPECT_LT(pq.total_cost_s(), pf.total_cost_s() / 2);
   // The overlap runs use the largest message the plan measures (1 GiB).
   for (const auto& it : pf.items)
-    if (it.kind == PlanItem::Kind::overlap) EXPECT_EQ(it.bytes, 1024.0 * 1024 * 1024);
+    if (it.kind == PlanItem::Kind::overlap) {
+      EXPECT_EQ(it.bytes, 1024.0 * 1024 * 1024);
+    }
   dev.scopes = {{CommScope::intra_node, 1}};
   for (const auto& it : make_plan(full, dev).items) {
     EXPECT_NE(it.kind, PlanItem::Kind::collective);

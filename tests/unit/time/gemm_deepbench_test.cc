@@ -148,7 +148,9 @@ TEST(GemmDeepBench, VoltaFp32PartialWaves) {
     if (std::min({r.m, r.n, r.k}) < 64) continue;
     sum += std::fabs(std::log(ratio(r, Precision::fp32)));
     ++n;
-    if (r.m == 2048 && r.n == 64 && r.k == 2048) EXPECT_NEAR(ratio(r, Precision::fp32), 1.0, 0.10);
+    if (r.m == 2048 && r.n == 64 && r.k == 2048) {
+      EXPECT_NEAR(ratio(r, Precision::fp32), 1.0, 0.10);
+    }
   }
   ASSERT_EQ(n, 55);
   EXPECT_LT(sum / n, 0.09);

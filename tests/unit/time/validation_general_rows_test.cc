@@ -173,10 +173,18 @@ TEST(ValidationGeneralRows, MeasuredKeysWithTheirUnits) {
   c = case_of(row);
   ASSERT_EQ(c.measured.size(), 4u);
   for (const auto& m : c.measured) {
-    if (m.label == "max_memory_reserved_GiB") EXPECT_EQ(m.figure, validation::MemoryFigure::reserved);
-    if (m.label == "max_memory_reserved_GiB") EXPECT_DOUBLE_EQ(m.value, 70 * 1024);
-    if (m.label == "peak_memory_GB") EXPECT_EQ(m.figure, validation::MemoryFigure::allocated);
-    if (m.label == "nvidia_smi_memory_MiB") EXPECT_EQ(m.figure, validation::MemoryFigure::device);
+    if (m.label == "max_memory_reserved_GiB") {
+      EXPECT_EQ(m.figure, validation::MemoryFigure::reserved);
+    }
+    if (m.label == "max_memory_reserved_GiB") {
+      EXPECT_DOUBLE_EQ(m.value, 70 * 1024);
+    }
+    if (m.label == "peak_memory_GB") {
+      EXPECT_EQ(m.figure, validation::MemoryFigure::allocated);
+    }
+    if (m.label == "nvidia_smi_memory_MiB") {
+      EXPECT_EQ(m.figure, validation::MemoryFigure::device);
+    }
   }
   // A non-numeric value is not a measurement.
   row["measured"] = {{"tflops_per_gpu", "about 100"}};
