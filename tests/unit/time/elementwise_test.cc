@@ -111,8 +111,9 @@ TEST(MemKernels, PredictTheBlockKernelsMeasuredInSession27) {
       EXPECT_LT(std::abs(std::log(t / us)), r.tolerance)
           << r.what << " on " << gpu.name << ": model " << t << " us, measured " << us;
       // The blend these kernels had (0.8 of HBM, bytes alone) put rotary 1.3-2.6x too fast.
-      if (r.kind == MemKernel::mask)
+      if (r.kind == MemKernel::mask) {
         EXPECT_GT(std::log(us / mem_seconds(MemKernel::blended, r.n * r.bytes, 0, gpu, eff).v / 1e6), 0.2);
+      }
     }
 }
 
