@@ -2,14 +2,12 @@
 // family (v100/a100/h100/h200), form factor ("pcie" in the name) and memory size.
 #include "calibrate/gpu_names.h"
 
-#include <algorithm>
-#include <cctype>
+#include "core/names.h"
 
 namespace dsplan {
 
 std::optional<std::string> gpu_preset_for_device(std::string_view device_name) {
-  std::string s(device_name);
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string s = ascii_lower(device_name);
   auto has = [&](const char* x) { return s.find(x) != std::string::npos; };
   const bool pcie = has("pcie");
   if (has("h200")) return "h200-141gb";

@@ -38,7 +38,7 @@ struct SourceGroup {
 std::vector<SourceGroup> by_source(const std::vector<RowResult>& rows) {
   std::vector<SourceGroup> g;
   for (const auto& r : rows) {
-    if (r.check() || r.inconsistent || r.unpredicted || r.kind == "memory_MiB") continue;
+    if (!r.timed()) continue;
     auto it = std::find_if(g.begin(), g.end(),
                            [&](const SourceGroup& x) { return x.source == r.source && x.key == r.label; });
     if (it == g.end()) it = g.insert(g.end(), SourceGroup{r.source, r.label, {}, {}});
@@ -108,10 +108,10 @@ void print_table(const std::vector<RowResult>& rows, bool md) {
 void count_pairs(const std::vector<RowResult>& rows, Summary& s) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const RowResult& a = rows[i];
-    if (a.check() || a.inconsistent || a.unpredicted || a.kind == "memory_MiB" || a.group.empty()) continue;
+    if (!a.timed() || a.group.empty()) continue;
     for (std::size_t j = i + 1; j < rows.size(); ++j) {
       const RowResult& b = rows[j];
-      if (b.check() || b.inconsistent || b.unpredicted || b.group != a.group || b.label != a.label) continue;
+      if (!b.timed() || b.group != a.group || b.label != a.label) continue;
       if (std::fabs(a.measured - b.measured) <= 0.02 * std::max(a.measured, b.measured)) continue;
       ++s.pairs;
       s.pairs_concordant += (a.measured > b.measured) == (a.predicted > b.predicted);

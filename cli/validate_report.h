@@ -20,6 +20,9 @@ struct RowResult {
   std::string group{};       // ValidationCase::group: runs that compete for the same GPUs
   std::string config{};      // the configuration predicted (describe_config), for --json
   bool check() const { return kind == "max_mbs" || kind == "oom"; }
+  // A time/throughput row that enters the aggregates (not a check, memory row, row marked
+  // inconsistent or row without a configuration).
+  bool timed() const { return !check() && !inconsistent && !unpredicted && kind != "memory_MiB"; }
 };
 
 struct OrderResult {

@@ -2,6 +2,7 @@
 #include "core/names.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace dsplan {
 namespace {
@@ -43,5 +44,11 @@ std::optional<Precision> parse_precision(std::string_view s) { return lookup<Pre
 std::optional<Optimizer> parse_optimizer(std::string_view s) { return lookup<Optimizer>(optimizer_names(), s); }
 std::optional<Checkpointing> parse_checkpointing(std::string_view s) { return lookup<Checkpointing>(checkpointing_names(), s); }
 std::optional<Offload> parse_offload(std::string_view s) { return lookup<Offload>(offload_names(), s); }
+
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (auto& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
 
 }  // namespace dsplan

@@ -49,4 +49,7 @@ std::optional<Optimizer> parse_optimizer(std::string_view);
 std::optional<Checkpointing> parse_checkpointing(std::string_view);
 std::optional<Offload> parse_offload(std::string_view);
 
+// ASCII lower case, for matching names and words regardless of case.
+std::string ascii_lower(std::string_view);
+
 }  // namespace dsplan

@@ -78,8 +78,7 @@ Diagnostics check_overrides(std::optional<int> gpus_per_node, std::optional<doub
 // family's DGX node (v100: DGX-1 with 16 GB V100s, the smaller part, so that a plan fits
 // either card). Anything else is returned unchanged and fails as unknown.
 std::string canonical_name(std::string_view name, const std::vector<std::string>& known) {
-  std::string lower(name);
-  for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string lower = ascii_lower(name);
   if (contains(known, lower)) return lower;
   static const std::pair<const char*, const char*> families[] = {{"v100", "dgx1-v100"}, {"a100", "dgx-a100"},
                                                                  {"h100", "dgx-h100"},  {"h200", "dgx-h200"},

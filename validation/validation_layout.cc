@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "core/names.h"
 #include "validation/validation_rows.h"
 
 namespace dsplan::validation::rows {
@@ -17,8 +18,7 @@ namespace dsplan::validation::rows {
 std::optional<Offload> offload_kind(const Json& v) {
   if (v.is_boolean()) return v.get<bool>() ? Offload::optimizer : Offload::none;
   if (!v.is_string()) return std::nullopt;
-  std::string t = v.get<std::string>();
-  for (auto& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string t = ascii_lower(v.get<std::string>());
   if (t == "none" || t == "off" || t == "false" || t == "no") return Offload::none;
   if (t == "cpu" || t == "optimizer" || t == "true" || t == "on" || t == "yes") return Offload::optimizer;
   if (t == "all" || t == "param" || t == "params" || t == "parameters") return Offload::all;

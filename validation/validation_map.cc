@@ -40,9 +40,7 @@
 namespace dsplan::validation::rows {
 
 bool has(const std::string& s, const std::string& sub) {
-  std::string a = s, b = sub;
-  for (auto& ch : a) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  for (auto& ch : b) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string a = ascii_lower(s), b = ascii_lower(sub);
   return a.find(b) != std::string::npos;
 }
 

@@ -7,6 +7,7 @@
 
 #include "core/embedded.h"
 #include "core/json/model_json.h"
+#include "core/names.h"
 
 namespace dsplan {
 
@@ -72,8 +73,7 @@ Diagnostic unknown_preset(std::string_view name) {
 // and the "-hf" / "Meta-" / "-uncased" / version ("-v0.1") decorations dropped, then the
 // separators '-', '_' and ' ' (dots kept: gpt-1.3b and gpt-13b stay apart).
 std::string name_key(std::string_view name) {
-  std::string s(name);
-  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  std::string s = ascii_lower(name);
   if (auto slash = s.rfind('/'); slash != std::string::npos) s.erase(0, slash + 1);
   auto drop_suffix = [&s](std::string_view suf) {
     if (s.size() > suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0)
