@@ -87,8 +87,12 @@ std::optional<Diagnostic> layout_and_batch(const Json& p, int gpus, SearchSpace&
   } else if (gb > 0) {
     s.global_batch = static_cast<std::int64_t>(gb);
     s.micro_batch = {1, 2, 4, 8};
-    s.vpp = {1, 2, 4};
-    notes.push_back("micro-batch and interleaving not published: best predicted of mbs 1-8, vpp 1-4");
+    if (at(p, "vpp").is_number()) {  // a stated interleaving is kept
+      notes.push_back("micro-batch not published: best predicted of mbs 1-8");
+    } else {
+      s.vpp = {1, 2, 4};
+      notes.push_back("micro-batch and interleaving not published: best predicted of mbs 1-8, vpp 1-4");
+    }
   } else {
     s.micro_batch = {1};
     s.grad_accum = {1};

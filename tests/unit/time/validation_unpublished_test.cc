@@ -2,7 +2,8 @@
 // rows::search_unpublished): the attention kernel, sequence parallelism and the ZeRO stage
 // become searched dimensions, so the prediction is the fastest configuration that fits;
 // recompute stays off; a stack dated before FlashAttention keeps the materialised kernel;
-// an out-of-memory row keeps everything off; a published value is always pinned.
+// an out-of-memory row keeps everything off; a published value is always pinned, the
+// interleaving too when the micro-batch is searched.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -106,6 +107,23 @@ TEST(ValidationUnpublished, OutOfMemoryRowsKeepThePlainRun) {
   EXPECT_EQ(s.flash, std::vector<bool>{false});
   EXPECT_EQ(s.sequence_parallel, std::vector<bool>{false});
   EXPECT_EQ(s.zero, std::vector<int>{0});
+}
+
+TEST(ValidationUnpublished, AStatedInterleavingIsKeptWhenTheMicroBatchIsSearched) {
+  // Only the global batch published: the micro-batch is searched (1-8), and so is the
+  // interleaving (1, 2, 4), unless the row states it. Meta's Llama 3 405B rows state V = 8
+  // and no micro-batch; before session 33 their V was replaced by 1-4.
+  json row = table_row();
+  row["parallel"]["tp"] = 2;
+  row["parallel"]["pp"] = 2;
+  row["parallel"].erase("micro_batch");
+  EXPECT_EQ(space_of(row).vpp, (std::vector<int>{1, 2, 4}));
+  row["parallel"]["vpp"] = 3;
+  const SearchSpace s = space_of(row);
+  EXPECT_EQ(s.vpp, std::vector<int>{3});
+  EXPECT_EQ(s.micro_batch, (std::vector<int>{1, 2, 4, 8}));
+  ASSERT_TRUE(s.global_batch.has_value());
+  EXPECT_EQ(*s.global_batch, 256);
 }
 
 }  // namespace
