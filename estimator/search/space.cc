@@ -71,7 +71,20 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
   if (s.pp.empty())
     for (int p = 1; p <= std::min(64, m.layers); ++p)
       if (pp_problem(p, m, c, s.run.framework, s.run.megatron_release).empty()) s.pp.push_back(p);
-  if (s.vpp.empty()) s.vpp = {1, 2};
+  if (s.vpp.empty()) {
+    // Interleaving is Megatron's, and needs a micro-batch count that is a multiple of pp
+    // (so more than one a step): elsewhere every vpp > 1 is invalid, and is not searched.
+    // Megatron recipes run up to one layer a chunk (NeMo: GPT-3 175B and Nemotron-4 340B
+    // at VP 12, Llama 2 70B at VP 20 on 80 layers): every V up to 16 that divides a common
+    // per-stage layer count (24, 32, 40, 48, 80, 96, 128 units) is searched.
+    const bool accumulates =
+        s.global_batch.has_value() ||
+        std::any_of(s.grad_accum.begin(), s.grad_accum.end(), [](int g) { return g > 1; });
+    if (s.run.framework == Framework::megatron && accumulates)
+      s.vpp = {1, 2, 3, 4, 5, 6, 8, 10, 12, 16};
+    else
+      s.vpp = {1};
+  }
   if (s.cp.empty()) s.cp = {1};
   if (s.micro_batch.empty()) {
     int top = s.run.seq_len <= 512 ? 512 : 64;

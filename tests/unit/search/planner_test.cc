@@ -188,5 +188,25 @@ TEST(Space, OptimizerOffloadNeedsAdam) {
   EXPECT_EQ(only_rule(r), "");
 }
 
+// Interleaving is searched where it can run: Megatron with more than one micro-batch a
+// step (a global batch, or a gas above 1), every V up to one layer a chunk of the usual
+// depths (NeMo runs GPT-3 175B at VP 12). DeepSpeed's pipeline engine has no interleaved
+// schedule, and one micro-batch a step is never a multiple of pp >= 2: there V is 1 only.
+TEST(Space, InterleavingIsSearchedWhereItCanRun) {
+  PlanRequest r = gpt_2_7b_on_16_a100();
+  r.space.vpp.clear();
+  EXPECT_EQ(with_defaults(r.space, r.model, r.cluster).vpp, std::vector<int>{1});  // DeepSpeed
+  r.space.run.framework = Framework::megatron;
+  EXPECT_EQ(with_defaults(r.space, r.model, r.cluster).vpp, std::vector<int>{1});  // gas 1
+  const std::vector<int> wide{1, 2, 3, 4, 5, 6, 8, 10, 12, 16};
+  r.space.grad_accum = {1, 8};
+  EXPECT_EQ(with_defaults(r.space, r.model, r.cluster).vpp, wide);
+  r.space.grad_accum.clear();
+  r.space.global_batch = 512;
+  EXPECT_EQ(with_defaults(r.space, r.model, r.cluster).vpp, wide);
+  r.space.vpp = {2};  // a user's list is kept
+  EXPECT_EQ(with_defaults(r.space, r.model, r.cluster).vpp, std::vector<int>{2});
+}
+
 }  // namespace
 }  // namespace dsplan
