@@ -2,9 +2,6 @@
 #include "simulator/scheduler.h"
 
 #include <algorithm>
-#include <iterator>
-
-#include <boost/graph/topological_sort.hpp>
 
 namespace dsplan::sim {
 
@@ -55,11 +52,7 @@ Schedule list_schedule(const TaskGraph& g) {
   if (g.ids_are_topological()) {
     for (TaskId v = 0; v < n; ++v) schedule_one(g, v, stream_free, s);
   } else {
-    std::vector<TaskId> reverse_order;
-    reverse_order.reserve(n);
-    boost::topological_sort(g.graph(), std::back_inserter(reverse_order));  // throws on a cycle
-    for (auto it = reverse_order.rbegin(); it != reverse_order.rend(); ++it)
-      schedule_one(g, *it, stream_free, s);
+    for (const TaskId v : g.topological_order()) schedule_one(g, v, stream_free, s);  // throws on a cycle
   }
   for (TaskId v = 0; v < n; ++v) {
     if (s.last == kNoTask || s.finish[v] > s.makespan) {

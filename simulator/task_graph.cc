@@ -1,6 +1,8 @@
 // Task graph construction and the names of tasks and streams. See task_graph.h.
 #include "simulator/task_graph.h"
 
+#include <boost/graph/exception.hpp>  // boost::not_a_dag
+
 namespace dsplan::sim {
 
 Category category_of(TaskKind kind) {
@@ -37,6 +39,7 @@ int TaskGraph::add_stream(StreamKind kind, int rank) {
 }
 
 TaskId TaskGraph::add_task(const Task& task) {
+  order_.clear();
   const TaskId id = boost::add_vertex(task, *graph_);
   if (task.stream >= 0) {
     add_dep(last_on_stream_[task.stream], id);
@@ -48,7 +51,33 @@ TaskId TaskGraph::add_task(const Task& task) {
 void TaskGraph::add_dep(TaskId before, TaskId after) {
   if (before == kNoTask || after == kNoTask || before == after) return;
   if (before > after) forward_edges_ = false;
+  order_.clear();
   boost::add_edge(before, after, *graph_);
+}
+
+const std::vector<TaskId>& TaskGraph::topological_order() const {
+  const std::size_t n = size();
+  if (order_.size() == n) return order_;
+  order_.clear();
+  order_.reserve(n);
+  // Kahn's algorithm: a task is ready once all its predecessors are placed. order_ doubles
+  // as the queue (tasks [next, end) are placed but their successors not yet released).
+  std::vector<std::size_t> waiting(n);
+  for (TaskId v = 0; v < n; ++v) {
+    waiting[v] = boost::in_degree(v, *graph_);
+    if (waiting[v] == 0) order_.push_back(v);
+  }
+  for (std::size_t next = 0; next < order_.size(); ++next) {
+    for (auto [e, end] = boost::out_edges(order_[next], *graph_); e != end; ++e) {
+      const TaskId w = boost::target(*e, *graph_);
+      if (--waiting[w] == 0) order_.push_back(w);
+    }
+  }
+  if (order_.size() != n) {
+    order_.clear();
+    throw boost::not_a_dag();
+  }
+  return order_;
 }
 
 namespace {

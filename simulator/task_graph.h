@@ -104,6 +104,11 @@ class TaskGraph {
   // step graphs are built): then the ids in order are a topological order and the graph
   // has no cycle, so the scheduler needs no sort.
   bool ids_are_topological() const { return forward_edges_; }
+  // A topological order of the tasks (Kahn's algorithm over the in-degrees, lowest ids
+  // first among the ready ones), computed once and kept until a task or dependency is
+  // added: the contention pass reschedules the same graph with new durations several
+  // times. Throws boost::not_a_dag on a cycle.
+  const std::vector<TaskId>& topological_order() const;
   // The last task added to a stream, or kNoTask.
   TaskId last_on(int stream) const { return last_on_stream_[stream]; }
 
@@ -112,6 +117,7 @@ class TaskGraph {
   std::vector<Stream> streams_;
   std::vector<TaskId> last_on_stream_;
   bool forward_edges_ = true;  // every dependency so far runs from a lower id to a higher
+  mutable std::vector<TaskId> order_;  // topological_order(), empty until asked or after a change
 };
 
 const char* kind_name(TaskKind kind);          // "backward", "grad_reduce"

@@ -87,6 +87,33 @@ TEST(Scheduler, ACycleIsReported) {
   EXPECT_THROW(list_schedule(g), boost::not_a_dag);
 }
 
+// A dependency from a later task to an earlier one (as pipeline sends are added) makes the
+// scheduler use TaskGraph::topological_order(), which is kept between schedules and must
+// be recomputed when a dependency is added. Tasks: a (stream 1, 2 s), then b (1 s) and
+// c (4 s) on stream 0, so b -> c by stream order.
+TEST(Scheduler, TheKeptOrderFollowsANewDependency) {
+  TaskGraph g;
+  const int s0 = g.add_stream(StreamKind::compute, 0);
+  const int s1 = g.add_stream(StreamKind::compute, 1);
+  const TaskId a = g.add_task(on(s1, 2));
+  const TaskId b = g.add_task(on(s0, 1));
+  const TaskId c = g.add_task(on(s0, 4));
+  g.add_dep(b, a);  // id 1 before id 0
+  ASSERT_FALSE(g.ids_are_topological());
+  // b 0-1, a 1-3 (after b), c 1-5 (after b on its stream): makespan 5, ending with c.
+  Schedule s = list_schedule(g);
+  EXPECT_DOUBLE_EQ(s.start[a].v, 1.0);
+  EXPECT_DOUBLE_EQ(s.makespan.v, 5.0);
+  EXPECT_EQ(s.last, c);
+  // Now a also waits for c: a 5-7, makespan 7. Same task count, so only the new edge can
+  // tell the kept order that it is stale.
+  g.add_dep(c, a);
+  s = list_schedule(g);
+  EXPECT_DOUBLE_EQ(s.start[a].v, 5.0);
+  EXPECT_DOUBLE_EQ(s.makespan.v, 7.0);
+  EXPECT_EQ(s.binding[a], c);
+}
+
 TEST(Scheduler, TaskNamesCarryTheirLabels) {
   Task t = on(0, 1, TaskKind::backward_layer);
   t.rank = 3;
