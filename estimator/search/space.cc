@@ -85,7 +85,18 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
     else
       s.vpp = {1};
   }
-  if (s.cp.empty()) s.cp = {1};
+  if (s.cp.empty()) {
+    // Context parallelism (Megatron-Core's, with a fused attention kernel) where sequences
+    // are long enough for it to pay: NVIDIA's Llama 3 recipes run CP 2 from 8,192 tokens,
+    // the Llama 3 paper CP 16 at 131,072. Each rank keeps at least 2,048 tokens, and the
+    // sequence must cut into 2 x cp chunks (make_config).
+    s.cp = {1};
+    const bool flash_possible = c.node.gpu.arch != GpuArch::volta && s.run.precision != Precision::fp32 &&
+                                head_dim_of(m) <= kMaxFlashHeadDim;
+    if (s.run.framework == Framework::megatron && flash_possible && s.run.seq_len >= 8192)
+      for (int cp = 2; cp <= 64 && s.run.seq_len / cp >= 2048; cp *= 2)
+        if (c.num_gpus % cp == 0 && s.run.seq_len % (2 * cp) == 0) s.cp.push_back(cp);
+  }
   if (s.micro_batch.empty()) {
     int top = s.run.seq_len <= 512 ? 512 : 64;
     for (int b = 1; b <= top; b *= 2) s.micro_batch.push_back(b);

@@ -59,7 +59,9 @@ struct SearchSpace {
 // Fills every empty dimension with its default range for this model and cluster:
 // zero 0-3; tp powers of two up to a node that divide heads and kv heads; pp up to 64
 // that divide the GPUs and (except under DeepSpeed) the layer count; vpp 1, and under
-// Megatron with more than one micro-batch a step 1-6, 8, 10, 12 and 16; cp {1};
+// Megatron with more than one micro-batch a step 1-6, 8, 10, 12 and 16; cp 1, and under
+// Megatron from 8,192 tokens the powers of two that divide the GPUs and leave a rank
+// at least 2,048 tokens;
 // micro-batch powers of two 1-64 (1-512 for
 // seq <= 512); gas {1}; checkpointing none/selective/full/block (half the stage's layers);
 // flash off/on where the GPU

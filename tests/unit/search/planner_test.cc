@@ -208,5 +208,25 @@ TEST(Space, InterleavingIsSearchedWhereItCanRun) {
   EXPECT_EQ(with_defaults(r.space, r.model, r.cluster).vpp, std::vector<int>{2});
 }
 
+// Context parallelism is searched under Megatron from 8,192 tokens (NVIDIA's Llama 3
+// recipes run CP 2 there), each rank keeping at least 2,048 tokens, on degrees that divide
+// the GPUs: 8,192 tokens -> CP 1, 2, 4 (8192 / 4 = 2048); 131,072 on 16 GPUs -> 1-16 (32 does
+// not divide 16). Elsewhere, and where no fused attention kernel runs (V100), CP is 1.
+TEST(Space, ContextParallelismIsSearchedForLongSequences) {
+  PlanRequest r = gpt_2_7b_on_16_a100();
+  r.space.cp.clear();
+  r.space.run.framework = Framework::megatron;
+  EXPECT_EQ(with_defaults(r.space, r.model, r.cluster).cp, std::vector<int>{1});  // 2,048 tokens
+  r.space.run.seq_len = 8192;
+  EXPECT_EQ(with_defaults(r.space, r.model, r.cluster).cp, (std::vector<int>{1, 2, 4}));
+  r.space.run.seq_len = 131072;
+  EXPECT_EQ(with_defaults(r.space, r.model, r.cluster).cp, (std::vector<int>{1, 2, 4, 8, 16}));
+  r.space.run.framework = Framework::deepspeed;
+  EXPECT_EQ(with_defaults(r.space, r.model, r.cluster).cp, std::vector<int>{1});
+  r.space.run.framework = Framework::megatron;
+  r.cluster = test::cluster(test::dgx1(), 16);
+  EXPECT_EQ(with_defaults(r.space, r.model, r.cluster).cp, std::vector<int>{1});
+}
+
 }  // namespace
 }  // namespace dsplan
