@@ -152,6 +152,28 @@ TEST(Pipeline, EveryShapeSchedulesAndTheBreakdownAddsUp) {
   }
 }
 
+TEST(Pipeline, DeepInterleavingSchedules) {
+  // The default Megatron search runs V up to 16 (estimator/search/space.cc): every such V on
+  // 2-16 stages, with whole groups of p micro-batches (what the search keeps) and a short
+  // last group (m = 3p + 1, padded), schedules without a cycle, its breakdown adds up, and
+  // it is bounded as above.
+  for (int p : {2, 4, 8, 16}) {
+    for (int v : {5, 6, 8, 10, 12, 16}) {
+      for (int m : {p, 2 * p, 3 * p, 3 * p + 1}) {
+        StepCosts c = pipeline(p, v, m, v);
+        c.p2p = ms(0.1);
+        c.optimizer = ms(0.5);
+        auto r = simulate_step(c);
+        ASSERT_TRUE(r.ok()) << "p=" << p << " v=" << v << " m=" << m;
+        const StepTimeBreakdown& b = r->breakdown;
+        EXPECT_NEAR(in(b.compute + b.comm_exposed + b.bubble + b.optimizer + b.offload), in(r->step), 1e-9);
+        EXPECT_GE(in(r->step), m * 3.0 + 0.5 - 1e-9);
+        EXPECT_LE(in(r->step), in(closed_form_sum(c)) + (2 * m * p * v) * 0.1 + 1e-9);
+      }
+    }
+  }
+}
+
 TEST(Pipeline, Gpt175bLikeGraphStaysSmall) {
   // pp = 16, gas = 64, vpp = 2, 6 layers per rank: per rank 64 x 2 chunks x 2 passes
   // = 256 compute passes (the last backward of each chunk per layer) and about as many
