@@ -104,10 +104,11 @@ class TaskGraph {
   // step graphs are built): then the ids in order are a topological order and the graph
   // has no cycle, so the scheduler needs no sort.
   bool ids_are_topological() const { return forward_edges_; }
-  // A topological order of the tasks (Kahn's algorithm over the in-degrees, lowest ids
-  // first among the ready ones), computed once and kept until a task or dependency is
-  // added: the contention pass reschedules the same graph with new durations several
-  // times. Throws boost::not_a_dag on a cycle.
+  // A topological order of the tasks (Kahn's algorithm over the in-degrees: the tasks
+  // without predecessors by id, then each task as its last predecessor is placed),
+  // computed once and kept until a task or dependency is added: the contention pass
+  // reschedules the same graph with new durations several times. Throws boost::not_a_dag
+  // on a cycle.
   const std::vector<TaskId>& topological_order() const;
   // The last task added to a stream, or kNoTask.
   TaskId last_on(int stream) const { return last_on_stream_[stream]; }
