@@ -80,10 +80,19 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
     const bool accumulates =
         s.global_batch.has_value() ||
         std::any_of(s.grad_accum.begin(), s.grad_accum.end(), [](int g) { return g > 1; });
+    s.vpp = {1};
     if (s.run.framework == Framework::megatron && accumulates)
-      s.vpp = {1, 2, 3, 4, 5, 6, 8, 10, 12, 16};
-    else
-      s.vpp = {1};
+      for (int v : {2, 3, 4, 5, 6, 8, 10, 12, 16}) {
+        // Only a V that some searched pp splits the layers into (make_config's rule): the
+        // others would only add invalid points, a million of them for a 405B plan.
+        const bool splits = std::any_of(s.pp.begin(), s.pp.end(), [&](int p) {
+          TrainConfig t = s.run;
+          t.pp = p;
+          t.vpp = v;
+          return p >= 2 && t.set_pipeline_split(m.layers);
+        });
+        if (splits) s.vpp.push_back(v);
+      }
   }
   if (s.cp.empty()) {
     // Context parallelism (Megatron-Core's, with a fused attention kernel) where sequences

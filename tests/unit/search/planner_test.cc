@@ -189,16 +189,19 @@ TEST(Space, OptimizerOffloadNeedsAdam) {
 }
 
 // Interleaving is searched where it can run: Megatron with more than one micro-batch a
-// step (a global batch, or a gas above 1), every V up to one layer a chunk of the usual
-// depths (NeMo runs GPT-3 175B at VP 12). DeepSpeed's pipeline engine has no interleaved
+// step (a global batch, or a gas above 1), every V up to 16 that some searched pp can
+// split the layers into (NeMo runs GPT-3 175B at VP 12). DeepSpeed's pipeline engine has no interleaved
 // schedule, and one micro-batch a step is never a multiple of pp >= 2: there V is 1 only.
 TEST(Space, InterleavingIsSearchedWhereItCanRun) {
   PlanRequest r = gpt_2_7b_on_16_a100();
   r.space.vpp.clear();
+  r.space.pp.clear();  // the default pp: 1, 2, 4, 8, 16 (they divide the 32 layers and 16 GPUs)
   EXPECT_EQ(with_defaults(r.space, r.model, r.cluster).vpp, std::vector<int>{1});  // DeepSpeed
   r.space.run.framework = Framework::megatron;
   EXPECT_EQ(with_defaults(r.space, r.model, r.cluster).vpp, std::vector<int>{1});  // gas 1
-  const std::vector<int> wide{1, 2, 3, 4, 5, 6, 8, 10, 12, 16};
+  // Of V 2-16, those some searched pp splits the 32 layers into: pp 2 holds 16 layers a
+  // rank, so 2, 4, 8 and 16 (3, 5, 6, 10 and 12 divide no pp's share, nor 33 or 34 units).
+  const std::vector<int> wide{1, 2, 4, 8, 16};
   r.space.grad_accum = {1, 8};
   EXPECT_EQ(with_defaults(r.space, r.model, r.cluster).vpp, wide);
   r.space.grad_accum.clear();
@@ -206,6 +209,9 @@ TEST(Space, InterleavingIsSearchedWhereItCanRun) {
   EXPECT_EQ(with_defaults(r.space, r.model, r.cluster).vpp, wide);
   r.space.vpp = {2};  // a user's list is kept
   EXPECT_EQ(with_defaults(r.space, r.model, r.cluster).vpp, std::vector<int>{2});
+  r.space.vpp.clear();  // with pp 1 only, no V splits anything
+  r.space.pp = {1};
+  EXPECT_EQ(with_defaults(r.space, r.model, r.cluster).vpp, std::vector<int>{1});
 }
 
 // Context parallelism is searched under Megatron from 8,192 tokens (NVIDIA's Llama 3
