@@ -16,8 +16,9 @@
 //        with and without the recompute pass),
 //      "6N" / "6ND" / "6 x params": 6 N per token, N the row's params_B (else dsplan's count),
 //      hardware FLOPs ("hardware FLOP", "HFU", recompute counted): dsplan's hw_tflops,
-//      anything else, unstated included: model FLOPs, dsplan's tflops_per_gpu (3 passes,
-//        attention included; Megatron-Core's and PaLM's MFU convention);
+//      anything else, unstated included: model FLOPs as PaLM's MFU and Megatron's
+//        num_floating_point_operations count them (3 passes, every s x s attention score,
+//        not halved for the causal mask as dsplan's own tflops_per_gpu is);
 //  - DeepSpeed autotuner micro-batches that produced a metric: the predicted largest
 //    fitting micro-batch must be >= it (it ran) and <= 3x; "oom": true must be predicted.
 #include <cmath>
@@ -77,8 +78,17 @@ void flop_convention(const Json& row, ValidationCase& c) {
     c.flops = FlopConvention::hardware;
     c.flops_note = "hardware FLOPs (recompute counted)";
   } else {
-    c.flops = FlopConvention::model;
-    c.flops_note = "model FLOPs (convention not named: 3 passes, attention counted)";
+    // PaLM's MFU count (Chowdhery et al. 2022, App. B: 6N + 12 L H Q T a token) as
+    // Megatron's num_floating_point_operations writes it: the linears and the logits over 3
+    // passes, and every s x s attention score, not halved for the causal mask (dsplan's own
+    // model FLOPs halve it: they would read 4% low at 8K tokens on a 405B, 30% at 128K).
+    const double hd = head_dim_of(m), kv = kv_heads_of(m), aw = m.heads * hd;
+    const double linears = h * (aw + 2 * kv * hd) + aw * h + h * m.ffn_hidden * (m.gated_mlp ? 3.0 : 2.0);
+    const double logits = m.vocab_logits ? 6 * h * V : 0;
+    c.source_flops_per_sample = s * (6 * linears * l + logits + 12 * l * s * aw);
+    c.flops_note =
+        "model FLOPs as PaLM's MFU and Megatron count them (convention not named: 3 passes, "
+        "every attention score)";
   }
 }
 
@@ -194,8 +204,6 @@ double predicted_throughput(const ValidationCase& c, const Measurement& m, const
       return m.per_gpu ? e.tokens_per_s / gpus : e.tokens_per_s;
     case MeasureKind::tflops_per_gpu:
       switch (c.flops) {
-        case FlopConvention::model:
-          return e.tflops_per_gpu;
         case FlopConvention::hardware:
           return e.hw_tflops_per_gpu;
         case FlopConvention::source_formula:

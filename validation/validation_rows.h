@@ -40,9 +40,10 @@ struct Measurement {
   bool per_gpu = false;             // tokens_per_s: per GPU rather than for the job
 };
 
-// How a row's TFLOP/s count FLOPs (validation_measures.cc): a formula of the source's own
-// (source_flops_per_sample), dsplan's model FLOPs, or its hardware FLOPs (with recompute).
-enum class FlopConvention { source_formula, model, hardware };
+// How a row's TFLOP/s count FLOPs (validation_measures.cc): a formula (source_flops_per_sample:
+// the source's own, 6N, or PaLM's and Megatron's model FLOPs when none is named), or
+// dsplan's hardware FLOPs (with recompute).
+enum class FlopConvention { source_formula, hardware };
 
 struct ValidationCase {
   std::string id;
@@ -51,8 +52,8 @@ struct ValidationCase {
   std::vector<Measurement> measured;
   bool inconsistent = false;        // the row says it is inconsistent as published
   std::vector<std::string> assumptions;
-  // Megatron-style hardware FLOPs per sample when the row's TFLOP/s use it; times the
-  // predicted configuration's global batch, the FLOPs of one step of the whole job.
+  // FLOPs per sample under the row's formula; times the predicted configuration's global
+  // batch, the FLOPs of one step of the whole job.
   std::optional<double> source_flops_per_sample;
   FlopConvention flops = FlopConvention::source_formula;
   std::string flops_note;  // the convention taken, for the report
