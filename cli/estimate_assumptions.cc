@@ -15,12 +15,18 @@ std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& 
                                          const SystemSpec& system) {
   std::vector<std::string> out;
   const GpuSpec& gpu = system.gpu;
-  if (std::any_of(s.cp.begin(), s.cp.end(), [](int cp) { return cp > 1; })) {
+  const SearchSpace searched = with_defaults(s, model, cluster);
+  if (std::any_of(searched.cp.begin(), searched.cp.end(), [](int cp) { return cp > 1; })) {
     std::string list;
-    for (int cp : s.cp) list += (list.empty() ? "" : ", ") + std::to_string(cp);
+    for (int cp : searched.cp) list += (list.empty() ? "" : ", ") + std::to_string(cp);
     out.push_back("context parallelism " + list +
                   " (Megatron-Core, Transformer Engine's p2p ring): each GPU holds 1/cp of every sequence, "
-                  "with flash attention");
+                  "with flash attention" +
+                  (s.cp.empty() ? "; searched by default from 8,192 tokens, --cp 1 leaves it out" : ""));
+  } else if (s.run.framework != Framework::megatron && s.run.seq_len >= 8192) {
+    out.push_back("sequence of " + std::to_string(s.run.seq_len) +
+                  " tokens: context parallelism is modelled for Megatron-Core only (--framework megatron "
+                  "searches it); DeepSpeed-Ulysses and PyTorch's context_parallel are not modelled");
   }
   const bool any_flash = s.flash.empty() || std::find(s.flash.begin(), s.flash.end(), true) != s.flash.end();
   if (s.run.attention != AttentionKernel::auto_)
@@ -32,8 +38,7 @@ std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& 
                       : "flash attention on Hopper: FlashAttention-2 (PyTorch SDPA or the flash-attn "
                         "package); give --attention "
                         "cudnn or fa3 if the run uses those");
-  for (const std::string& advice :
-       alignment_advice(model, with_defaults(s, model, cluster).tp, s.run.precision, gpu))
+  for (const std::string& advice : alignment_advice(model, searched.tp, s.run.precision, gpu))
     out.push_back(advice);
   if (s.run.fsdp_hybrid)
     out.push_back(
