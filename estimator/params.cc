@@ -61,6 +61,11 @@ int bias_tensors(const ModelSpec& m, const LayerLinears& l) {
   return m.linear_bias ? l.total() : m.qkv_bias ? l.qkv : 0;
 }
 
+double matmul_params_per_layer(const ModelSpec& m) {
+  const double h = m.hidden, hd = head_dim_of(m), q = m.heads * hd, kv = kv_heads_of(m) * hd;
+  return h * (q + 2 * kv) + q * h + h * m.ffn_hidden * (m.gated_mlp ? 3.0 : 2.0);
+}
+
 std::int64_t padded_vocab(const ModelSpec& m, int tp) {
   const std::int64_t mult = static_cast<std::int64_t>(std::max(1, m.vocab_pad_multiple)) * std::max(1, tp);
   return (m.vocab + mult - 1) / mult * mult;

@@ -49,6 +49,10 @@ int layer_tensors(const ModelSpec& m, bool megatron_layers);
 // with qkv_bias.
 int bias_tensors(const ModelSpec& m, const LayerLinears& l);
 
+// Weights of one layer's linears (Q, K, V, the attention projection, the MLP; no biases or
+// norms): the N of the 6N matmul FLOPs a token spends in a layer over 3 passes.
+double matmul_params_per_layer(const ModelSpec& m);
+
 // Vocabulary as the framework allocates it: rounded up to vocab_pad_multiple x tp.
 std::int64_t padded_vocab(const ModelSpec& m, int tp);
 

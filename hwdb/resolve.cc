@@ -3,7 +3,6 @@
 // the result in one line. A bare GPU becomes a generic node whose assumptions are listed
 // in hwdb.h and docs/model.md §2 Hardware.
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 

@@ -7,7 +7,6 @@
 // predicts the fastest configuration that fits among the choices left open, as it does
 // for an unpublished micro-batch (docs/accuracy.md, "Mapping decisions", session 32).
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 
 #include "core/names.h"

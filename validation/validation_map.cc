@@ -26,16 +26,15 @@
 //  - Checkpointing: "selective" at layer, block or op level (torchtitan, IBM FMS) = block
 //    recompute of half the layers; plain "selective" = Megatron's attention-core recompute.
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <regex>
 
-#include "validation/validation_rows.h"
 #include "core/json/model_json.h"
 #include "core/names.h"
 #include "estimator/time/efficiency_defaults.h"
 #include "hwdb/hwdb.h"
+#include "validation/validation_rows.h"
 
 namespace dsplan::validation::rows {
 

@@ -82,10 +82,9 @@ void flop_convention(const Json& row, ValidationCase& c) {
     // Megatron's num_floating_point_operations writes it: the linears and the logits over 3
     // passes, and every s x s attention score, not halved for the causal mask (dsplan's own
     // model FLOPs halve it: they would read 4% low at 8K tokens on a 405B, 30% at 128K).
-    const double hd = head_dim_of(m), kv = kv_heads_of(m), aw = m.heads * hd;
-    const double linears = h * (aw + 2 * kv * hd) + aw * h + h * m.ffn_hidden * (m.gated_mlp ? 3.0 : 2.0);
+    const double aw = m.heads * double(head_dim_of(m));
     const double logits = m.vocab_logits ? 6 * h * V : 0;
-    c.source_flops_per_sample = s * (6 * linears * l + logits + 12 * l * s * aw);
+    c.source_flops_per_sample = s * (6 * matmul_params_per_layer(m) * l + logits + 12 * l * s * aw);
     c.flops_note =
         "model FLOPs as PaLM's MFU and Megatron count them (convention not named: 3 passes, "
         "every attention score)";

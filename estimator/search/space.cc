@@ -64,6 +64,9 @@ std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c, Framework f
 }
 
 SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
+  // A flash-class kernel needs Ampere or newer, 16-bit inputs and heads it takes.
+  const bool flash_possible = c.node.gpu.arch != GpuArch::volta && s.run.precision != Precision::fp32 &&
+                              head_dim_of(m) <= kMaxFlashHeadDim;
   if (s.zero.empty()) s.zero = {0, 1, 2, 3};
   if (s.tp.empty())
     for (int t = 1; t <= 64; t *= 2)
@@ -100,8 +103,6 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
     // the Llama 3 paper CP 16 at 131,072. Each rank keeps at least 2,048 tokens, and the
     // sequence must cut into 2 x cp chunks (make_config).
     s.cp = {1};
-    const bool flash_possible = c.node.gpu.arch != GpuArch::volta && s.run.precision != Precision::fp32 &&
-                                head_dim_of(m) <= kMaxFlashHeadDim;
     if (s.run.framework == Framework::megatron && flash_possible && s.run.seq_len >= 8192)
       for (int cp = 2; cp <= 64 && s.run.seq_len / cp >= 2048; cp *= 2)
         if (c.num_gpus % cp == 0 && s.run.seq_len % (2 * cp) == 0) s.cp.push_back(cp);
@@ -116,9 +117,7 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
                        Checkpointing::block};
   if (s.flash.empty()) {
     s.flash = {false};
-    if (c.node.gpu.arch != GpuArch::volta && s.run.precision != Precision::fp32 &&
-        head_dim_of(m) <= kMaxFlashHeadDim)
-      s.flash.push_back(true);
+    if (flash_possible) s.flash.push_back(true);
   }
   if (s.sequence_parallel.empty()) s.sequence_parallel = {false, true};
   if (s.offload.empty()) s.offload = {Offload::none, Offload::optimizer, Offload::all};

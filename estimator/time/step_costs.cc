@@ -123,12 +123,8 @@ std::uint64_t hash_of(const CommKey& k) {
 
 StepTimeModel::StepTimeModel(const ModelSpec& model, const Cluster& cluster, const Efficiency& eff)
     : model_(model), cluster_(cluster), eff_(eff), caches_(std::make_unique<Caches>(cluster, eff)) {
-  const double hd = head_dim_of(model);
-  const double kv = kv_heads_of(model);
-  attn_width_ = model.heads * hd;
-  matmul_params_per_layer_ = double(model.hidden) * (attn_width_ + 2.0 * kv * hd) +
-                             attn_width_ * model.hidden +
-                             double(model.hidden) * model.ffn_hidden * (model.gated_mlp ? 3.0 : 2.0);
+  attn_width_ = model.heads * double(head_dim_of(model));
+  matmul_params_per_layer_ = matmul_params_per_layer(model);
 }
 
 StepTimeModel::StepTimeModel(const StepTimeModel& o)
