@@ -107,8 +107,10 @@ bool looks_like_hub_id(std::string_view s) {
 }  // namespace
 
 std::optional<std::string> preset_for_name(std::string_view name) {
-  static const std::pair<const char*, const char*> aliases[] = {
-      {"distilbertbase", "distilbert"}, {"gpt2small", "gpt2"}, {"bloom", "bloom-176b"}};
+  static const std::pair<const char*, const char*> aliases[] = {{"distilbertbase", "distilbert"},
+                                                                {"gpt2small", "gpt2"},
+                                                                {"bloom", "bloom-176b"},
+                                                                {"gemma31bpt", "gemma3-1b"}};
   const std::string key = name_key(name);
   if (key.empty()) return std::nullopt;
   for (const auto& [alias, preset] : aliases)

@@ -57,7 +57,7 @@ const HfCase kCases[] = {
     // Qwen2.5-0.5B (tied; 14/2 heads of 64): layer: Q 896^2 + 896, K and V 896*128 + 128
     // each, O 896^2 -> 1,836,160; MLP 3*896*4864 = 13,074,432; norms 1,792 -> 14,912,384,
     // x24 = 357,897,216; embedding 151936*896 = 136,134,656; final norm 896. Total 494,032,768.
-    {"Qwen2.5-0.5B", nullptr, 494'032'768},
+    {"Qwen2.5-0.5B", "qwen2.5-0.5b", 494'032'768},
     // Qwen3-8B (query and key RMSNorms of head_dim 128): layer: Q and O 4096^2 each, K and
     // V 4096*1024 each -> 41,943,040; MLP 3*4096*12288 = 150,994,944; norms 8,192 + q/k
     // norms 256 -> 192,946,432, x36 = 6,946,071,552; embedding and head 2*151936*4096 =
@@ -67,7 +67,7 @@ const HfCase kCases[] = {
     // layer: Q 1024*2048, K and V 1024*1024 each, O 2048*1024 -> 6,291,456; MLP
     // 3*1024*3072 = 9,437,184; norms 2,048 + 256 -> 15,730,944, x28 = 440,466,432;
     // embedding 151936*1024 = 155,582,464; final norm 1,024. Total 596,049,920.
-    {"Qwen3-0.6B", nullptr, 596'049'920},
+    {"Qwen3-0.6B", "qwen3-0.6b", 596'049'920},
     // gemma-7b (head_dim 256: Q, K, V 4096 wide on hidden 3072; GeGLU; tied): layer:
     // Q, K, V 3072*4096 each and O 4096*3072 -> 50,331,648; MLP 3*3072*24576 = 226,492,416;
     // norms 6,144 -> 276,830,208, x28 = 7,751,245,824; embedding 256000*3072 = 786,432,000;
@@ -82,7 +82,7 @@ const HfCase kCases[] = {
     // each, K and V 1152*256 each -> 2,949,120; MLP 3*1152*6912 = 23,887,872; norms 4,608 +
     // 512 -> 26,842,112, x26 = 697,894,912; embedding 262144*1152 = 301,989,888; final
     // norm 1,152. Total 999,885,952.
-    {"gemma-3-1b-pt", nullptr, 999'885'952},
+    {"gemma-3-1b-pt", "gemma3-1b", 999'885'952},
     // Phi-3-mini-4k-instruct (fused qkv_proj and gate_up_proj, no biases, untied): layer:
     // QKV 3072*9216 = 28,311,552, O 9,437,184, gate/up 3072*16384 = 50,331,648, down
     // 25,165,824, norms 6,144 -> 113,252,352, x32 = 3,624,075,264; embedding and head
@@ -93,7 +93,7 @@ const HfCase kCases[] = {
     // 20,453,888; MLP 3072*12288 + 12288 + 12288*3072 + 3072 = 75,512,832; 2 LayerNorms
     // 12,288 -> 95,979,008, x30 = 2,879,370,240; embedding 49152*3072 = 150,994,944; final
     // LayerNorm 6,144. Total 3,030,371,328.
-    {"starcoder2-3b", nullptr, 3'030'371'328},
+    {"starcoder2-3b", "starcoder2-3b", 3'030'371'328},
     // OLMo-2-1124-7B (full-width query and key norms, 4096 each; untied): layer: Q, K, V, O
     // 4096^2 each -> 67,108,864; MLP 3*4096*11008 = 135,266,304; 2 norms 8,192 and q/k norms
     // 8,192 -> 202,391,552, x32 = 6,476,529,664; embedding and head 2*100352*4096 =

@@ -99,6 +99,11 @@ const Count kCounts[] = {
     {"qwen3-8b", 8'190'735'360},
     {"gemma2-9b", 9'241'705'984},
     {"phi3-mini", 3'821'079'552},
+    // The small ones of session 34's real runs (arithmetic in hf_config_test.cc).
+    {"qwen2.5-0.5b", 494'032'768},
+    {"qwen3-0.6b", 596'049'920},
+    {"gemma3-1b", 999'885'952},
+    {"starcoder2-3b", 3'030'371'328},
 };
 
 TEST(Presets, ParameterCountsMatchPublishedModels) {
@@ -188,6 +193,10 @@ TEST(ResolveModel, PresetsNamedOtherWays) {
       {"distilbert-base-uncased", "distilbert"},
       {"mistralai/Mistral-7B-v0.1", "mistral-7b"},
       {"Qwen/Qwen2.5-7B", "qwen2.5-7b"},
+      {"Qwen/Qwen2.5-0.5B", "qwen2.5-0.5b"},
+      {"Qwen/Qwen3-0.6B", "qwen3-0.6b"},
+      {"google/gemma-3-1b-pt", "gemma3-1b"},  // the pretrained checkpoint's id
+      {"bigcode/starcoder2-3b", "starcoder2-3b"},
   };
   for (const auto& [given, preset] : cases) {
     auto m = resolve_model(given, read_text_file);
