@@ -5,16 +5,19 @@
 # development models of the session-9 fixes (confirm), the held-out models (heldout), the
 # held-out paths, standard attention and fp16 (paths), and DeepSpeed plans (deepspeed);
 # FP8 against bf16 GEMM rates over K (fp8) and misaligned per-head attention GEMMs (align).
+# Session 34: the 2024-25 families (Qwen2.5, Qwen3, Gemma 3) and StarCoder2 through
+# `confirm`, with this machine's host and GEMM records and kernel profiles (families);
+# plans whose memory peaks in the optimizer step (stepmem).
 # Uses the binaries staged by scripts/gpu_stage.sh (carry .gpu). `deepspeed` also needs
 # .whl/ (carry it) with DeepSpeed's sdist and the wheels of hjson, pydantic, pydantic-core,
 # annotated-types, typing-inspection and typing-extensions (`pip download`, docs/confirm.md).
 # Every step's output and exit status is kept in OUTDIR; a failing step does not stop the
 # rest.
 # Usage: scripts/gpu_realruns.sh OUTDIR [PART...]
-#   PART: gemm profile kernels window fp8 align confirm heldout paths deepspeed
+#   PART: gemm profile kernels window fp8 align confirm heldout paths deepspeed families stepmem
 #         (default: gemm profile confirm)
 set -uo pipefail
-out=${1:?usage: gpu_realruns.sh OUTDIR [gemm] [profile] [kernels] [window] [fp8] [align] [confirm] [heldout] [paths] [deepspeed]}
+out=${1:?usage: gpu_realruns.sh OUTDIR [gemm] [profile] [kernels] [window] [fp8] [align] [confirm] [heldout] [paths] [deepspeed] [families] [stepmem]}
 shift
 parts=" ${*:-gemm profile confirm} "
 mkdir -p "$out"
@@ -77,6 +80,56 @@ confirm_passes() {  # one `dsplan confirm --top 3` of DDP plans per "NAME MODEL 
                                                 "gpt2-large gpt2-large none,full"
 [[ $parts == *" paths "* ]] && confirm_passes "gpt2-noflash gpt2 none,selective,full,block --flash off" \
                                               "gpt2-medium-fp16 gpt2-medium none,full --precision fp16"
+if [[ $parts == *" families "* ]]; then
+  # Session 34: the 2024-25 families again (session 27 ran them before the workload built one
+  # rotary table a forward and before --norm-kernel torch), with the smaller micro-batches
+  # that are host-bound; a held-out StarCoder2 (LayerNorm with biases, GQA, rope, plain
+  # GELU MLP); the host and GEMM records of this machine; kernel profiles of the two most
+  # host-bound cases, with the flags confirm passed.
+  hf=tests/data/models/hf
+  nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv -lms 500 \
+    >"$out/clocks.csv" 2>&1 &
+  smi=$!
+  step calibrate_qwen25 timeout 90 "$bin" calibrate --quick --model "$hf/Qwen2.5-0.5B/config.json" \
+       --seq 2048 --out "$out/calibrate_quick_qwen25.json"
+  family() {  # family NAME HF_DIR FLAGS...: one confirm pass of DDP plans, every candidate run
+    local name=$1 dir=$2; shift 2
+    step "confirm_$name" "$bin" confirm --top 3 --model "$hf/$dir/config.json" --gpus 1 --hw "$hw" \
+         --framework ddp --zero 0 --ckpt none --seq 2048 --norm-kernel torch "$@" --timeout 100 \
+         --results-dir "$out/confirm-$name" --exps-dir "$out/exps-$name"
+  }
+  family qwen25 Qwen2.5-0.5B --mbs 2,4,8 --flash on
+  family qwen3 Qwen3-0.6B --mbs 2,4,8 --flash on
+  family gemma3 gemma-3-1b-pt --mbs 2,4 --flash off
+  profile_from() {  # profile_from NAME EXPERIMENT_DIR MBS: torch_step_profile of a confirm run's flags
+    local cmd=$2/cmd.txt
+    [[ -f $cmd ]] || { echo "   no $cmd" | tee -a "$out/status.txt"; return; }
+    local flags
+    flags=$(sed -E 's/^[^ ]*python[^ ]* [^ ]*train_gpt\.py //; s/--deepspeed_config [^ ]+//;
+                    s/--no-deepspeed//; s/--(micro|global)-batch-size [0-9]+//g' "$cmd")
+    step "prof_$1" timeout 120 python3 scripts/torch_step_profile.py "$out/prof_$1.json" -- $flags --mbs "$3"
+  }
+  profile_from qwen25_mbs2 "$out/confirm-qwen25/z0_tp1_pp1_gas1_tmbspg2_flash_ddp" 2
+  profile_from gemma3_mbs2 "$out/confirm-gemma3/z0_tp1_pp1_gas1_tmbspg2_ddp" 2
+  family starcoder2 starcoder2-3b --mbs 1,2,4 --flash on
+  profile_from qwen3_mbs4 "$out/confirm-qwen3/z0_tp1_pp1_gas1_tmbspg4_flash_ddp" 4
+  kill "$smi" 2>/dev/null
+fi
+if [[ $parts == *" stepmem "* ]]; then
+  # Session 34: plans whose memory peaks in the optimizer step (full recomputation, so the
+  # activations are small): torch's foreach AdamW holds an fp32 sqrt(exp_avg_sq) list there
+  # (20 B/param on one rank). Llama 2 7B at 125.5 GiB predicted, and Mistral 7B, whose
+  # 134.9 GiB fits the H200 only without the 10% fragmentation allowance (--fragmentation 0).
+  stepmem() {  # stepmem NAME MODEL FLAGS...
+    local name=$1 model=$2; shift 2
+    step "confirm_$name" "$bin" confirm --top 3 --model "$model" --gpus 1 --hw "$hw" --framework ddp \
+         --zero 0 --ckpt full --seq 2048 --flash on --norm-kernel torch "$@" --timeout 100 \
+         --results-dir "$out/confirm-$name" --exps-dir "$out/exps-$name"
+  }
+  stepmem llama2-7b-ckfull llama2-7b --mbs 1,2
+  stepmem starcoder2-3b-ckfull starcoder2-3b --mbs 1,4
+  stepmem mistral-7b-ckfull mistral-7b --mbs 1 --fragmentation 0
+fi
 if [[ $parts == *" deepspeed "* ]]; then
   # DeepSpeed's op builder cannot parse the image's TORCH_CUDA_ARCH_LIST "9.0a".
   export DS_BUILD_OPS=0 TORCH_CUDA_ARCH_LIST=9.0
