@@ -246,7 +246,8 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
 
   const double act = stage_activations(m, cfg, x, lb, st);
   Buffers buf = framework_buffers(cfg, st.params, x.e);
-  buf.after = std::max(buf.after, ms.step_only);
+  // DDP's reducer buckets (its `during`) are allocated once and live through the step too.
+  buf.after = std::max(buf.after, ms.step_only + (cfg.framework == Framework::ddp ? buf.during : 0.0));
   const double live_buffers = std::max(buf.during, buf.after - act);
 
   MemoryBreakdown r;

@@ -24,7 +24,9 @@
 //              layer at a time). zero_stage 1/2 = optimizer-state / gradient
 //              sharding (ZeroRedundancyOptimizer, fairscale OSS/ShardedDDP). On one rank
 //              without accumulation, under PyTorch >= 2.0's defaults, the gradients exist
-//              only from backward to the step.
+//              only from backward to the step. Its foreach Adam step adds an fp32 list
+//              of sqrt(exp_avg_sq) (4P) while the casts are already freed: 20 B/param
+//              at the step on one rank (4 params + 4 grads + 8 states + 4).
 // Host per node = 1.5 x ranks per node x max(fp32 model built on the CPU at init,
 // offloaded states), following DeepSpeed's estimators (peers.md section 2).
 #include "estimator/memory/model_states.h"
@@ -134,13 +136,22 @@ ModelStateMemory ddp_states(const ModelStateInputs& in, const Ctx& c) {
   // the least loaded rank: the most loaded holds at least P/N and the largest tensor.
   m.optimizer = c.s * (in.zero_stage >= 1 ? std::max(c.P / c.N, in.largest_module) : c.P);
   m.host_per_node = kHostBufferFactor * in.gpus_per_node * 4 * c.P;
+  double step = 0;  // what the step holds beyond the states above
   if (in.grads_set_to_none && c.N == 1 && in.grad_accum == 1) {
     // One rank, no DDP reducer buckets: zero_grad(set_to_none=True) (PyTorch >= 2.0's
     // default) frees the gradients, and backward allocates them as it frees the
     // activations, so they peak only with the step. (PyTorch 1.x zeroed them in place.)
-    m.step_only = m.grads;
+    step = m.grads;
     m.grads = 0;
   }
+  if (in.grads_set_to_none && in.optimizer == Optimizer::adam) {
+    // torch.optim's foreach Adam/AdamW (PyTorch >= 2.0's default on CUDA) takes the square
+    // root of every exp_avg_sq in one call (torch._foreach_sqrt in _multi_tensor_adam), a
+    // new fp32 list the size of the parameters this rank updates, alive until the update.
+    step += 4 * (in.zero_stage >= 1 ? std::max(c.P / c.N, in.largest_module) : c.P);
+  }
+  // The 16-bit casts counted in params died in backward.
+  m.step_only = std::max(0.0, step - (c.mixed ? 2 * casts : 0));
   return m;
 }
 

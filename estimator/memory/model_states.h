@@ -27,7 +27,8 @@ struct ModelStateInputs {
   int gpus_per_node = 1;      // ranks sharing one node's host memory
   int nodes = 1;
   bool megatron_fp32_grads = true;  // TrainConfig::megatron_fp32_grads
-  // DDP: the loop frees gradients each step (TrainConfig::ddp_pytorch2_defaults).
+  // DDP on PyTorch >= 2.0's defaults (TrainConfig::ddp_pytorch2_defaults): the loop frees
+  // gradients each step, and torch.optim's step is the foreach implementation.
   bool grads_set_to_none = false;
   // DDP under torch.amp: parameters whose 16-bit casts backward keeps (saved by the
   // linears); < 0 = all. Recomputed layers keep none but the one being recomputed.

@@ -142,11 +142,14 @@ TEST(ModelStates, DdpAndFsdp) {
   // torch.amp: 4 (fp32 params) + 2 (16-bit weight casts) + 4 (grads) + 8 (Adam) = 18.
   EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 18e9);
   // One rank under PyTorch >= 2.0's zero_grad(set_to_none=True): the 4 B/param gradients
-  // exist only from backward to the step (step_only), not beside the activations...
+  // exist only from backward to the step (step_only), not beside the activations. The
+  // foreach Adam step adds its 4 B/param sqrt list, and the 2 B/param casts are gone by
+  // then: step_only = 4 + 4 - 2 = 6 B/param, so the step holds 18 - 2 + 4 + 4 = 20...
   in.dp = 1;
   in.grads_set_to_none = true;
   EXPECT_DOUBLE_EQ(model_state_memory(in).grads, 0.0);
-  EXPECT_DOUBLE_EQ(model_state_memory(in).step_only, 4e9);
+  EXPECT_DOUBLE_EQ(model_state_memory(in).step_only, 6e9);
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total() + model_state_memory(in).step_only, 20e9);
   // ...but accumulation keeps them across micro-batches, and PyTorch 1.x zeroed in place.
   in.grad_accum = 2;
   EXPECT_DOUBLE_EQ(model_state_memory(in).grads, 4e9);
@@ -184,6 +187,37 @@ TEST(ModelStates, DdpAndFsdp) {
   const double one_rank = model_state_memory(in).gpu_total();
   in.fsdp_version = 2;
   EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), one_rank);
+}
+
+// torch.optim's foreach Adam step (PyTorch >= 2.0 on CUDA): sqrt(exp_avg_sq) of the
+// parameters this rank updates, a new fp32 list (torch._foreach_sqrt), beside whatever the
+// states hold at the step; the autocast casts died in backward. Session 34's StarCoder2-3B
+// run peaked there (20 B/param, 56.5 GiB for 3.03e9 parameters).
+TEST(ModelStates, ForeachAdamStepHoldsASqrtList) {
+  ModelStateInputs in;
+  in.framework = Framework::ddp;
+  in.precision = Precision::bf16;
+  in.params = 1e9;
+  in.grads_set_to_none = true;
+  in.dp = 4;
+  // Four ranks keep their gradients (DDP's buckets): states 4 + 2 + 4 + 8 = 18 B/param,
+  // and the step adds 4 (sqrt list) - 2 (casts) = 2.
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 18e9);
+  EXPECT_DOUBLE_EQ(model_state_memory(in).step_only, 2e9);
+  // ZeroRedundancyOptimizer: each rank updates P/4 = 2.5e8 parameters: 4 x 2.5e8 - 2e9 < 0,
+  // nothing beyond the states.
+  in.zero_stage = 1;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).step_only, 0.0);
+  // SGD's foreach step makes no such list (momentum updated in place); one rank: the
+  // gradients less the casts, 4 - 2 = 2 B/param.
+  in.zero_stage = 0;
+  in.dp = 1;
+  in.optimizer = Optimizer::sgd;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).step_only, 2e9);
+  // PyTorch 1.x's per-tensor loop (grads zeroed in place): none.
+  in.optimizer = Optimizer::adam;
+  in.grads_set_to_none = false;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).step_only, 0.0);
 }
 
 }  // namespace
