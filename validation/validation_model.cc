@@ -75,6 +75,9 @@ void family_defaults(const Json& m, ModelSpec& spec, std::vector<std::string>& n
   // add_bias_linear false, hidden and attention dropout 0.0).
   if (!at(m, "linear_bias").is_boolean()) spec.linear_bias = false;
   if (!at(m, "dropout").is_boolean()) spec.dropout = false;
+  // Every Llama rotates its queries and keys (RoPE; Touvron et al. 2023, section 2.2) and has
+  // no position table.
+  if (str(m, "position").empty()) spec.position = PositionKind::rotary;
   if (v3 && num(m, "kv_heads") <= 0 && spec.heads % 8 == 0) {
     spec.kv_heads = 8;
     notes.push_back("kv_heads not given: Llama 3's 8");

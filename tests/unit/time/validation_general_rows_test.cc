@@ -266,6 +266,8 @@ TEST(ValidationGeneralRows, LlamaRowsWithoutTheirMlpWidth) {
   EXPECT_FALSE(m.linear_bias);
   EXPECT_FALSE(has_dropout(m));
   EXPECT_EQ(m.vocab, 32000);
+  // RoPE, no position table (a row that names its position keeps it).
+  EXPECT_EQ(m.position, PositionKind::rotary);
   // Without params_B, Llama's rule: 256 * ceil(8 * 4096 / 3 / 256) = 256 * 43 = 11008.
   row["model"].erase("params_B");
   EXPECT_EQ(model_of(row).ffn_hidden, 11008);
