@@ -20,7 +20,8 @@ FullyShardedDataParallel or fully_shard; fsdp_wrap.py).
 
 metrics.json: throughput (samples/s), latency (microseconds per optimizer step, as DeepSpeed
 writes it), FLOPS_per_gpu (model FLOP/s per GPU: 6 x params x tokens plus causal attention),
-peak_memory_GiB (torch.cuda.max_memory_allocated on rank 0).
+peak_memory_GiB (torch.cuda.max_memory_allocated on rank 0) and peak_reserved_GiB
+(torch.cuda.max_memory_reserved: what the caching allocator held, fragmentation included).
 Only data parallelism is implemented here: tensor/pipeline parallel degrees > 1 exit with an
 explanation (use Megatron-DeepSpeed for those).
 """
@@ -194,13 +195,18 @@ class Metrics:
             ds["train_micro_batch_size_per_gpu"] * ds["gradient_accumulation_steps"] * world)
         out = {"throughput": batch / step_s, "latency": step_s * 1e6,
                "FLOPS_per_gpu": flops_per_sample(args, n_params) * batch / world / step_s,
-               "peak_memory_GiB": peak_memory_gib(self.torch)}
+               "peak_memory_GiB": peak_memory_gib(self.torch),
+               "peak_reserved_GiB": peak_reserved_gib(self.torch)}
         with open(self.path, "w") as f:
             json.dump(out, f)
 
 
 def peak_memory_gib(torch):
     return torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available() else 0.0
+
+
+def peak_reserved_gib(torch):
+    return torch.cuda.max_memory_reserved() / 2**30 if torch.cuda.is_available() else 0.0
 
 
 def add_peak_memory_at_exit(torch, path):
@@ -210,6 +216,7 @@ def add_peak_memory_at_exit(torch, path):
             with open(path) as f:
                 m = json.load(f)
             m["peak_memory_GiB"] = peak_memory_gib(torch)
+            m["peak_reserved_GiB"] = peak_reserved_gib(torch)
             with open(path, "w") as f:
                 json.dump(m, f)
         except (OSError, ValueError):

@@ -59,6 +59,10 @@ def row_for(exp_dir, pass_name, a):
     split = [f for f in ("--separate-qkv", "--separate-gate-up", "--eager-rmsnorm") if f in argv]
     if split:  # validate reads these flags (separate linears, RMSNorm kernels; validation_rows.cc)
         other += ", with " + " ".join(split)
+    measured = {"iteration_time_ms": round(metrics["latency"] / 1e3, 3),
+                "peak_memory_MB": round(metrics["peak_memory_GiB"] * 1024, 1)}
+    if metrics.get("peak_reserved_GiB", 0) > 0:  # the workload since session 34
+        measured["peak_reserved_MiB"] = round(metrics["peak_reserved_GiB"] * 1024, 1)
     tag = "%s_%s_z%d_mbs%d" % (model,
                                "ddp" if ddp else "ds", cfg["zero_stage"], cfg["micro_batch"])
     if cfg["checkpointing"] != "none":
@@ -78,11 +82,12 @@ def row_for(exp_dir, pass_name, a):
                      "global_batch": cfg["global_batch"], "grad_accum": cfg["grad_accum"],
                      "recompute": describe_recompute(cfg, argv), "sequence_parallel": cfg["sequence_parallel"],
                      "flash_attention": cfg["flash_attention"], "precision": prec, "other": other},
-        "measured": {"iteration_time_ms": round(metrics["latency"] / 1e3, 3),
-                     "peak_memory_MB": round(metrics["peak_memory_GiB"] * 1024, 1)},
+        "measured": measured,
         "notes": ("%s run. iteration_time_ms: the autotuner metric's latency (mean of optimizer steps 3-5); "
-                  "peak_memory_MB: torch.cuda.max_memory_allocated in MiB. %s"
-                  % ("held out" if a.held_out else "development", a.note)),
+                  "peak_memory_MB: torch.cuda.max_memory_allocated in MiB%s. %s"
+                  % ("held out" if a.held_out else "development",
+                     "; peak_reserved_MiB: torch.cuda.max_memory_reserved" if "peak_reserved_MiB" in measured else "",
+                     a.note)),
         "inferred": [],
     }
 

@@ -138,6 +138,7 @@ def main():
         "kernel_calls_per_step": sum(n for _, n in kernels.values()),
         "calls_by_category": dict(sorted(calls_by_cat.items(), key=lambda kv: -kv[1])),
         "peak_memory_GiB": torch.cuda.max_memory_allocated() / 2**30,
+        "peak_reserved_GiB": torch.cuda.max_memory_reserved() / 2**30,
         "top_kernels": [{"name": k[:160], "s": v[0], "calls": v[1], "category": category(k)}
                         for k, v in top],
     }
