@@ -46,4 +46,16 @@ inline Seconds host_stall(const StepCosts& c) {
   return Seconds(std::max({0.0, within, at_optimizer}));
 }
 
+// All the host time one rank's step issues (the h_i above summed over its micro-batches,
+// and the optimizer step's): what a slower host scales. A host-bound step takes at least
+// this long.
+inline Seconds host_issue(const StepCosts& c) {
+  const auto& h = c.host;
+  const double layers = c.layers_per_rank;
+  const bool first = c.pp == 1;
+  const double per_micro_batch = (first ? h.embed_fwd.v + h.embed_bwd.v : 0.0) + h.head_fwd.v + h.head_bwd.v +
+                                 layers * (h.layer_fwd.v + h.layer_bwd.v + h.layer_recompute.v);
+  return Seconds(std::max(1, c.micro_batches) * per_micro_batch + h.optimizer.v);
+}
+
 }  // namespace dsplan

@@ -37,6 +37,8 @@ struct StepTimeBreakdown {
   Seconds contention;
   // Part of `compute`: the GPU waiting for the host to issue kernels (estimator/host_stall.h).
   Seconds host_stall;
+  // Not a part of the step: all the host time its kernels take to issue (host_issue()).
+  Seconds host_issue;
   Flops model_flops;      // per GPU per step, 6*P*T-style (no recompute)
   Flops hw_flops;         // per GPU per step, including recompute
   std::vector<std::string> critical_path;  // human-readable, most significant first

@@ -220,6 +220,7 @@ Expected<SimulationResult> simulate_step(const StepCosts& costs, int window) {
   }
   // The host's kernel issuing, as in the closed form: the GPU waits, counted as compute.
   r.breakdown.host_stall = host_stall(costs);
+  r.breakdown.host_issue = host_issue(costs);
   r.step += r.breakdown.host_stall;
   r.breakdown.step += r.breakdown.host_stall;
   r.breakdown.compute += r.breakdown.host_stall;

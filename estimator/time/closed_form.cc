@@ -150,6 +150,7 @@ void StepTimeModel::estimate_into(const TrainConfig& run, StepTimeBreakdown& out
   out.step = t_mb * m + bubble + dp + contention + c.optimizer + offload;
   // The GPU waiting for the host to issue kernels counts as compute (estimator/host_stall.h).
   out.host_stall = host_stall(c);
+  out.host_issue = host_issue(c);
   out.step += out.host_stall;
   out.compute += out.host_stall;
 

@@ -484,6 +484,9 @@ TEST(HostStall, TwoMachineFlowShopByHand) {
   EXPECT_NEAR(in_ms(host_stall(c)), 10.0, 1e-9);
   c.micro_batches = 2;
   EXPECT_NEAR(in_ms(host_stall(c)), 20.0, 1e-9);
+  // host_issue() sums what the host issues: 2 micro-batches x 2 layers x (4 + 4) ms + the
+  // optimizer's 0.1 = 32.1 ms; the embedding and head (pp 1, all zero here) add nothing.
+  EXPECT_NEAR(in_ms(host_issue(c)), 32.1, 1e-9);
 }
 
 }  // namespace
