@@ -21,15 +21,24 @@
 
 namespace dsplan {
 
-inline Seconds host_stall(const StepCosts& c) {
+// One walk over the passes gives both: the stall, and all the host time one rank's step
+// issues (the h_i summed over its micro-batches, and the optimizer step's), which is what a
+// slower host scales; a host-bound step takes at least that long.
+struct HostTiming {
+  Seconds stall, issue;
+};
+
+inline HostTiming host_timing(const StepCosts& c) {
   const auto& h = c.host;
   const LayerCosts& l = c.layer;
   double lead = 0, best = -1e300;  // H - G' after the passes so far, and its maximum
+  double issued = 0;               // H after the passes so far
   auto passes = [&](double n, Seconds g, Seconds issue) {
     if (n <= 0) return;
     const double step = issue.v - g.v;  // identical passes: the maximum is the first or the last
     best = std::max({best, lead + step, lead + n * step});
     lead += n * step;
+    issued += n * issue.v;
   };
   const double layers = c.layers_per_rank;
   const bool first = c.pp == 1;
@@ -43,19 +52,10 @@ inline Seconds host_stall(const StepCosts& c) {
   const double m = std::max(1, c.micro_batches);
   const double within = best + std::max(0.0, (m - 1.0) * drift);
   const double at_optimizer = m * drift + h.optimizer.v - c.optimizer.v;
-  return Seconds(std::max({0.0, within, at_optimizer}));
+  return {Seconds(std::max({0.0, within, at_optimizer})), Seconds(m * issued + h.optimizer.v)};
 }
 
-// All the host time one rank's step issues (the h_i above summed over its micro-batches,
-// and the optimizer step's): what a slower host scales. A host-bound step takes at least
-// this long.
-inline Seconds host_issue(const StepCosts& c) {
-  const auto& h = c.host;
-  const double layers = c.layers_per_rank;
-  const bool first = c.pp == 1;
-  const double per_micro_batch = (first ? h.embed_fwd.v + h.embed_bwd.v : 0.0) + h.head_fwd.v + h.head_bwd.v +
-                                 layers * (h.layer_fwd.v + h.layer_bwd.v + h.layer_recompute.v);
-  return Seconds(std::max(1, c.micro_batches) * per_micro_batch + h.optimizer.v);
-}
+inline Seconds host_stall(const StepCosts& c) { return host_timing(c).stall; }
+inline Seconds host_issue(const StepCosts& c) { return host_timing(c).issue; }
 
 }  // namespace dsplan

@@ -92,15 +92,10 @@ if [[ $parts == *" families "* ]]; then
   smi=$!
   step calibrate_qwen25 timeout 90 "$bin" calibrate --quick --model "$hf/Qwen2.5-0.5B/config.json" \
        --seq 2048 --out "$out/calibrate_quick_qwen25.json"
-  family() {  # family NAME HF_DIR FLAGS...: one confirm pass of DDP plans, every candidate run
-    local name=$1 dir=$2; shift 2
-    step "confirm_$name" "$bin" confirm --top 3 --model "$hf/$dir/config.json" --gpus 1 --hw "$hw" \
-         --framework ddp --zero 0 --ckpt none --seq 2048 --norm-kernel torch "$@" --timeout 100 \
-         --results-dir "$out/confirm-$name" --exps-dir "$out/exps-$name"
-  }
-  family qwen25 Qwen2.5-0.5B --mbs 2,4,8 --flash on
-  family qwen3 Qwen3-0.6B --mbs 2,4,8 --flash on
-  family gemma3 gemma-3-1b-pt --mbs 2,4 --flash off
+  common="--seq 2048 --norm-kernel torch"
+  confirm_passes "qwen25 $hf/Qwen2.5-0.5B/config.json none $common --mbs 2,4,8 --flash on" \
+                 "qwen3 $hf/Qwen3-0.6B/config.json none $common --mbs 2,4,8 --flash on" \
+                 "gemma3 $hf/gemma-3-1b-pt/config.json none $common --mbs 2,4 --flash off"
   profile_from() {  # profile_from NAME EXPERIMENT_DIR MBS: torch_step_profile of a confirm run's flags
     local cmd=$2/cmd.txt
     [[ -f $cmd ]] || { echo "   no $cmd" | tee -a "$out/status.txt"; return; }
@@ -111,7 +106,7 @@ if [[ $parts == *" families "* ]]; then
   }
   profile_from qwen25_mbs2 "$out/confirm-qwen25/z0_tp1_pp1_gas1_tmbspg2_flash_ddp" 2
   profile_from gemma3_mbs2 "$out/confirm-gemma3/z0_tp1_pp1_gas1_tmbspg2_ddp" 2
-  family starcoder2 starcoder2-3b --mbs 1,2,4 --flash on
+  confirm_passes "starcoder2 starcoder2-3b none $common --mbs 1,2,4 --flash on"
   profile_from qwen3_mbs4 "$out/confirm-qwen3/z0_tp1_pp1_gas1_tmbspg4_flash_ddp" 4
   kill "$smi" 2>/dev/null
 fi
@@ -120,15 +115,10 @@ if [[ $parts == *" stepmem "* ]]; then
   # activations are small): torch's foreach AdamW holds an fp32 sqrt(exp_avg_sq) list there
   # (20 B/param on one rank). Llama 2 7B at 125.5 GiB predicted, and Mistral 7B, whose
   # 134.9 GiB fits the H200 only without the 10% fragmentation allowance (--fragmentation 0).
-  stepmem() {  # stepmem NAME MODEL FLAGS...
-    local name=$1 model=$2; shift 2
-    step "confirm_$name" "$bin" confirm --top 3 --model "$model" --gpus 1 --hw "$hw" --framework ddp \
-         --zero 0 --ckpt full --seq 2048 --flash on --norm-kernel torch "$@" --timeout 100 \
-         --results-dir "$out/confirm-$name" --exps-dir "$out/exps-$name"
-  }
-  stepmem llama2-7b-ckfull llama2-7b --mbs 1,2
-  stepmem starcoder2-3b-ckfull starcoder2-3b --mbs 1,4
-  stepmem mistral-7b-ckfull mistral-7b --mbs 1 --fragmentation 0
+  common="--seq 2048 --flash on --norm-kernel torch"
+  confirm_passes "llama2-7b-ckfull llama2-7b full $common --mbs 1,2" \
+                 "starcoder2-3b-ckfull starcoder2-3b full $common --mbs 1,4" \
+                 "mistral-7b-ckfull mistral-7b full $common --mbs 1 --fragmentation 0"
 fi
 if [[ $parts == *" deepspeed "* ]]; then
   # DeepSpeed's op builder cannot parse the image's TORCH_CUDA_ARCH_LIST "9.0a".

@@ -219,8 +219,9 @@ Expected<SimulationResult> simulate_step(const StepCosts& costs, int window) {
     r = extend(std::move(r), rb.value(), costs.micro_batches);
   }
   // The host's kernel issuing, as in the closed form: the GPU waits, counted as compute.
-  r.breakdown.host_stall = host_stall(costs);
-  r.breakdown.host_issue = host_issue(costs);
+  const HostTiming host = host_timing(costs);
+  r.breakdown.host_stall = host.stall;
+  r.breakdown.host_issue = host.issue;
   r.step += r.breakdown.host_stall;
   r.breakdown.step += r.breakdown.host_stall;
   r.breakdown.compute += r.breakdown.host_stall;

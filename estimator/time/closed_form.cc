@@ -149,8 +149,9 @@ void StepTimeModel::estimate_into(const TrainConfig& run, StepTimeBreakdown& out
   out.offload = offload;
   out.step = t_mb * m + bubble + dp + contention + c.optimizer + offload;
   // The GPU waiting for the host to issue kernels counts as compute (estimator/host_stall.h).
-  out.host_stall = host_stall(c);
-  out.host_issue = host_issue(c);
+  const HostTiming host = host_timing(c);
+  out.host_stall = host.stall;
+  out.host_issue = host.issue;
   out.step += out.host_stall;
   out.compute += out.host_stall;
 

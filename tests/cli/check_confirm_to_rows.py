@@ -20,20 +20,25 @@ import sys
 import tempfile
 
 
+def to_rows(script, results, extra):
+    """confirm_to_rows.py over every pass folder under `results`: (exit status, rows, stderr)."""
+    dirs = [os.path.join(results, d) for d in sorted(os.listdir(results))]
+    conv = subprocess.run([sys.executable, script, "--prefix", "t", "--gpu", "H200 SXM 141GB",
+                           "--gpu-mem-gb", "141", "--source", "test"] + extra + dirs,
+                          capture_output=True, text=True, timeout=60)
+    return conv.returncode, json.loads(conv.stdout) if conv.returncode == 0 else [], conv.stderr.strip()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dsplan", required=True)
     ap.add_argument("--script", required=True)
     ap.add_argument("--results", required=True, help="folder holding one confirm results folder per pass")
     a = ap.parse_args()
-    dirs = [os.path.join(a.results, d) for d in sorted(os.listdir(a.results))]
-    conv = subprocess.run([sys.executable, a.script, "--prefix", "t", "--gpu", "H200 SXM 141GB",
-                           "--gpu-mem-gb", "141", "--source", "test", "--held-out"] + dirs,
-                          capture_output=True, text=True, timeout=60)
-    if conv.returncode != 0:
-        print(f"FAIL confirm_to_rows.py exited {conv.returncode}: {conv.stderr.strip()}")
+    rc, rows, err = to_rows(a.script, a.results, ["--held-out"])
+    if rc != 0:
+        print(f"FAIL confirm_to_rows.py exited {rc}: {err}")
         return 1
-    rows = json.loads(conv.stdout)
     fails = []
     ids = sorted(r["id"] for r in rows)
     if ids != ["t_gpt2_ddp_z0_mbs8_noflash", "t_llama3.2-1b_ddp_z0_mbs4"]:
@@ -74,11 +79,7 @@ def main() -> int:
                 m["peak_reserved_GiB"] = 46.0
                 with open(os.path.join(root, "metrics.json"), "w") as f:
                     json.dump(m, f)
-        conv = subprocess.run([sys.executable, a.script, "--prefix", "t", "--gpu", "H200 SXM 141GB",
-                               "--gpu-mem-gb", "141", "--source", "test"] +
-                              [os.path.join(copy, d) for d in sorted(os.listdir(copy))],
-                              capture_output=True, text=True, timeout=60)
-        rows = json.loads(conv.stdout) if conv.returncode == 0 else []
+        _, rows, _ = to_rows(a.script, copy, [])
         path = os.path.join(tmp, "rows.json")
         with open(path, "w") as f:
             json.dump(rows, f)
