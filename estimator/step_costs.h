@@ -43,6 +43,12 @@ struct StepCosts {
   // DeepSpeed's pipeline engine runs its sends as blocking instructions. False when
   // Megatron overlaps p2p with compute (interleaved schedules, default since 2023-10).
   bool p2p_blocking = true;
+  // DeepSpeed's pipeline engine (TrainSchedule, simulator/deepspeed_schedule.h): instead of
+  // one send after each pass, every step opens with blocking send/recv pairs with one
+  // neighbour, each holding both ranks' compute streams from the moment the later of them
+  // gets there: a middle stage makes four transfers per micro-batch, an end stage two.
+  // Requires vpp == 1.
+  bool p2p_exchange = false;
   Seconds embed_grad_sync;       // tied-embedding all-reduce between first and last stage
   Bytes bucket_bytes;            // DP gradient bucket size (DeepSpeed reduce_bucket_size)
   // Reduce each bucket as soon as the backward fills it (during the last micro-batch's

@@ -45,8 +45,10 @@ void explain_wait(const StepGraph& sg, const Schedule& s, int own_stream, TaskId
 }
 
 void add_busy(const Task& t, Tally& tally) {
-  if (category_of(t.kind) == Category::optimizer) {
-    tally.optimizer += t.duration.v;
+  const Category c = category_of(t.kind);
+  if (c == Category::optimizer || c == Category::comm) {
+    // The optimizer step, or a send or exchange that holds the compute stream.
+    tally.add(c, t.duration.v);
     return;
   }
   tally.compute += (t.duration - t.blocking_comm).v;

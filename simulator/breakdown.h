@@ -2,8 +2,9 @@
 // whose last forward/backward finishes last (the one that drains the pipeline; the
 // lowest such rank on ties). Its timeline [0, makespan] is split exactly into:
 //   compute      its forward/backward tasks, less their blocking collectives;
-//   comm_exposed those blocking collectives (TP, unprefetched ZeRO-3 gathers) plus
-//                time its compute stream waits on communication;
+//   comm_exposed those blocking collectives (TP, unprefetched ZeRO-3 gathers), its
+//                blocking sends and exchanges (on its compute stream), plus time its
+//                compute stream waits on communication;
 //   bubble       time it waits on another rank's compute (pipeline fill and drain);
 //   optimizer    the optimizer step (GPU or CPU Adam) and waits on it;
 //   offload      waits on PCIe copies to or from the host.

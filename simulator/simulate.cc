@@ -130,6 +130,9 @@ Diagnostics validate_step_costs(const StepCosts& c) {
   check_count("/vpp", c.vpp, 1, out);
   check_count("/micro_batches", c.micro_batches, 1, out);
   check_count("/layers_per_rank", c.layers_per_rank, std::max(1, c.vpp), out);
+  if (c.p2p_exchange && c.vpp > 1)
+    out.push_back({"", "/p2p_exchange", "DeepSpeed's pipeline schedule has no interleaved stages",
+                   "p2p_exchange needs vpp 1, got " + std::to_string(c.vpp)});
   check_amounts(c, out);
   if (out.empty()) {
     const int window = simulation_window(c, kWindowMicroBatches);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "simulator/backward_tail.h"
+#include "simulator/deepspeed_schedule.h"
 #include "simulator/micro_batch_reduce.h"
 #include "simulator/pass_costs.h"
 #include "simulator/pipeline_order.h"
@@ -40,11 +41,19 @@ class Builder {
     add_streams();
     for (int r = 0; r < c_.pp; ++r) {
       if (c_.grad_reduce_every_micro_batch) reduce_.push_back(micro_batch_reduction(c_, r));
-      orders_.push_back(rank_order(c_.pp, c_.vpp, c_.micro_batches, r));
-      for (const PipelineOp& op : orders_[r]) add_pass(r, op);
-      sg_.last_compute.push_back(sg_.graph.last_on(sg_.ranks[r].compute));
     }
-    for (int r = 0; r < c_.pp; ++r) add_sends(r);
+    if (exchanges()) {
+      add_deepspeed_steps();
+    } else {
+      for (int r = 0; r < c_.pp; ++r) {
+        orders_.push_back(rank_order(c_.pp, c_.vpp, c_.micro_batches, r));
+        for (const PipelineOp& op : orders_[r]) add_pass(r, op);
+      }
+      for (int r = 0; r < c_.pp; ++r) add_sends(r);
+    }
+    // After the last pass, or a DeepSpeed stage's last exchange (its reduction follows the
+    // schedule's final step).
+    for (int r = 0; r < c_.pp; ++r) sg_.last_compute.push_back(sg_.graph.last_on(sg_.ranks[r].compute));
     for (int r = 0; r < c_.pp; ++r) add_reductions(r);
     add_embed_sync();
     add_late_copies();
@@ -99,11 +108,46 @@ class Builder {
     return sg_.graph.add_task(t);
   }
 
+  bool exchanges() const { return c_.p2p_exchange && c_.pp > 1; }
+
+  // DeepSpeed's pipeline engine (StepCosts::p2p_exchange): passes and exchanges added step
+  // by step as its TrainSchedule runs them (deepspeed_schedule.h). The exchanges carry the
+  // data: the tensor a stage sends was made by the pass before it on its stream.
+  void add_deepspeed_steps() {
+    std::vector<std::vector<DsStep>> steps;
+    for (int r = 0; r < c_.pp; ++r) steps.push_back(deepspeed_train_steps(c_.pp, c_.micro_batches, r));
+    for (std::size_t k = 0; k < steps[0].size(); ++k) {
+      // A forward stage exchanges with the stage before it, in the order both post them.
+      for (int r = 1; r < c_.pp; ++r) {
+        for (const DsExchange& x : steps[r][k].exchanges) {
+          if (x.peer == r - 1) add_exchange(r, r - 1, x.micro_batch);
+        }
+      }
+      for (int r = 0; r < c_.pp; ++r) {
+        if (steps[r][k].has_pass) add_pass(r, steps[r][k].pass);
+      }
+    }
+  }
+
+  // One blocking send/recv pair: a task on each rank's compute stream, each also waiting
+  // for the other rank's previous task, so both start when the later rank arrives.
+  void add_exchange(int a, int b, int mb) {
+    TaskGraph& g = sg_.graph;
+    const int sa = sg_.ranks[a].compute, sb = sg_.ranks[b].compute;
+    const TaskId before_a = g.last_on(sa), before_b = g.last_on(sb);
+    Task t = make_task(TaskKind::p2p_exchange, sa, a, c_.p2p);
+    t.micro_batch = mb;
+    g.add_dep(before_b, g.add_task(t));
+    t.stream = sb;
+    t.rank = b;
+    g.add_dep(before_a, g.add_task(t));
+  }
+
   // A blocking send right after the pass on the sender's compute stream (StepCosts::
   // p2p_blocking): the rank's next pass waits for it. add_sends() links it to the receiver.
   void add_blocking_send(int rank, const PipelineOp& op, PassIds& pass) {
     const int to = destination(rank, op);
-    if (!c_.p2p_blocking || to < 0 || to % c_.pp == rank) return;
+    if (!c_.p2p_blocking || exchanges() || to < 0 || to % c_.pp == rank) return;
     pass.send = add_send(rank, op, sg_.ranks[rank].compute);
     sg_.graph.add_dep(pass.last, pass.send);
   }

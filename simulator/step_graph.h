@@ -6,7 +6,12 @@
 // backward of each chunk, which is built per layer (backward_tail.h). Stage s = c*pp + r
 // (chunk c of rank r) sends its activation to stage s+1 and its activation gradient to
 // stage s-1 through a p2p_send task on the sender's p2p stream when the two stages live
-// on different ranks; the receiver's pass depends on the send.
+// on different ranks; the receiver's pass depends on the send. With p2p_blocking the send
+// sits on the sender's compute stream instead. With p2p_exchange (DeepSpeed's pipeline
+// engine) the passes are added in the order of its TrainSchedule's steps
+// (deepspeed_schedule.h), each step's blocking send/recv pairs first: one p2p_exchange
+// task on each of the two ranks' compute streams, each also waiting for the other rank's
+// previous task, so the pair starts when the later rank arrives and both ranks wait it out.
 //
 // With grad_reduce_every_micro_batch (ZeRO-2/3), after each earlier micro-batch's last
 // backward pass on a rank: one grad_reduce task on dp_comm (and with offload one

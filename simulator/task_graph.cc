@@ -15,6 +15,7 @@ Category category_of(TaskKind kind) {
       return Category::compute;
     case TaskKind::param_gather:
     case TaskKind::p2p_send:
+    case TaskKind::p2p_exchange:
     case TaskKind::grad_reduce:
     case TaskKind::grad_reduce_tail:
     case TaskKind::embed_grad_sync:
@@ -104,6 +105,8 @@ const char* kind_name(TaskKind kind) {
     case TaskKind::embed_backward: return "embed_backward";
     case TaskKind::param_gather: return "param_gather";
     case TaskKind::p2p_send: return "p2p_send";
+    case TaskKind::p2p_exchange:
+      return "p2p_exchange";
     case TaskKind::grad_reduce: return "grad_reduce";
     case TaskKind::grad_reduce_tail: return "grad_reduce_tail";
     case TaskKind::embed_grad_sync: return "embed_grad_sync";

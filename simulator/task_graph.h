@@ -31,22 +31,23 @@ enum class StreamKind {
 };
 
 enum class TaskKind {
-  forward,          // forward of one model chunk for one micro-batch
-  backward,         // backward of one model chunk for one micro-batch
-  backward_layer,   // part of one layer's backward in the last micro-batch (the tail)
-  head_backward,    // last stage: loss, logits and final norm backward (tail)
-  embed_backward,   // first stage: embedding backward (tail)
-  param_gather,     // ZeRO-3 all-gather of one layer's parameters (tail)
-  p2p_send,         // activation or activation-gradient send to the neighbouring stage
-  grad_reduce,      // DP reduction of one gradient bucket
-  grad_reduce_tail, // DP reduction of gradients outside the layers (embeddings, norms)
-  embed_grad_sync,  // tied-embedding all-reduce between first and last stage
-  offload_d2h,      // gradients copied to host memory (ZeRO-Offload)
-  barrier,          // zero-length join: every rank's gradients are final
-  optimizer_gpu,    // optimizer step on the GPU
-  optimizer_cpu,    // CPU Adam (ZeRO-Offload)
-  offload_h2d,      // updated parameters copied back to the device
-  param_allgather,  // ZeRO-1/2 all-gather of updated parameters
+  forward,           // forward of one model chunk for one micro-batch
+  backward,          // backward of one model chunk for one micro-batch
+  backward_layer,    // part of one layer's backward in the last micro-batch (the tail)
+  head_backward,     // last stage: loss, logits and final norm backward (tail)
+  embed_backward,    // first stage: embedding backward (tail)
+  param_gather,      // ZeRO-3 all-gather of one layer's parameters (tail)
+  p2p_send,          // activation or activation-gradient send to the neighbouring stage
+  p2p_exchange,      // one side of a blocking send/recv pair (DeepSpeed's pipeline engine)
+  grad_reduce,       // DP reduction of one gradient bucket
+  grad_reduce_tail,  // DP reduction of gradients outside the layers (embeddings, norms)
+  embed_grad_sync,   // tied-embedding all-reduce between first and last stage
+  offload_d2h,       // gradients copied to host memory (ZeRO-Offload)
+  barrier,           // zero-length join: every rank's gradients are final
+  optimizer_gpu,     // optimizer step on the GPU
+  optimizer_cpu,     // CPU Adam (ZeRO-Offload)
+  offload_h2d,       // updated parameters copied back to the device
+  param_allgather,   // ZeRO-1/2 all-gather of updated parameters
 };
 
 // What a task's time counts as when it delays the critical rank.

@@ -4,10 +4,13 @@
 //   with blocking sends a middle stage sends 2 v times per micro-batch and an end stage
 //   2 v - 1 (stage 0 sends no gradient, the last stage no activation) besides its
 //   embedding or head: S = max(2 v p2p, edge + (2 v - 1) p2p) for p > 2, edge + (2 v - 1)
-//   p2p for p = 2 (two end stages), edge for p = 1
+//   p2p for p = 2 (two end stages), edge for p = 1. DeepSpeed's pipeline engine
+//   exchanges instead (StepCosts::p2p_exchange): a middle stage takes part in 4
+//   transfers per micro-batch and an end stage in 2, each holding its compute stream:
+//   S = max(4 p2p, edge + 2 p2p), edge + 2 p2p for p = 2
 //   step = m T_mb + (p-1)/v T_body + min(first, last)  1F1B / interleaved pipeline
 //          (+ (v-1)(p-m)/v T_body when m < p: interleaving needs p micro-batches in flight)
-//          T_body = a middle stage's layer work and sends (no embedding or head)
+//          T_body = a middle stage's layer work and 2 v sends (no embedding or head)
 //        + rounds x DP exposure + param all-gather + tied-embedding sync
 //        + optimizer + exposed offload copies
 // DP exposure per reduction round (rounds = m for ZeRO-2/3, else 1): without overlap the
@@ -95,9 +98,13 @@ void StepTimeModel::estimate_into(const TrainConfig& run, StepTimeBreakdown& out
       c.embed_fwd + c.embed_bwd + (p == 1 ? c.head_fwd + c.head_bwd : Seconds{}) - (lf + lb) * short_first;
   const Seconds last = c.head_fwd + c.head_bwd - (lf + lb) * short_last;
   const Seconds edge = max(first, last);
-  const Seconds send = p > 1 && c.p2p_blocking ? c.p2p : Seconds{};
-  const Seconds p2p = send * (2.0 * v);
-  const Seconds end_stage = edge + p2p - send;
+  const Seconds send = p > 1 && (c.p2p_blocking || c.p2p_exchange) ? c.p2p : Seconds{};
+  const bool exchange = c.p2p_exchange && p > 1;
+  // Sends per micro-batch in the steady state, and while the fill and drain cross a stage
+  // (one activation and one gradient per chunk, whether sent or exchanged).
+  const Seconds fill_sends = send * (2.0 * v);
+  const Seconds p2p = exchange ? send * 4.0 : fill_sends;
+  const Seconds end_stage = edge + (exchange ? send * 2.0 : p2p - send);
   const Seconds t_mb = layers + gf + gb + (p > 2 ? max(p2p, end_stage) : end_stage);
 
   // Compute-only part of the slowest stage (the edge terms include small TP collectives).
@@ -117,7 +124,7 @@ void StepTimeModel::estimate_into(const TrainConfig& run, StepTimeBreakdown& out
   // Fill and drain cross every other stage once: their layer work and sends (body), plus
   // the end stages' embedding and head beyond a middle stage, but for the slowest stage's,
   // which it pays m times (with an even split: the lighter end's).
-  const Seconds body = layers + gf + gb + p2p;
+  const Seconds body = layers + gf + gb + fill_sends;
   const Seconds slowest_edge = p > 2 ? max(edge, Seconds{}) : edge;
   const Seconds bubble = p > 1 ? body * idle_mbs + first + last - slowest_edge : Seconds{};
   const int rounds = c.grad_reduce_every_micro_batch ? m : 1;

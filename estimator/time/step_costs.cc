@@ -262,6 +262,7 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.head_bwd += op.logit_metric * double(std::max(0, cfg.logit_metrics));
   c.p2p = pc.p2p;
   c.p2p_blocking = !cfg.megatron_overlap_p2p();
+  c.p2p_exchange = cfg.framework == Framework::deepspeed && cfg.pp > 1 && cfg.vpp <= 1;
   c.embed_grad_sync = pc.embed_grad_sync;
   c.bucket_bytes = pc.bucket_bytes;
   c.overlap_grad_reduce = pc.overlap;
