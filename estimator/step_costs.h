@@ -49,6 +49,11 @@ struct StepCosts {
   // gets there: a middle stage makes four transfers per micro-batch, an end stage two.
   // Requires vpp == 1.
   bool p2p_exchange = false;
+  // With p2p_exchange and TP: the engine sends each stage tensor as 1/tp slices and
+  // all-gathers it over the TP group before use (PartitionedTensor.full()): a stage's
+  // forward gathers its input, its backward its own output and the received gradient
+  // (not on the first stage's forward or the last stage's backward). Per gather, blocking.
+  Seconds p2p_gather;
   Seconds embed_grad_sync;       // tied-embedding all-reduce between first and last stage
   Bytes bucket_bytes;            // DP gradient bucket size (DeepSpeed reduce_bucket_size)
   // Reduce each bucket as soon as the backward fills it (during the last micro-batch's

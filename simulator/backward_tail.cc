@@ -135,6 +135,13 @@ TailTasks add_backward_tail(TaskGraph& g, const StepCosts& c, TailStreams stream
     t.duration = c.head_bwd;
     b.add_compute(t);
   }
+  if (c.p2p_exchange && rank < c.pp - 1 && c.p2p_gather.v > 0.0) {
+    // DeepSpeed's engine gathers its partitioned output and the received gradient first.
+    Task t = tail_task(TaskKind::backward_layer, streams.compute, rank, mb, chunk, -1);
+    t.duration = c.p2p_gather * 2.0;
+    t.blocking_comm = t.duration;
+    b.add_compute(t);
+  }
   const auto pieces = plan_tail_pieces(b.layers, c.layer.grad_bytes, c.bucket_bytes);
   std::size_t p = 0;
   for (int k = 0; k < b.layers; ++k) b.add_layer(k, pieces, p, buckets);

@@ -34,6 +34,12 @@ PassCost pass_cost(const StepCosts& c, int rank, int chunk, bool forward) {
   cost.blocking_comm = layer_tp_comm(c, forward) * n + g.exposed;
   cost.duration = layer * n + g.exposed + g.contention;
   cost.contention = g.contention;
+  if (c.p2p_exchange && c.pp > 1) {
+    // DeepSpeed's partitioned stage tensors (StepCosts::p2p_gather).
+    const int gathers = forward ? (rank > 0 ? 1 : 0) : (rank < c.pp - 1 ? 2 : 0);
+    cost.duration += c.p2p_gather * gathers;
+    cost.blocking_comm += c.p2p_gather * gathers;
+  }
   if (rank == 0 && chunk == 0) cost.duration += forward ? c.embed_fwd : c.embed_bwd;
   if (rank == c.pp - 1 && chunk == c.vpp - 1) cost.duration += forward ? c.head_fwd : c.head_bwd;
   return cost;

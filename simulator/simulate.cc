@@ -63,6 +63,7 @@ void check_amounts(const StepCosts& c, Diagnostics& out) {
   check_amount("/head_fwd", c.head_fwd, out);
   check_amount("/head_bwd", c.head_bwd, out);
   check_amount("/p2p", c.p2p, out);
+  check_amount("/p2p_gather", c.p2p_gather, out);
   check_amount("/embed_grad_sync", c.embed_grad_sync, out);
   check_amount("/bucket_bytes", c.bucket_bytes, out);
   check_amount("/grad_reduce_tail", c.grad_reduce_tail, out);
@@ -248,8 +249,10 @@ Seconds closed_form_sum(const StepCosts& c) {
   const Seconds per_round = l.grad_reduce * layers + c.grad_reduce_tail + c.offload_d2h;
   // Sends between stages on different ranks, one each way per micro-batch and boundary.
   const double sends = c.pp > 1 ? 2.0 * c.micro_batches * (c.pp * c.vpp - 1) : 0.0;
-  return per_mb * c.micro_batches + per_round * rounds + c.p2p * sends + c.embed_grad_sync + c.optimizer +
-         c.param_allgather + c.offload_h2d + host_stall(c);
+  // DeepSpeed's partitioned stage tensors: three all-gathers per micro-batch and boundary.
+  const double gathers = c.p2p_exchange && c.pp > 1 ? 1.5 * sends : 0.0;
+  return per_mb * c.micro_batches + per_round * rounds + c.p2p * sends + c.p2p_gather * gathers +
+         c.embed_grad_sync + c.optimizer + c.param_allgather + c.offload_h2d + host_stall(c);
 }
 
 }  // namespace dsplan

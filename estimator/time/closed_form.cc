@@ -7,7 +7,8 @@
 //   p2p for p = 2 (two end stages), edge for p = 1. DeepSpeed's pipeline engine
 //   exchanges instead (StepCosts::p2p_exchange): a middle stage takes part in 4
 //   transfers per micro-batch and an end stage in 2, each holding its compute stream:
-//   S = max(4 p2p, edge + 2 p2p), edge + 2 p2p for p = 2
+//   S = max(4 p2p, edge + 2 p2p), edge + 2 p2p for p = 2; with TP its partitioned tensors
+//   add 3 all-gathers a micro-batch to a middle stage, 2 to the first and 1 to the last
 //   step = m T_mb + (p-1)/v T_body + min(first, last)  1F1B / interleaved pipeline
 //          (+ (v-1)(p-m)/v T_body when m < p: interleaving needs p micro-batches in flight)
 //          T_body = a middle stage's layer work and 2 v sends (no embedding or head)
@@ -102,9 +103,13 @@ void StepTimeModel::estimate_into(const TrainConfig& run, StepTimeBreakdown& out
   const bool exchange = c.p2p_exchange && p > 1;
   // Sends per micro-batch in the steady state, and while the fill and drain cross a stage
   // (one activation and one gradient per chunk, whether sent or exchanged).
-  const Seconds fill_sends = send * (2.0 * v);
-  const Seconds p2p = exchange ? send * 4.0 : fill_sends;
-  const Seconds end_stage = edge + (exchange ? send * 2.0 : p2p - send);
+  // DeepSpeed's partitioned tensors add all-gathers: 3 per micro-batch on a middle stage,
+  // 2 on the first, 1 on the last.
+  const Seconds gathers = exchange ? c.p2p_gather : Seconds{};
+  const Seconds fill_sends = send * (2.0 * v) + gathers * 3.0;
+  const Seconds p2p = exchange ? send * 4.0 + gathers * 3.0 : fill_sends;
+  const Seconds end_stage =
+      exchange ? max(first + gathers * 2.0, last + gathers) + send * 2.0 : edge + p2p - send;
   const Seconds t_mb = layers + gf + gb + (p > 2 ? max(p2p, end_stage) : end_stage);
 
   // Compute-only part of the slowest stage (the edge terms include small TP collectives).

@@ -72,6 +72,7 @@ struct ParallelComm {
   Seconds param_allgather;     // ZeRO-1/2 after the step
   Seconds embed_grad_sync;
   Seconds p2p;
+  Seconds p2p_gather;          // DeepSpeed's engine with TP: all-gather of a partitioned stage tensor
   Seconds layer_fwd_extra;     // per layer per micro-batch: FSDP2's all-gather copy-out
   Seconds layer_bwd_extra;     // per layer per micro-batch: ZeRO-2/3 copies into the
                                // reduction buffer and hooks, BF16_Optimizer's fp32 adds,

@@ -263,6 +263,7 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.p2p = pc.p2p;
   c.p2p_blocking = !cfg.megatron_overlap_p2p();
   c.p2p_exchange = cfg.framework == Framework::deepspeed && cfg.pp > 1 && cfg.vpp <= 1;
+  if (c.p2p_exchange) c.p2p_gather = pc.p2p_gather;
   c.embed_grad_sync = pc.embed_grad_sync;
   c.bucket_bytes = pc.bucket_bytes;
   c.overlap_grad_reduce = pc.overlap;

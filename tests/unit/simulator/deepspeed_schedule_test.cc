@@ -99,6 +99,38 @@ TEST(DeepSpeedSchedule, TwoStagesByHand) {
   EXPECT_NEAR(in_ms(r.value().breakdown.bubble), 3.0, kTol);
 }
 
+TEST(DeepSpeedSchedule, PartitionedTensorsAreGatheredBeforeUse) {
+  // The same two stages with TP: each transfer is a 1/tp slice, and a stage all-gathers
+  // (0.25) the input its forward receives (stage 1), and in its backward its own output
+  // and the gradient it received (stage 0); stage 0's forward and the last stage's
+  // backward gather nothing.
+  //  k0: stage 0 F0 [0,1].           k1: act 0 [1,1.5]; stage 1 F0 + gather [1.5,2.75].
+  //  k2: stage 0 F1 [1.5,2.5]; stage 1 B0 [2.75,4.75].
+  //  k3: act 1 [4.75,5.25], grad 0 [5.25,5.75]; stage 0 B0 + 2 gathers [5.75,8.25],
+  //      stage 1 F1 + gather [5.75,7].
+  //  k4: stage 1 B1 [7,9].           k5: grad 1 [9,9.5]; stage 0 B1 + 2 gathers [9.5,12].
+  // Stage 0: compute 6, exposed communication 3 (four transfers, four gathers), waiting
+  // on stage 1 3 (2.25 before k3, 0.75 before k5).
+  StepCosts c;
+  c.pp = 2;
+  c.micro_batches = 2;
+  c.layers_per_rank = 1;
+  c.layer.fwd = ms(1);
+  c.layer.bwd = ms(2);
+  c.p2p = ms(0.5);
+  c.p2p_gather = ms(0.25);
+  c.p2p_exchange = true;
+  const auto r = simulate_step(c);
+  ASSERT_TRUE(r.ok()) << r.errors().front().to_string();
+  EXPECT_NEAR(in_ms(r.value().step), 12.0, kTol);
+  EXPECT_NEAR(in_ms(r.value().breakdown.compute), 6.0, kTol);
+  EXPECT_NEAR(in_ms(r.value().breakdown.comm_exposed), 3.0, kTol);
+  EXPECT_NEAR(in_ms(r.value().breakdown.bubble), 3.0, kTol);
+  // Serially: 2 stages x 2 micro-batches x 3 of compute, 4 transfers (0.5) and 6 gathers
+  // (3 per micro-batch, 0.25): 12 + 2 + 1.5 = 15.5, which bounds the schedule.
+  EXPECT_NEAR(in_ms(closed_form_sum(c)), 15.5, kTol);
+}
+
 TEST(DeepSpeedSchedule, LongRunsPayFourTransfersPerMicroBatch) {
   // p = 4, m = 64, forward 10, backward 20, transfer 1. A middle stage's steady state is
   // one forward, one backward and four transfers: 34 per micro-batch, and the fill and
