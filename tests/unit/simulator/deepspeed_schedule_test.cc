@@ -14,6 +14,25 @@ namespace {
 
 constexpr double kTol = 1e-9;  // ms
 
+// DeepSpeed's engine on p stages, one layer each: forward f, backward b, transfer t (ms).
+StepCosts exchanging(int pp, int micro_batches, double f, double b, double t) {
+  StepCosts c;
+  c.pp = pp;
+  c.micro_batches = micro_batches;
+  c.layers_per_rank = 1;
+  c.layer.fwd = ms(f);
+  c.layer.bwd = ms(b);
+  c.p2p = ms(t);
+  c.p2p_exchange = true;
+  return c;
+}
+
+SimulationResult run(const StepCosts& c) {
+  auto r = simulate_step(c);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.errors().front().to_string());
+  return r.ok() ? r.value() : SimulationResult{};
+}
+
 TEST(DeepSpeedSchedule, PassesRunInOneFOneBOrder) {
   for (int p = 1; p <= 6; ++p)
     for (int m = 1; m <= 9; ++m)
@@ -82,21 +101,12 @@ TEST(DeepSpeedSchedule, TwoStagesByHand) {
   // Step 11, against 10.5 with one blocking send after each pass (Pipeline.
   // BlockingSendsHoldTheSender): the exchanges wait for the partner as well. Stage 0
   // computes 6, exchanges 2 (four transfers) and waits 3 for stage 1's passes.
-  StepCosts c;
-  c.pp = 2;
-  c.micro_batches = 2;
-  c.layers_per_rank = 1;
-  c.layer.fwd = ms(1);
-  c.layer.bwd = ms(2);
-  c.p2p = ms(0.5);
-  c.p2p_exchange = true;
-  const auto r = simulate_step(c);
-  ASSERT_TRUE(r.ok()) << r.errors().front().to_string();
-  EXPECT_NEAR(in_ms(r.value().step), 11.0, kTol);
-  EXPECT_EQ(r.value().critical_rank, 0);
-  EXPECT_NEAR(in_ms(r.value().breakdown.compute), 6.0, kTol);
-  EXPECT_NEAR(in_ms(r.value().breakdown.comm_exposed), 2.0, kTol);
-  EXPECT_NEAR(in_ms(r.value().breakdown.bubble), 3.0, kTol);
+  const SimulationResult r = run(exchanging(2, 2, 1, 2, 0.5));
+  EXPECT_NEAR(in_ms(r.step), 11.0, kTol);
+  EXPECT_EQ(r.critical_rank, 0);
+  EXPECT_NEAR(in_ms(r.breakdown.compute), 6.0, kTol);
+  EXPECT_NEAR(in_ms(r.breakdown.comm_exposed), 2.0, kTol);
+  EXPECT_NEAR(in_ms(r.breakdown.bubble), 3.0, kTol);
 }
 
 TEST(DeepSpeedSchedule, PartitionedTensorsAreGatheredBeforeUse) {
@@ -111,21 +121,13 @@ TEST(DeepSpeedSchedule, PartitionedTensorsAreGatheredBeforeUse) {
   //  k4: stage 1 B1 [7,9].           k5: grad 1 [9,9.5]; stage 0 B1 + 2 gathers [9.5,12].
   // Stage 0: compute 6, exposed communication 3 (four transfers, four gathers), waiting
   // on stage 1 3 (2.25 before k3, 0.75 before k5).
-  StepCosts c;
-  c.pp = 2;
-  c.micro_batches = 2;
-  c.layers_per_rank = 1;
-  c.layer.fwd = ms(1);
-  c.layer.bwd = ms(2);
-  c.p2p = ms(0.5);
+  StepCosts c = exchanging(2, 2, 1, 2, 0.5);
   c.p2p_gather = ms(0.25);
-  c.p2p_exchange = true;
-  const auto r = simulate_step(c);
-  ASSERT_TRUE(r.ok()) << r.errors().front().to_string();
-  EXPECT_NEAR(in_ms(r.value().step), 12.0, kTol);
-  EXPECT_NEAR(in_ms(r.value().breakdown.compute), 6.0, kTol);
-  EXPECT_NEAR(in_ms(r.value().breakdown.comm_exposed), 3.0, kTol);
-  EXPECT_NEAR(in_ms(r.value().breakdown.bubble), 3.0, kTol);
+  const SimulationResult r = run(c);
+  EXPECT_NEAR(in_ms(r.step), 12.0, kTol);
+  EXPECT_NEAR(in_ms(r.breakdown.compute), 6.0, kTol);
+  EXPECT_NEAR(in_ms(r.breakdown.comm_exposed), 3.0, kTol);
+  EXPECT_NEAR(in_ms(r.breakdown.bubble), 3.0, kTol);
   // Serially: 2 stages x 2 micro-batches x 3 of compute, 4 transfers (0.5) and 6 gathers
   // (3 per micro-batch, 0.25): 12 + 2 + 1.5 = 15.5, which bounds the schedule.
   EXPECT_NEAR(in_ms(closed_form_sum(c)), 15.5, kTol);
@@ -138,32 +140,16 @@ TEST(DeepSpeedSchedule, LongRunsPayFourTransfersPerMicroBatch) {
   // 64 x 34 + 3 x 32 = 2272. The simulator, whose lockstep pairs add a little waiting at
   // the ends, stays within 1% of that; one blocking send after each pass would give
   // 64 x 32 + 3 x 32 = 2144.
-  StepCosts c;
-  c.pp = 4;
-  c.micro_batches = 64;
-  c.layers_per_rank = 1;
-  c.layer.fwd = ms(10);
-  c.layer.bwd = ms(20);
-  c.p2p = ms(1);
-  c.p2p_exchange = true;
-  const auto r = simulate_step(c);
-  ASSERT_TRUE(r.ok()) << r.errors().front().to_string();
-  EXPECT_NEAR(in_ms(r.value().step), 2272.0, 0.01 * 2272.0);
+  StepCosts c = exchanging(4, 64, 10, 20, 1);
+  EXPECT_NEAR(in_ms(run(c).step), 2272.0, 0.01 * 2272.0);
   c.p2p_exchange = false;
-  const auto b = simulate_step(c);
-  ASSERT_TRUE(b.ok());
-  EXPECT_LT(in_ms(b.value().step), 2200.0);
+  EXPECT_LT(in_ms(run(c).step), 2200.0);
 }
 
 TEST(DeepSpeedSchedule, InterleavingIsRefused) {
-  StepCosts c;
-  c.pp = 2;
+  StepCosts c = exchanging(2, 4, 1, 2, 0.5);
   c.vpp = 2;
-  c.micro_batches = 4;
   c.layers_per_rank = 2;
-  c.layer.fwd = ms(1);
-  c.layer.bwd = ms(2);
-  c.p2p_exchange = true;
   const auto r = simulate_step(c);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.errors().front().json_path, "/p2p_exchange");
