@@ -151,12 +151,30 @@ void note_host_bound(EstimatePlan& p) {
   p.json["assumptions"].push_back(note);
 }
 
+// A DeepSpeed pipeline as the best plan: its engine moves tensors unlike Megatron's
+// (docs/model.md §5, "DeepSpeed's pipeline schedule"), and the published runs that train
+// with it ran up to 22% slower than predicted (docs/accuracy.md, "Session 35"): say both.
+void note_deepspeed_pipeline(EstimatePlan& p) {
+  if (p.result.configs.empty() || !p.result.configs.front().fits) return;
+  const TrainConfig& cfg = p.result.configs.front().cfg;
+  if (cfg.framework != Framework::deepspeed || cfg.pp <= 1) return;
+  const std::string note =
+      "DeepSpeed's pipeline engine: each step opens with blocking send/recv pairs between neighbouring "
+      "stages " +
+      std::string(cfg.tp > 1 ? "(1/tp slices, all-gathered over the TP group) " : "") +
+      "and the stages advance in lockstep; published Megatron-DeepSpeed pipeline runs ran up to 22% slower "
+      "than dsplan predicts (held out; docs/accuracy.md, Session 35)";
+  p.assumptions.push_back(note);
+  p.json["assumptions"].push_back(note);
+}
+
 int run(const EstimateCli& c) {
   auto estimated = run_estimate(c.opts);
   if (!estimated) return report(estimated.errors());
   EstimatePlan p = std::move(estimated).value();
   if (auto d = no_valid_point(p)) return report(Diagnostics{*d});
   note_host_bound(p);
+  note_deepspeed_pipeline(p);
   if (c.out_given) {
     auto written = write_out_dir(c.out_dir, p);
     if (!written) return report(written.errors());
