@@ -135,10 +135,10 @@ TailTasks add_backward_tail(TaskGraph& g, const StepCosts& c, TailStreams stream
     t.duration = c.head_bwd;
     b.add_compute(t);
   }
-  if (c.p2p_exchange && rank < c.pp - 1 && c.p2p_gather.v > 0.0) {
+  if (const Seconds gathers = c.p2p_gather * p2p_gathers(c, rank, false); gathers.v > 0.0) {
     // DeepSpeed's engine gathers its partitioned output and the received gradient first.
     Task t = tail_task(TaskKind::backward_layer, streams.compute, rank, mb, chunk, -1);
-    t.duration = c.p2p_gather * 2.0;
+    t.duration = gathers;
     t.blocking_comm = t.duration;
     b.add_compute(t);
   }

@@ -25,6 +25,11 @@ Seconds layer_time(const StepCosts& c, bool forward) {
   return work + layer_tp_comm(c, forward);
 }
 
+int p2p_gathers(const StepCosts& c, int rank, bool forward) {
+  if (!c.p2p_exchange || c.pp <= 1) return 0;
+  return forward ? (rank > 0 ? 1 : 0) : (rank < c.pp - 1 ? 2 : 0);
+}
+
 PassCost pass_cost(const StepCosts& c, int rank, int chunk, bool forward) {
   const int n = chunk_layers(c, rank, chunk);
   const Seconds layer = layer_time(c, forward);
@@ -34,12 +39,9 @@ PassCost pass_cost(const StepCosts& c, int rank, int chunk, bool forward) {
   cost.blocking_comm = layer_tp_comm(c, forward) * n + g.exposed;
   cost.duration = layer * n + g.exposed + g.contention;
   cost.contention = g.contention;
-  if (c.p2p_exchange && c.pp > 1) {
-    // DeepSpeed's partitioned stage tensors (StepCosts::p2p_gather).
-    const int gathers = forward ? (rank > 0 ? 1 : 0) : (rank < c.pp - 1 ? 2 : 0);
-    cost.duration += c.p2p_gather * gathers;
-    cost.blocking_comm += c.p2p_gather * gathers;
-  }
+  const Seconds gathers = c.p2p_gather * p2p_gathers(c, rank, forward);
+  cost.duration += gathers;
+  cost.blocking_comm += gathers;
   if (rank == 0 && chunk == 0) cost.duration += forward ? c.embed_fwd : c.embed_bwd;
   if (rank == c.pp - 1 && chunk == c.vpp - 1) cost.duration += forward ? c.head_fwd : c.head_bwd;
   return cost;

@@ -41,6 +41,11 @@ int chunk_layers(const StepCosts& costs, int rank, int chunk);
 Seconds layer_time(const StepCosts& costs, bool forward);
 Seconds layer_tp_comm(const StepCosts& costs, bool forward);
 
+// All-gathers of DeepSpeed's partitioned stage tensors in one pass of `rank`
+// (StepCosts::p2p_gather): a forward gathers its received input (not on the first rank),
+// a backward its own output and the received gradient (not on the last rank).
+int p2p_gathers(const StepCosts& costs, int rank, bool forward);
+
 // A whole pass of chunk `chunk` on rank `rank` for one micro-batch.
 PassCost pass_cost(const StepCosts& costs, int rank, int chunk, bool forward);
 

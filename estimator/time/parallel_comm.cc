@@ -359,16 +359,15 @@ ParallelComm parallel_comm(const ModelSpec& m, const TrainConfig& cfg, const Sys
     o.layer_param_gather += Seconds(shard / (gpu.pcie_bw.v * eff.pcie_fraction));
   }
   if (cfg.pp > 1) {
-    double act = double(cfg.micro_batch) * cfg.seq_len * m.hidden * e;
+    const double act = double(cfg.micro_batch) * cfg.seq_len * m.hidden * e;
     // Each tensor-parallel rank sends its 1/tp slice: Megatron's scatter-gather (or the
     // sequence-parallel shard), and DeepSpeed's PipelineEngine, which partitions a stage's
     // output and input gradient over the TP group (is_pipe_partitioned and
     // is_grad_partitioned, on whenever the model is tensor-parallel) and all-gathers them
     // back on the other side (PartitionedTensor.full()).
-    if (cfg.tp > 1) act /= cfg.tp;
-    o.p2p = coll.time(Collective::send_recv, Bytes(act), pl.pp_p2p);
+    o.p2p = coll.time(Collective::send_recv, Bytes(act / std::max(1, cfg.tp)), pl.pp_p2p);
     if (cfg.tp > 1 && cfg.framework == Framework::deepspeed)
-      o.p2p_gather = coll.time(Collective::all_gather, Bytes(act * cfg.tp), pl.tp);
+      o.p2p_gather = coll.time(Collective::all_gather, Bytes(act), pl.tp);
     if (m.tied_embeddings && m.vocab_logits) {
       const double word = double(padded_vocab(m, cfg.tp)) * m.hidden / std::max(1, cfg.tp);
       o.embed_grad_sync = coll.time(Collective::all_reduce, Bytes(word * grad_element_bytes(cfg)), pl.embed);

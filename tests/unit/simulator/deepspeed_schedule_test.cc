@@ -8,6 +8,7 @@
 
 #include "estimator/step_costs.h"
 #include "simulator/simulate.h"
+#include "step_costs_fixture.h"
 
 namespace dsplan::sim {
 namespace {
@@ -27,11 +28,7 @@ StepCosts exchanging(int pp, int micro_batches, double f, double b, double t) {
   return c;
 }
 
-SimulationResult run(const StepCosts& c) {
-  auto r = simulate_step(c);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.errors().front().to_string());
-  return r.ok() ? r.value() : SimulationResult{};
-}
+using test::run;
 
 TEST(DeepSpeedSchedule, PassesRunInOneFOneBOrder) {
   for (int p = 1; p <= 6; ++p)

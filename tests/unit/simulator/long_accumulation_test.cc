@@ -14,11 +14,7 @@ namespace {
 
 double in(Seconds s) { return in_ms(s); }
 
-SimulationResult run(const StepCosts& c, int window) {
-  auto r = simulate_step(c, window);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.errors().front().to_string());
-  return r.ok() ? r.value() : SimulationResult{};
-}
+using test::run;
 
 // The whole step against the window of 16 micro-batches: same makespan and breakdown
 // (to 1e-6 of the step), and the extended run scheduled only the window.

@@ -31,11 +31,7 @@ StepCosts bucketed_zero2() {
   return c;
 }
 
-SimulationResult run(const StepCosts& c) {
-  auto r = simulate_step(c);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.errors().front().to_string());
-  return r.ok() ? r.value() : SimulationResult{};
-}
+using test::run;
 
 TEST(MicroBatchReduce, WithoutOverlapEveryMicroBatchPaysTheWholeReduction) {
   // m = 3, L = 4, reduce 0.5 per layer, tail 0.4, optimizer 3, overlap off. Per

@@ -2,9 +2,10 @@
 // interleaved bubble (p - 1)(f + b)/v (Narayanan et al. 2021, §2.2), point-to-point
 // sends, the tied-embedding sync, acyclicity over many shapes and the graph size of a
 // GPT-175B-like configuration. Times in milliseconds, derivations in comments.
-#include "simulator/simulate.h"
-
 #include <gtest/gtest.h>
+
+#include "simulator/simulate.h"
+#include "step_costs_fixture.h"
 
 namespace dsplan {
 namespace {
@@ -25,11 +26,7 @@ StepCosts pipeline(int pp, int vpp, int micro_batches, int layers_per_rank) {
   return c;
 }
 
-SimulationResult run(const StepCosts& c) {
-  auto r = simulate_step(c);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.errors().front().to_string());
-  return r.ok() ? r.value() : SimulationResult{};
-}
+using test::run;
 
 TEST(Pipeline, OneFOneBBubbleIsPMinusOnePasses) {
   // (b) p = 4, m = 8, f + b = 3, free sends: step = (m + p - 1)(f + b) = 11 x 3 = 33;

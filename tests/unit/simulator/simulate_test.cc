@@ -22,11 +22,7 @@ double in(Seconds s) { return in_ms(s); }
 // L = 4, m = 1, one 100 MB bucket per layer reduced in 1.5 (< backward 2), optimizer 1.
 StepCosts one_bucket_per_layer() { return test::bucket_per_layer(plain(4, 1)); }
 
-SimulationResult run(const StepCosts& c) {
-  auto r = simulate_step(c);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.errors().front().to_string());
-  return r.ok() ? r.value() : SimulationResult{};
-}
+using test::run;
 
 double parts_sum(const StepTimeBreakdown& b) {
   return in(b.compute + b.comm_exposed + b.bubble + b.optimizer + b.offload);

@@ -1,12 +1,30 @@
 // Hand-sized StepCosts shared by the simulator tests: pp = 1, layers of forward 1 ms and
 // backward 2 ms, and the one-100-MB-bucket-per-layer reduction (1.5 ms, shorter than a
-// layer's backward) with a 1 ms optimizer step that several expected schedules start from.
+// layer's backward) with a 1 ms optimizer step that several expected schedules start from;
+// and run(), which simulates a step and fails the test on a diagnostic.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include "core/units.h"
 #include "estimator/step_costs.h"
+#include "simulator/simulate.h"
 
 namespace dsplan::test {
+
+// simulate_step() (with the default window, or `window`), failing the test on a
+// diagnostic; an empty result then.
+inline SimulationResult run(const StepCosts& c) {
+  auto r = simulate_step(c);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.errors().front().to_string());
+  return r.ok() ? r.value() : SimulationResult{};
+}
+
+inline SimulationResult run(const StepCosts& c, int window) {
+  auto r = simulate_step(c, window);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.errors().front().to_string());
+  return r.ok() ? r.value() : SimulationResult{};
+}
 
 inline StepCosts plain(int layers, int micro_batches) {
   StepCosts c;
