@@ -15,6 +15,7 @@
 #include "cli/estimate_options.h"
 #include "cli/explain.h"
 #include "cli/validate_report.h"
+#include "estimator/search/evidence.h"
 #include "estimator/time/collectives.h"
 #include "estimator/time/efficiency_defaults.h"
 #include "validation/validation_rows.h"
@@ -25,11 +26,12 @@ namespace {
 using namespace dsplan::validation;
 
 struct ValidateCli {
-  std::string file;
+  std::vector<std::string> files;
   bool json = false;
   bool markdown = false;
   std::string explain;  // rows whose id contains this: mapping and breakdown
   std::string profile;  // calibration profile applied to the rows on its GPU
+  bool evidence = false;  // print the accuracy of each configuration regime instead
 };
 
 // Replaces a request's efficiencies with a calibration profile's where the request's GPU is
@@ -126,9 +128,21 @@ PlanResult plan_request(PlanRequest req, const ProfileFn& profile, bool* profile
   return plan(req);
 }
 
+// A time or throughput row that times the training step itself (not an end-to-end loop)
+// on a GPU its source names, predicted with the datasheet defaults, is evidence for the
+// regime of the predicted configuration: measured / predicted step.
+void mark_evidence(const ValidationCase& c, const Measurement& m, const Evaluation& best, bool profiled,
+                   RowResult& r) {
+  if (profiled || !c.gpu_stated || !r.timed() || r.predicted <= 0 || r.measured <= 0) return;
+  if (r.label.find("end_to_end") != std::string::npos) return;
+  r.regime = regime_name(evidence_regime(best, c.request.cluster.node.gpu.arch));
+  r.step_ratio = m.kind == MeasureKind::step_time ? r.measured / r.predicted : r.predicted / r.measured;
+}
+
 std::vector<RowResult> run_case(const ValidationCase& c, const ProfileFn& profile) {
   std::vector<RowResult> out;
-  const PlanResult res = plan_request(c.request, profile);
+  bool profiled = false;
+  const PlanResult res = plan_request(c.request, profile, &profiled);
   for (const auto& m : c.measured) {
     if (!has_prediction(res)) {
       RowResult r{c.id, kind_name(m.kind), m.label, no_config_reason(res), short_source(c.source), 0, m.value, -1, false,
@@ -138,6 +152,7 @@ std::vector<RowResult> run_case(const ValidationCase& c, const ProfileFn& profil
       continue;
     }
     out.push_back(predict(c, m, c.request, res.configs.front()));
+    mark_evidence(c, m, res.configs.front(), profiled, out.back());
   }
   return out;
 }
@@ -171,21 +186,43 @@ OrderResult run_ordering(const OrderingCase& o, const ProfileFn& profile) {
   return r;
 }
 
-int run(const ValidateCli& v) {
-  auto text = read_text_file(v.file);
-  if (!text) return report(text.errors());
-  auto json = parse_json_text(*text, v.file);
-  if (!json) return report(json.errors());
-  auto set = load_validation(*json, v.file);
-  if (!set) return report(set.errors());
+// One file's rows, checked: a file without a row dsplan can compare is an error.
+Expected<ValidationSet> load_file(const std::string& file) {
+  auto text = read_text_file(file);
+  if (!text) return text.errors();
+  auto json = parse_json_text(*text, file);
+  if (!json) return json.errors();
+  auto set = load_validation(*json, file);
+  if (!set) return set.errors();
   if (set->cases.empty() && set->collectives.empty() && set->orderings.empty())
-    return report({Diagnostic{v.file, set->skipped.empty() ? "" : set->skipped.front().json_path,
-                              "no row dsplan can compare" +
-                                  (set->skipped.empty() ? std::string(" (the file holds no rows)")
-                                                        : " (" + std::to_string(set->skipped.size()) +
-                                                              " skipped; the first: " +
-                                                              set->skipped.front().message + ")"),
-                              "rows in the format of shared/validation/published.json (docs/manual.md)"}});
+    return Diagnostics{Diagnostic{
+        file, set->skipped.empty() ? "" : set->skipped.front().json_path,
+        "no row dsplan can compare" +
+            (set->skipped.empty() ? std::string(" (the file holds no rows)")
+                                  : " (" + std::to_string(set->skipped.size()) +
+                                        " skipped; the first: " + set->skipped.front().message + ")"),
+        "rows in the format of shared/validation/published.json (docs/manual.md)"}};
+  return set;
+}
+
+int run(const ValidateCli& v) {
+  // Several files are one set: their rows, checks and orderings together.
+  ValidationSet merged;
+  Diagnostics errors;
+  for (const auto& file : v.files) {
+    auto one = load_file(file);
+    if (!one) {
+      for (auto& d : one.errors()) errors.push_back(d);
+      continue;
+    }
+    for (auto& c : one->cases) merged.cases.push_back(std::move(c));
+    for (auto& c : one->collectives) merged.collectives.push_back(std::move(c));
+    for (auto& o : one->orderings) merged.orderings.push_back(std::move(o));
+    for (auto& d : one->skipped) merged.skipped.push_back(std::move(d));
+  }
+  if (!errors.empty()) return report(errors);
+  const ValidationSet* set = &merged;
+  const std::string files = v.files.size() == 1 ? v.files.front() : std::to_string(v.files.size()) + " files";
 
   // --profile: loaded and checked once, then applied to every request on its GPU.
   CalibrationProfile loaded;
@@ -232,7 +269,7 @@ int run(const ValidateCli& v) {
     }
     if (matched == 0)
       return report({Diagnostic{
-          v.file, "", "--explain: no memory, time or ordering row id contains \"" + v.explain + "\"",
+          files, "", "--explain: no memory, time or ordering row id contains \"" + v.explain + "\"",
           "ids are in the tables validate prints; collective rows have no breakdown"}});
     return 0;
   }
@@ -243,11 +280,18 @@ int run(const ValidateCli& v) {
   for (const auto& o : set->orderings) orders.push_back(run_ordering(o, profile));
   if (profile && profiled == 0)
     return report({Diagnostic{v.profile, "/datasheet",
-                              "--profile: the profile's GPU is not the GPU of any row in " + v.file,
+                              "--profile: the profile's GPU is not the GPU of any row in " + files,
                               "give a profile measured on the rows' GPU (dsplan calibrate show names it)"}});
   if (profile && !v.json)
     std::cout << "efficiencies of the " << profiled << " case(s) on the profile's GPU from " << v.profile
               << "; the others keep the datasheet defaults; collectives keep the datasheet model\n\n";
+  if (v.evidence) {
+    if (v.json)
+      std::cout << evidence_json(rows).dump(2) << "\n";
+    else
+      print_evidence(rows, std::cout);
+    return 0;
+  }
   const Summary s = summarise(rows, comm, orders);
   if (v.json) {
     Json doc = to_json(rows, comm, orders, s, *set);
@@ -263,10 +307,17 @@ int run(const ValidateCli& v) {
 void add_validate(CLI::App& app, int& exit_code) {
   auto cli = std::make_shared<ValidateCli>();
   auto* sub = app.add_subcommand("validate", "Compare predictions with published measurements");
-  sub->add_option("file", cli->file, "Measurements JSON (format of shared/validation/published.json)")->required();
+  sub->add_option("file", cli->files,
+                  "Measurements JSON (format of shared/validation/published.json); several files are "
+                  "validated as one set")
+      ->required();
   auto* json = sub->add_flag("--json", cli->json, "Print results as JSON");
   sub->add_flag("--markdown", cli->markdown, "Print the tables as Markdown (docs/accuracy.md)")
       ->excludes(json);
+  sub->add_flag("--evidence", cli->evidence,
+                "Print, per configuration regime (GPU generation, framework, pipeline, host-sensitive), how "
+                "far the measured steps came out from the predicted ones, next to the bands 'estimate' "
+                "quotes (docs/accuracy.md)");
   sub->add_option(
       "--profile", cli->profile,
       "Calibration profile: its efficiencies replace the datasheet defaults for the rows on its GPU");

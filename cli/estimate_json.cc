@@ -35,7 +35,11 @@ Json plan_to_json(const EstimatePlan& p) {
                  {"rejections", rej}, {"infeasible", infeasible}, {"max_micro_batch", maxmbs},
                  {"dominated", p.result.dominated}};
   j["configs"] = Json::array();
-  for (const auto& e : p.result.configs) j["configs"].push_back(config_to_json(e));
+  for (const auto& e : p.result.configs) {
+    Json cj = config_to_json(e);
+    if (e.time.step.v > 0) cj["evidence"] = config_evidence_json(e, r.cluster.node.gpu.arch);
+    j["configs"].push_back(cj);
+  }
   return j;
 }
 

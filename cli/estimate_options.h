@@ -75,6 +75,11 @@ std::function<StepTimeBreakdown(const TrainConfig&)> make_refiner(const PlanRequ
 
 // JSON of one evaluated configuration (the element of "configs").
 Json config_to_json(const Evaluation& e);
+// How far runs of a configuration's regime came out from their predicted steps
+// (estimate_evidence.cc; estimator/search/evidence.h): the "evidence" object of a config,
+// and the line printed for the best one.
+Json config_evidence_json(const Evaluation& e, GpuArch arch);
+std::string config_evidence_text(const Evaluation& e, GpuArch arch, bool profiled);
 // The --json document of a finished estimate (estimate_json.cc).
 Json plan_to_json(const EstimatePlan& p);
 

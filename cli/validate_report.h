@@ -2,6 +2,7 @@
 // per ordering, and the summary over them; printed as text or Markdown, or as JSON.
 #pragma once
 
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,11 @@ struct RowResult {
   bool unpredicted = false;  // no valid configuration: listed, counted apart
   std::string group{};       // ValidationCase::group: runs that compete for the same GPUs
   std::string config{};      // the configuration predicted (describe_config), for --json
+  // Evidence for the predicted configuration's regime (estimator/search/evidence.h): a timed
+  // row that times the step, on a GPU its source names, predicted with the datasheet
+  // defaults; empty otherwise. step_ratio: measured step / predicted step.
+  std::string regime{};
+  double step_ratio = 0;
   bool check() const { return kind == "max_mbs" || kind == "oom"; }
   // A time/throughput row that enters the aggregates (not a check, memory row, row marked
   // inconsistent or row without a configuration).
@@ -47,6 +53,10 @@ Summary summarise(const std::vector<RowResult>& rows, const std::vector<RowResul
                   const std::vector<OrderResult>& orders);
 Json to_json(const std::vector<RowResult>& rows, const std::vector<RowResult>& comm,
              const std::vector<OrderResult>& orders, const Summary& s, const validation::ValidationSet& set);
+// --evidence (cli/validate_evidence.cc): the evidence rows grouped by regime, next to the
+// bands estimate quotes (estimator/search/evidence.h).
+Json evidence_json(const std::vector<RowResult>& rows);
+void print_evidence(const std::vector<RowResult>& rows, std::ostream& os);
 void print_text(const std::vector<RowResult>& rows, const std::vector<RowResult>& comm,
                 const std::vector<OrderResult>& orders, const Summary& s,
                 const validation::ValidationSet& set, bool md);

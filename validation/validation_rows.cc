@@ -72,6 +72,8 @@ void load_row(const Json& row, const std::string& file, ValidationSet& set) {
   c.id = printable(id);
   c.source = printable(str(row, "source"));
   c.inconsistent = has(str(row, "notes"), "inconsistent");
+  const std::string gpu = str(at(row, "hardware"), "gpu");
+  c.gpu_stated = !gpu.empty() && !has(gpu, "not stated") && !has(gpu, "inferred");
   auto req = rows::row_request(row, c.assumptions);
   if (!req) {
     for (auto d : req.errors()) set.skipped.push_back(skip(file, id, d.json_path + ": " + d.message));

@@ -51,6 +51,9 @@ struct ValidationCase {
   PlanRequest request;              // space pinned to the row's configuration
   std::vector<Measurement> measured;
   bool inconsistent = false;        // the row says it is inconsistent as published
+  // The source names the GPU (hardware.gpu says neither "not stated" nor "inferred"): only
+  // then is the row evidence for a regime (estimator/search/evidence.h).
+  bool gpu_stated = true;
   std::vector<std::string> assumptions;
   // FLOPs per sample under the row's formula; times the predicted configuration's global
   // batch, the FLOPs of one step of the whole job.

@@ -1,0 +1,67 @@
+// The regime of a predicted configuration and the band quoted for it
+// (estimator/search/evidence.h). The bands themselves are checked against the validation
+// rows by ctest cli.validate_evidence_bands; here, the classification.
+#include "estimator/search/evidence.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+namespace dsplan {
+namespace {
+
+Evaluation evaluated(Framework f, int pp, double step_s, double host_stall_s, double host_issue_s) {
+  Evaluation e;
+  e.cfg.framework = f;
+  e.cfg.pp = pp;
+  e.time.step = Seconds(step_s);
+  e.time.host_stall = Seconds(host_stall_s);
+  e.time.host_issue = Seconds(host_issue_s);
+  return e;
+}
+
+TEST(Evidence, RegimeNamesTheGpuFrameworkAndPipeline) {
+  EXPECT_EQ(regime_name(evidence_regime(evaluated(Framework::megatron, 8, 1.0, 0, 0.01), GpuArch::hopper)),
+            "hopper megatron pipeline");
+  EXPECT_EQ(regime_name(evidence_regime(evaluated(Framework::fsdp, 1, 1.0, 0, 0.01), GpuArch::ampere)),
+            "ampere fsdp");
+  EXPECT_EQ(regime_name(evidence_regime(evaluated(Framework::deepspeed, 2, 1.0, 0, 0.01), GpuArch::volta)),
+            "volta deepspeed pipeline");
+}
+
+TEST(Evidence, HostSensitiveFromAQuarterOfTheGpuWork) {
+  // GPU work = step - host stall = 0.100 - 0.020 = 0.080 s; a quarter of it is 0.020 s.
+  EXPECT_TRUE(
+      evidence_regime(evaluated(Framework::ddp, 1, 0.100, 0.020, 0.020), GpuArch::hopper).host_sensitive);
+  EXPECT_FALSE(
+      evidence_regime(evaluated(Framework::ddp, 1, 0.100, 0.020, 0.0199), GpuArch::hopper).host_sensitive);
+  // A host-bound step (stall 0.060 of 0.100: GPU work 0.040) is host-sensitive whatever else.
+  EXPECT_EQ(regime_name(evidence_regime(evaluated(Framework::ddp, 1, 0.100, 0.060, 0.100), GpuArch::hopper)),
+            "hopper ddp host-sensitive");
+  // No step (a configuration without a time) is never host-sensitive.
+  EXPECT_FALSE(evidence_regime(evaluated(Framework::ddp, 1, 0, 0, 0.01), GpuArch::hopper).host_sensitive);
+}
+
+TEST(Evidence, BandsAreUniqueWellFormedAndFoundByRegime) {
+  std::set<std::string> names;
+  for (const EvidenceBand& b : evidence_bands()) {
+    EXPECT_TRUE(names.insert(b.regime).second) << b.regime << " listed twice";
+    EXPECT_GT(b.runs, 0) << b.regime;
+    EXPECT_LE(b.low, b.high) << b.regime;
+    EXPECT_GT(b.low, 0) << b.regime;
+    EXPECT_GE(b.median_abs_error, 0) << b.regime;
+    // The median deviation cannot exceed the larger distance of the range from 1.
+    EXPECT_LE(b.median_abs_error, std::max(1 - b.low, b.high - 1) + 0.005) << b.regime;
+  }
+  const auto megatron =
+      evidence_band(evidence_regime(evaluated(Framework::megatron, 4, 1, 0, 0), GpuArch::hopper));
+  ASSERT_TRUE(megatron.has_value());
+  EXPECT_STREQ(megatron->regime, "hopper megatron pipeline");
+  // Nothing of this kind was checked: no band, rather than a borrowed one.
+  EXPECT_FALSE(
+      evidence_band(evidence_regime(evaluated(Framework::fsdp, 1, 1, 0, 0), GpuArch::volta)).has_value());
+}
+
+}  // namespace
+}  // namespace dsplan
