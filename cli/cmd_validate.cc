@@ -289,7 +289,7 @@ int run(const ValidateCli& v) {
     if (v.json)
       std::cout << evidence_json(rows).dump(2) << "\n";
     else
-      print_evidence(rows, std::cout);
+      print_evidence(rows, std::cout, v.markdown);
     return 0;
   }
   const Summary s = summarise(rows, comm, orders);

@@ -104,7 +104,27 @@ Json evidence_json(const std::vector<RowResult>& rows) {
   return Json{{"regimes", regimes}, {"agreeing", agree}, {"rows", rows_json}};
 }
 
-void print_evidence(const std::vector<RowResult>& rows, std::ostream& os) {
+void print_evidence(const std::vector<RowResult>& rows, std::ostream& os, bool md) {
+  if (md) {  // the table of docs/accuracy.md, "Accuracy evidence by regime": the bands as measured
+    os << "| regime | runs | median \\|error\\| | measured / predicted step | band quoted | runs from |\n"
+       << "|---|---:|---:|---|---|---|\n";
+    for (const auto& l : lines(rows)) {
+      std::ostringstream row;
+      row << std::fixed << "| " << l.regime << " | ";
+      if (l.observed)
+        row << l.observed->runs << " | " << std::setprecision(1) << 100 * l.observed->median << "% | "
+            << std::setprecision(2) << l.observed->low << "–" << l.observed->high;
+      else
+        row << "0 | | ";
+      row << " | "
+          << (l.agrees() ? "this"
+              : l.band   ? "differs"
+                         : "none")
+          << " | " << (l.band ? l.band->sources : "") << " |";
+      os << row.str() << "\n";
+    }
+    return;
+  }
   os << "accuracy by configuration regime (rows that time the step on a GPU their source names):\n";
   int agree = 0;
   const auto all = lines(rows);

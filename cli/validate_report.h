@@ -54,9 +54,10 @@ Summary summarise(const std::vector<RowResult>& rows, const std::vector<RowResul
 Json to_json(const std::vector<RowResult>& rows, const std::vector<RowResult>& comm,
              const std::vector<OrderResult>& orders, const Summary& s, const validation::ValidationSet& set);
 // --evidence (cli/validate_evidence.cc): the evidence rows grouped by regime, next to the
-// bands estimate quotes (estimator/search/evidence.h).
+// bands estimate quotes (estimator/search/evidence.h); `md`: as the Markdown table of
+// docs/accuracy.md.
 Json evidence_json(const std::vector<RowResult>& rows);
-void print_evidence(const std::vector<RowResult>& rows, std::ostream& os);
+void print_evidence(const std::vector<RowResult>& rows, std::ostream& os, bool md);
 void print_text(const std::vector<RowResult>& rows, const std::vector<RowResult>& comm,
                 const std::vector<OrderResult>& orders, const Summary& s,
                 const validation::ValidationSet& set, bool md);

@@ -81,6 +81,30 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
   else if (grads_given) c.megatron_fp32_grads = fp32_grads;
 }
 
+// Optional: the regime and band estimate states for the config (cli/estimate_evidence.cc).
+// A band must be two ratios 0 < low <= high; a regime without runs has none.
+void read_evidence(JsonObjectReader& r, Prediction& p, const std::string& file, Diagnostics& errs) {
+  const Json* ev = r.child("evidence", false);
+  if (!ev) return;
+  const std::string path = r.path_of("evidence");
+  if (!ev->is_object()) {
+    errs.push_back({file, path, "must be an object", "estimate's regime and accuracy band for the config"});
+    return;
+  }
+  if (ev->contains("regime") && (*ev)["regime"].is_string()) p.regime = (*ev)["regime"].get<std::string>();
+  if (!ev->contains("measured_over_predicted")) return;
+  const Json& band = (*ev)["measured_over_predicted"];
+  const bool pair = band.is_array() && band.size() == 2 && band[0].is_number() && band[1].is_number();
+  const double lo = pair ? band[0].get<double>() : 0, hi = pair ? band[1].get<double>() : 0;
+  if (!pair || !(lo > 0) || !(hi >= lo) || !std::isfinite(hi)) {
+    errs.push_back({file, path + "/measured_over_predicted", "must be [low, high] with 0 < low <= high",
+                    "the measured / predicted step range estimate states for the config's regime"});
+    return;
+  }
+  p.band_low = lo;
+  p.band_high = hi;
+}
+
 void read_prediction(JsonObjectReader& r, Prediction& p, const std::string& file, Diagnostics& errs) {
   read_numbers(r, "throughput", {{"samples_per_s", &p.samples_per_s}, {"tokens_per_s", &p.tokens_per_s},
                                  {"tflops_per_gpu", &p.tflops_per_gpu}, {"mfu", &p.mfu}}, file, errs);
@@ -96,6 +120,7 @@ void read_prediction(JsonObjectReader& r, Prediction& p, const std::string& file
                                   {"activations_gib", &p.activations_gib},
                                   {"buffers_gib", &p.buffers_gib}}, file, errs);
   }
+  read_evidence(r, p, file, errs);
   if (!(p.samples_per_s > 0))
     errs.push_back({file, r.path_of("throughput") + "/samples_per_s", "missing or not positive",
                     "confirm compares measured throughput with this prediction"});

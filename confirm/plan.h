@@ -37,6 +37,10 @@ struct Prediction {
   double optimizer_gib = 0;
   double activations_gib = 0;
   double buffers_gib = 0;
+  // The config's "evidence" (estimate's accuracy band for its regime): what published and
+  // real runs of its kind measured, as measured step / predicted step; 0 when none.
+  std::string regime;
+  double band_low = 0, band_high = 0;
 };
 
 struct Candidate {

@@ -41,6 +41,23 @@ std::string duration(double seconds) {
   return buf;
 }
 
+// Where an ok run's measured / predicted step falls against the band estimate stated for its
+// regime: inside it the run behaved like the published and real runs of its kind; outside
+// it this cluster or workload differs from them (docs/accuracy.md, "Accuracy evidence by
+// regime").
+std::string band_note(const Prediction& p, double measured_step) {
+  if (!(p.band_low > 0) || !(p.step_s > 0) || !(measured_step > 0)) return "";
+  const double ratio = measured_step / p.step_s;
+  const bool inside = ratio >= p.band_low && ratio <= p.band_high;
+  return "measured " + num(ratio, "%.2f") + "x the predicted step, " + (inside ? "inside" : "outside") +
+         " the " + num(p.band_low, "%.2f") + "-" + num(p.band_high, "%.2f") +
+         " of published and real runs like it" + (p.regime.empty() ? "" : " (" + p.regime + ")");
+}
+
+std::string join_notes(const std::string& a, const std::string& b) {
+  return a.empty() ? b : b.empty() ? a : a + "; " + b;
+}
+
 }  // namespace
 
 std::string results_table(const ConfirmReport& rep) {
@@ -57,14 +74,15 @@ std::string results_table(const ConfirmReport& rep) {
     const double step = ok ? static_cast<double>(r.cand.cfg.global_batch()) / m.throughput : 0;
     const bool mem = ok && m.peak_memory_gib >= 0;
     s += row({std::to_string(i + 1), r.cand.name, outcome_name(r.result.cls.outcome), num(p.samples_per_s),
-              ok ? num(m.throughput) : "-", ok ? err_pct(p.samples_per_s, m.throughput) : "-",
-              num(p.step_s), ok ? num(step) : "-", ok ? err_pct(p.step_s, step) : "-",
-              num(p.allocated_gib, "%.2f"), mem ? num(m.peak_memory_gib, "%.2f") : "-",
+              ok ? num(m.throughput) : "-", ok ? err_pct(p.samples_per_s, m.throughput) : "-", num(p.step_s),
+              ok ? num(step) : "-", ok ? err_pct(p.step_s, step) : "-", num(p.allocated_gib, "%.2f"),
+              mem ? num(m.peak_memory_gib, "%.2f") : "-",
               mem ? err_pct(p.allocated_gib, m.peak_memory_gib) : "-",
               r.corrected_samples_per_s > 0 ? num(r.corrected_samples_per_s) : "-",
-              r.result.cls.overflow_skips > 0
-                  ? std::to_string(r.result.cls.overflow_skips) + " fp16 overflow steps skipped"
-                  : ""});
+              join_notes(r.result.cls.overflow_skips > 0
+                             ? std::to_string(r.result.cls.overflow_skips) + " fp16 overflow steps skipped"
+                             : "",
+                         ok ? band_note(p, step) : "")});
   }
   return s;
 }
