@@ -67,7 +67,7 @@ constexpr std::array<EvidenceBand, 17> kBands{{
      "held out: llm-foundry MPT, torchtitan and IBM FMS Llama runs on H100"},
     {"hopper megatron", 24, 0.041, 0.94, 1.23,
      "held out: NeMo and Megatron-Core recipes and tables on H100 (bf16 and FP8, context parallelism)"},
-    {"hopper megatron pipeline", 47, 0.048, 0.92, 1.23,
+    {"hopper megatron pipeline", 49, 0.048, 0.92, 1.23,
      "held out: NeMo and Megatron-Core recipes on H100, the Llama 3 paper's 405B runs"},
     {"volta ddp", 3, 0.072, 0.92, 0.93,
      "Hugging Face Trainer BERT-large on one V100 (development)"},
