@@ -202,7 +202,10 @@ Expected<bool> write_out_dir(const std::string& dir, const EstimatePlan& plan) {
       notes += "megatron_args.txt cannot express " + join(gaps) +
                ": a Megatron-LM run of these flags trains a different block than the one priced\n";
     if (!notes.empty()) ok = ok && write_file(d / "NOTES.txt", notes);
-    ok = ok && write_file(d / "prediction.json", config_to_json(e).dump(2) + "\n");
+    // The plan.json element of this configuration, its accuracy band included.
+    Json pred = config_to_json(e);
+    if (e.time.step.v > 0) pred["evidence"] = config_evidence_json(e, plan.request.cluster.node.gpu.arch);
+    ok = ok && write_file(d / "prediction.json", pred.dump(2) + "\n");
   }
   if (!ok) {
     fs::remove_all(tmp, ec);
