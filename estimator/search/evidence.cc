@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <array>
 
+#include "core/names.h"
+
 namespace dsplan {
 
 namespace {
@@ -15,32 +17,6 @@ namespace {
 // A host that issues kernels four times slower than the priced rate would set the step
 // (the lent H100 and H200 VMs issued one every 25-40 us, against the default 10).
 constexpr double kHostSensitiveShare = 0.25;
-
-const char* arch_name(GpuArch a) {
-  switch (a) {
-    case GpuArch::volta:
-      return "volta";
-    case GpuArch::ampere:
-      return "ampere";
-    case GpuArch::hopper:
-      return "hopper";
-  }
-  return "";
-}
-
-const char* framework_name(Framework f) {
-  switch (f) {
-    case Framework::deepspeed:
-      return "deepspeed";
-    case Framework::megatron:
-      return "megatron";
-    case Framework::fsdp:
-      return "fsdp";
-    case Framework::ddp:
-      return "ddp";
-  }
-  return "";
-}
 
 // clang-format off
 // regime, runs, median |measured / predicted step - 1|, lowest and highest ratio, sources.
@@ -50,7 +26,7 @@ constexpr std::array<EvidenceBand, 17> kBands{{
     {"ampere deepspeed", 3, 0.079, 1.01, 1.27,
      "held out: Azure's ZeRO-3 175B/1T and BigScience's 20B on A100"},
     {"ampere deepspeed pipeline", 62, 0.077, 0.92, 1.30,
-     "held out: BigScience topology and head-count runs, GPT-NeoX-20B, BLOOM-176B, MT-NLG 530B"},
+     "BigScience topology runs, GPT-NeoX-20B, BLOOM-176B, MT-NLG 530B (held out); BigScience head-count runs (development evidence)"},
     {"ampere fsdp", 33, 0.023, 0.91, 1.20,
      "held out: llm-foundry MPT, torchtitan and IBM FMS Llama runs on A100"},
     {"ampere megatron", 6, 0.015, 0.97, 1.04,
@@ -95,7 +71,7 @@ EvidenceRegime evidence_regime(const Evaluation& e, GpuArch arch) {
 }
 
 std::string regime_name(const EvidenceRegime& r) {
-  std::string s = std::string(arch_name(r.arch)) + " " + framework_name(r.framework);
+  std::string s = std::string(name(r.arch)) + " " + name(r.framework);
   if (r.pipelined) s += " pipeline";
   if (r.host_sensitive) s += " host-sensitive";
   return s;
