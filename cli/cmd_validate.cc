@@ -1,8 +1,10 @@
-// `dsplan validate FILE`: predicts every row of a published-measurements file (the
+// `dsplan validate FILE...`: predicts every row of published-measurements files (the
 // format of shared/validation/published.json) and prints predicted vs measured, the
 // error, and aggregates per kind; nccl-tests rows through the collective model;
 // orderings pair by pair (measured ties allowed). --json for machines, --markdown for
 // docs/accuracy.md. Rows that cannot be mapped are listed as skipped with the reason.
+// Several files are one set; --evidence prints the accuracy of each configuration regime
+// over that set instead (cli/validate_evidence.cc).
 #include <algorithm>
 #include <cmath>
 #include <functional>
