@@ -130,15 +130,17 @@ PlanResult plan_request(PlanRequest req, const ProfileFn& profile, bool* profile
   return plan(req);
 }
 
-// A time or throughput row that times the training step itself (not an end-to-end loop)
-// on a GPU its source names, predicted with the datasheet defaults, is evidence for the
-// regime of the predicted configuration: measured / predicted step.
+// A time or throughput row that times the training step itself (not an end-to-end loop),
+// or a memory row, on a GPU its source names and predicted with the datasheet defaults, is
+// evidence for the regime of the predicted configuration: measured / predicted.
 void mark_evidence(const ValidationCase& c, const Measurement& m, const Evaluation& best, bool profiled,
                    RowResult& r) {
-  if (profiled || !c.gpu_stated || !r.timed() || r.predicted <= 0 || r.measured <= 0) return;
-  if (r.label.find("end_to_end") != std::string::npos) return;
-  r.regime = regime_name(evidence_regime(best, c.request.cluster.node.gpu.arch));
-  r.step_ratio = m.kind == MeasureKind::step_time ? r.measured / r.predicted : r.predicted / r.measured;
+  if (profiled || !c.gpu_stated || r.inconsistent || r.unpredicted || r.check()) return;
+  if (!(r.predicted > 0) || !(r.measured > 0) || r.label.find("end_to_end") != std::string::npos) return;
+  const EvidenceKind kind = r.memory() ? EvidenceKind::memory : EvidenceKind::step;
+  r.regime = regime_name(evidence_regime(best, c.request.cluster.node.gpu.arch), kind);
+  r.ratio =
+      m.kind == MeasureKind::step_time || r.memory() ? r.measured / r.predicted : r.predicted / r.measured;
 }
 
 std::vector<RowResult> run_case(const ValidationCase& c, const ProfileFn& profile) {

@@ -1,6 +1,6 @@
-// What `estimate` says about how far to trust a configuration's predicted step: the regime
-// it belongs to and what the published and real runs of that regime measured
-// (estimator/search/evidence.h; docs/accuracy.md, "Accuracy evidence by regime").
+// What `estimate` says about how far to trust a configuration's predicted step and peak
+// memory: the regime it belongs to and what the published and real runs of that regime
+// measured (estimator/search/evidence.h; docs/accuracy.md, "Accuracy evidence by regime").
 #include <sstream>
 
 #include "cli/estimate_options.h"
@@ -8,10 +8,11 @@
 
 namespace dsplan::cli {
 
-Json config_evidence_json(const Evaluation& e, GpuArch arch) {
-  const EvidenceRegime r = evidence_regime(e, arch);
-  Json j{{"regime", regime_name(r)}};
-  if (const auto b = evidence_band(r)) {
+namespace {
+
+Json band_json(const EvidenceRegime& r, EvidenceKind kind) {
+  Json j{{"regime", regime_name(r, kind)}};
+  if (const auto b = evidence_band(r, kind)) {
     j["runs"] = b->runs;
     j["median_abs_error"] = b->median_abs_error;
     j["measured_over_predicted"] = {b->low, b->high};
@@ -22,22 +23,38 @@ Json config_evidence_json(const Evaluation& e, GpuArch arch) {
   return j;
 }
 
+}  // namespace
+
+Json config_evidence_json(const Evaluation& e, GpuArch arch) {
+  const EvidenceRegime r = evidence_regime(e, arch);
+  Json j = band_json(r, EvidenceKind::step);
+  j["memory"] = band_json(r, EvidenceKind::memory);
+  return j;
+}
+
 std::string config_evidence_text(const Evaluation& e, GpuArch arch, bool profiled) {
   const EvidenceRegime r = evidence_regime(e, arch);
   std::ostringstream s;
   s.setf(std::ios::fixed);
   s << "(" << regime_name(r) << "): ";
   const auto b = evidence_band(r);
-  if (!b)
-    return s.str() +
-           "no published or real run of this kind has been checked against dsplan; treat the step as "
-           "unvalidated ('dsplan confirm' measures the top plans)";
-  s.precision(2);
-  s << b->runs << " published and real runs of this kind measured " << b->low << "-" << b->high
-    << "x the predicted step, median |error| ";
-  s.precision(1);
-  s << 100 * b->median_abs_error << "% (" << b->sources << "; docs/accuracy.md)";
-  if (profiled) s << "; measured with the datasheet efficiencies, this plan uses a calibration profile";
+  if (!b) {
+    s << "no published or real run of this kind has been checked against dsplan; treat the step as "
+         "unvalidated ('dsplan confirm' measures the top plans)";
+  } else {
+    s.precision(2);
+    s << b->runs << " published and real runs of this kind measured " << b->low << "-" << b->high
+      << "x the predicted step, median |error| ";
+    s.precision(1);
+    s << 100 * b->median_abs_error << "% (" << b->sources << ")";
+    if (profiled) s << "; measured with the datasheet efficiencies, this plan uses a calibration profile";
+  }
+  if (const auto m = evidence_band(r, EvidenceKind::memory)) {
+    s.precision(2);
+    s << "; peak memory of " << m->runs << " runs of its kind measured " << m->low << "-" << m->high
+      << "x predicted";
+  }
+  s << " (docs/accuracy.md)";
   return s.str();
 }
 

@@ -1,8 +1,9 @@
 // `dsplan validate --evidence`: the rows that are evidence for a configuration regime
-// (estimator/search/evidence.h), grouped by regime: how many, the median |measured /
-// predicted step - 1|, the lowest and highest ratio, and the band `estimate` quotes for that
-// regime. Over the development, held-out, evidence and real-run files together the two must
-// agree (ctest cli.validate_evidence_bands); over any other set they simply differ.
+// (estimator/search/evidence.h), grouped by regime, for the step and for peak memory: how
+// many, the median |measured / predicted - 1|, the lowest and highest ratio, and the band
+// `estimate` quotes for that regime. Over the development, held-out, evidence and real-run
+// files together the two must agree (ctest cli.validate_evidence_bands); over any other set
+// they simply differ.
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
@@ -28,10 +29,11 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-std::map<std::string, Observed> observe(const std::vector<RowResult>& rows) {
+std::map<std::string, Observed> observe(const std::vector<RowResult>& rows, EvidenceKind kind) {
   std::map<std::string, std::vector<double>> ratios;
   for (const auto& r : rows)
-    if (!r.regime.empty()) ratios[r.regime].push_back(r.step_ratio);
+    if (!r.regime.empty() && r.memory() == (kind == EvidenceKind::memory))
+      ratios[r.regime].push_back(r.ratio);
   std::map<std::string, Observed> out;
   for (const auto& [regime, v] : ratios) {
     std::vector<double> dev;
@@ -55,34 +57,34 @@ struct Line {
   bool agrees() const { return observed && band && cli::agrees(*observed, *band); }
 };
 
-std::vector<Line> lines(const std::vector<RowResult>& rows) {
-  const auto obs = observe(rows);
+std::vector<Line> lines(const std::vector<RowResult>& rows, EvidenceKind kind) {
+  const auto obs = observe(rows, kind);
+  const auto bands = evidence_bands(kind);
   std::vector<Line> out;
-  for (const auto& b : evidence_bands()) {
+  for (const auto& b : bands) {
     const auto it = obs.find(b.regime);
     out.push_back({b.regime, it == obs.end() ? std::nullopt : std::optional<Observed>(it->second), b});
   }
   for (const auto& [regime, o] : obs) {
-    const bool listed = std::any_of(evidence_bands().begin(), evidence_bands().end(),
-                                    [&](const EvidenceBand& b) { return regime == b.regime; });
+    const bool listed =
+        std::any_of(bands.begin(), bands.end(), [&](const EvidenceBand& b) { return regime == b.regime; });
     if (!listed) out.push_back({regime, o, std::nullopt});
   }
   return out;
 }
 
-std::string ratios(double median, double low, double high, int runs) {
+const char* what(EvidenceKind kind) { return kind == EvidenceKind::memory ? "peak memory" : "step"; }
+
+std::string ratios(double median, double low, double high, int runs, EvidenceKind kind) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(1) << runs << " runs, median |error| " << 100 * median
-    << "%, measured " << std::setprecision(2) << low << "-" << high << "x the predicted step";
+    << "%, measured " << std::setprecision(2) << low << "-" << high << "x the predicted " << what(kind);
   return s.str();
 }
 
-}  // namespace
-
-Json evidence_json(const std::vector<RowResult>& rows) {
-  Json regimes = Json::array();
-  int agree = 0;
-  for (const auto& l : lines(rows)) {
+Json regimes_json(const std::vector<Line>& all, int& agree) {
+  Json out = Json::array();
+  for (const auto& l : all) {
     Json j{{"regime", l.regime}, {"agrees", l.agrees()}};
     if (l.observed)
       j["observed"] = {{"runs", l.observed->runs},
@@ -94,53 +96,75 @@ Json evidence_json(const std::vector<RowResult>& rows) {
                    {"measured_over_predicted", {l.band->low, l.band->high}},
                    {"sources", l.band->sources}};
     agree += l.agrees();
-    regimes.push_back(j);
+    out.push_back(j);
   }
+  return out;
+}
+
+// The tables of docs/accuracy.md, "Accuracy evidence by regime": the bands as measured.
+void print_markdown(const std::vector<Line>& all, std::ostream& os) {
+  os << "| regime | runs | median \\|error\\| | measured / predicted | band quoted | runs from |\n"
+     << "|---|---:|---:|---|---|---|\n";
+  for (const auto& l : all) {
+    std::ostringstream row;
+    row << std::fixed << "| " << l.regime << " | ";
+    if (l.observed)
+      row << l.observed->runs << " | " << std::setprecision(1) << 100 * l.observed->median << "% | "
+          << std::setprecision(2) << l.observed->low << "–" << l.observed->high;
+    else
+      row << "0 | | ";
+    row << " | "
+        << (l.agrees() ? "this"
+            : l.band   ? "differs"
+                       : "none")
+        << " | " << (l.band ? l.band->sources : "") << " |";
+    os << row.str() << "\n";
+  }
+}
+
+}  // namespace
+
+Json evidence_json(const std::vector<RowResult>& rows) {
+  int agree = 0;
+  Json step = regimes_json(lines(rows, EvidenceKind::step), agree);
+  Json memory = regimes_json(lines(rows, EvidenceKind::memory), agree);
   Json rows_json = Json::array();
   for (const auto& r : rows)
     if (!r.regime.empty())
-      rows_json.push_back(
-          {{"id", r.id}, {"kind", r.kind}, {"regime", r.regime}, {"step_ratio", r.step_ratio}});
-  return Json{{"regimes", regimes}, {"agreeing", agree}, {"rows", rows_json}};
+      rows_json.push_back({{"id", r.id}, {"kind", r.kind}, {"regime", r.regime}, {"ratio", r.ratio}});
+  return Json{{"regimes", step}, {"memory_regimes", memory}, {"agreeing", agree}, {"rows", rows_json}};
 }
 
 void print_evidence(const std::vector<RowResult>& rows, std::ostream& os, bool md) {
-  if (md) {  // the table of docs/accuracy.md, "Accuracy evidence by regime": the bands as measured
-    os << "| regime | runs | median \\|error\\| | measured / predicted step | band quoted | runs from |\n"
-       << "|---|---:|---:|---|---|---|\n";
-    for (const auto& l : lines(rows)) {
-      std::ostringstream row;
-      row << std::fixed << "| " << l.regime << " | ";
-      if (l.observed)
-        row << l.observed->runs << " | " << std::setprecision(1) << 100 * l.observed->median << "% | "
-            << std::setprecision(2) << l.observed->low << "–" << l.observed->high;
-      else
-        row << "0 | | ";
-      row << " | "
-          << (l.agrees() ? "this"
-              : l.band   ? "differs"
-                         : "none")
-          << " | " << (l.band ? l.band->sources : "") << " |";
-      os << row.str() << "\n";
+  int agree = 0, count = 0;
+  for (EvidenceKind kind : {EvidenceKind::step, EvidenceKind::memory}) {
+    const auto all = lines(rows, kind);
+    if (md) {
+      os << (kind == EvidenceKind::step ? "Step time:\n\n"
+                                        : "\nPeak memory (the figure each source measured):\n\n");
+      print_markdown(all, os);
+      continue;
     }
-    return;
+    os << "accuracy of the " << what(kind) << " by configuration regime (rows "
+       << (kind == EvidenceKind::step ? "that time the step" : "that measured peak memory")
+       << " on a GPU their source names):\n";
+    for (const auto& l : all) {
+      os << "  " << l.regime << "\n    measured: "
+         << (l.observed
+                 ? ratios(l.observed->median, l.observed->low, l.observed->high, l.observed->runs, kind)
+                 : std::string("no row of this set"))
+         << "\n    band:     "
+         << (l.band ? ratios(l.band->median_abs_error, l.band->low, l.band->high, l.band->runs, kind)
+                    : std::string("none (estimate quotes nothing for this regime)"))
+         << (l.agrees() || !l.observed ? "" : "  [differs]") << "\n";
+      agree += l.agrees();
+      ++count;
+    }
   }
-  os << "accuracy by configuration regime (rows that time the step on a GPU their source names):\n";
-  int agree = 0;
-  const auto all = lines(rows);
-  for (const auto& l : all) {
-    os << "  " << l.regime << "\n    measured: "
-       << (l.observed ? ratios(l.observed->median, l.observed->low, l.observed->high, l.observed->runs)
-                      : std::string("no row of this set"))
-       << "\n    band:     "
-       << (l.band ? ratios(l.band->median_abs_error, l.band->low, l.band->high, l.band->runs)
-                  : std::string("none (estimate quotes nothing for this regime)"))
-       << (l.agrees() || !l.observed ? "" : "  [differs]") << "\n";
-    agree += l.agrees();
-  }
-  os << agree << " of " << all.size()
-     << " regimes agree with the bands estimate quotes (they are measured over the development, held-out, "
-        "evidence and real-run files together)\n";
+  if (!md)
+    os << agree << " of " << count
+       << " regimes agree with the bands estimate quotes (they are measured over the development, held-out, "
+          "evidence and real-run files together)\n";
 }
 
 }  // namespace dsplan::cli

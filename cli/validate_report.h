@@ -21,10 +21,11 @@ struct RowResult {
   std::string group{};       // ValidationCase::group: runs that compete for the same GPUs
   std::string config{};      // the configuration predicted (describe_config), for --json
   // Evidence for the predicted configuration's regime (estimator/search/evidence.h): a timed
-  // row that times the step, on a GPU its source names, predicted with the datasheet
-  // defaults; empty otherwise. step_ratio: measured step / predicted step.
+  // row that times the step, or a memory row, on a GPU its source names, predicted with the
+  // datasheet defaults; empty otherwise. ratio: measured / predicted step or memory.
   std::string regime{};
-  double step_ratio = 0;
+  double ratio = 0;
+  bool memory() const { return kind == "memory_MiB"; }
   bool check() const { return kind == "max_mbs" || kind == "oom"; }
   // A time/throughput row that enters the aggregates (not a check, memory row, row marked
   // inconsistent or row without a configuration).

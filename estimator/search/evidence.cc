@@ -56,6 +56,19 @@ constexpr std::array<EvidenceBand, 17> kBands{{
     {"volta megatron", 10, 0.032, 0.81, 1.04,
      "DLPerf Megatron on DGX-1 (development); Megatron v1.0 on DGX-2H (held out)"},
 }};
+// Peak memory: the matching figure (allocated, reserved or device) measured / predicted.
+constexpr std::array<EvidenceBand, 5> kMemoryBands{{
+    {"hopper ddp", 62, 0.002, 0.99, 1.01,
+     "dsplan's real runs on one H100 and one H200 (PyTorch DDP under torch.amp; peak allocated)"},
+    {"hopper deepspeed", 3, 0.032, 0.94, 0.97,
+     "dsplan's real runs of DeepSpeed bf16 ZeRO 0/1 on one H100 (peak allocated)"},
+    {"hopper fsdp", 2, 0.062, 0.93, 0.94,
+     "held out: torchtitan's Llama 3.1 8B on 8 and 128 H100s (peak reserved)"},
+    {"volta ddp", 5, 0.040, 0.96, 1.08,
+     "Hugging Face Trainer BERT-large on one V100 (nvidia-smi; development)"},
+    {"volta megatron", 8, 0.126, 1.06, 1.85,
+     "DLPerf Megatron-LM on DGX-1 V100 16GB (nvidia-smi; development; TP 4-8 held far more than priced)"},
+}};
 // clang-format on
 
 }  // namespace
@@ -70,20 +83,24 @@ EvidenceRegime evidence_regime(const Evaluation& e, GpuArch arch) {
   return r;
 }
 
-std::string regime_name(const EvidenceRegime& r) {
+std::string regime_name(const EvidenceRegime& r, EvidenceKind k) {
   std::string s = std::string(name(r.arch)) + " " + name(r.framework);
   if (r.pipelined) s += " pipeline";
-  if (r.host_sensitive) s += " host-sensitive";
+  if (r.host_sensitive && k == EvidenceKind::step) s += " host-sensitive";
   return s;
 }
 
-std::span<const EvidenceBand> evidence_bands() { return kBands; }
+std::span<const EvidenceBand> evidence_bands(EvidenceKind k) {
+  if (k == EvidenceKind::memory) return kMemoryBands;
+  return kBands;
+}
 
-std::optional<EvidenceBand> evidence_band(const EvidenceRegime& r) {
-  const std::string name = regime_name(r);
+std::optional<EvidenceBand> evidence_band(const EvidenceRegime& r, EvidenceKind k) {
+  const std::string name = regime_name(r, k);
+  const auto bands = evidence_bands(k);
   const auto it =
-      std::find_if(kBands.begin(), kBands.end(), [&](const EvidenceBand& b) { return name == b.regime; });
-  if (it == kBands.end()) return std::nullopt;
+      std::find_if(bands.begin(), bands.end(), [&](const EvidenceBand& b) { return name == b.regime; });
+  if (it == bands.end()) return std::nullopt;
   return *it;
 }
 

@@ -7,7 +7,9 @@
 // the development, held-out and real-run files recomputes them, and a ctest fails when a
 // band no longer matches what the model predicts for its rows. Rows whose GPU the source
 // does not state, and end-to-end loop throughputs (which time more than the step), are not
-// evidence for any regime.
+// evidence for any regime. Peak memory has bands of its own, over the rows that measured it
+// (the matching figure: allocated, reserved or device), by the same regime without the host
+// (issuing kernels moves no memory).
 #pragma once
 
 #include <optional>
@@ -25,23 +27,29 @@ struct EvidenceRegime {
   bool host_sensitive = false;  // the host's issuing time is at least 1/4 of the GPU's work
 };
 
+// What a band is about: the step time, or the peak memory.
+enum class EvidenceKind { step, memory };
+
 // The regime of an evaluated configuration on a GPU of architecture `arch`.
 EvidenceRegime evidence_regime(const Evaluation& e, GpuArch arch);
-// Its name, e.g. "hopper megatron pipeline" or "hopper ddp host-sensitive".
-std::string regime_name(const EvidenceRegime& r);
+// Its name, e.g. "hopper megatron pipeline" or "hopper ddp host-sensitive"; for memory
+// without "host-sensitive".
+std::string regime_name(const EvidenceRegime& r, EvidenceKind k = EvidenceKind::step);
 
 // What the runs of one regime measured: `runs` step times (or throughputs read as step
-// times), the median |error| of the prediction, and the range of measured / predicted step.
+// times) or peak memories, the median |measured / predicted - 1|, and the range of measured
+// / predicted.
 struct EvidenceBand {
   const char* regime;  // regime_name()
   int runs;
   double median_abs_error;  // fraction, e.g. 0.042
-  double low, high;         // measured step / predicted step, lowest and highest
+  double low, high;         // measured / predicted, lowest and highest
   const char* sources;      // which files and sources the runs come from
 };
 
-// All bands, in a fixed order; the one for a regime, when runs of that kind were checked.
-std::span<const EvidenceBand> evidence_bands();
-std::optional<EvidenceBand> evidence_band(const EvidenceRegime& r);
+// All bands of a kind, in a fixed order; the one for a regime, when runs of that kind were
+// checked.
+std::span<const EvidenceBand> evidence_bands(EvidenceKind k = EvidenceKind::step);
+std::optional<EvidenceBand> evidence_band(const EvidenceRegime& r, EvidenceKind k = EvidenceKind::step);
 
 }  // namespace dsplan

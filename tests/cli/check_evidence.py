@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Checks that the accuracy bands `dsplan estimate` quotes (estimator/search/evidence.cc) are
-what the model predicts for their rows: `dsplan validate --evidence --json` over the
-development, held-out, evidence and real-run files must report every regime as agreeing.
+"""Checks that the accuracy bands `dsplan estimate` quotes (estimator/search/evidence.cc: the
+step's and the peak memory's) are what the model predicts for their rows: `dsplan validate
+--evidence --json` over the development, held-out, evidence and real-run files must report
+every regime as agreeing.
 On a mismatch it prints the observed values as the table's lines, to review and paste.
 
   check_evidence.py --dsplan BIN FILE [FILE ...]
@@ -23,18 +24,22 @@ def main():
         print(run.stdout, run.stderr)
         return 1
     doc = json.loads(run.stdout)
-    bad = [r for r in doc["regimes"] if not r["agrees"]]
-    print(f"{doc['agreeing']} of {len(doc['regimes'])} regimes agree over {len(doc['rows'])} evidence rows")
-    if len(doc["rows"]) < 300:  # the files above hold 319 such rows (session 36)
-        print("too few evidence rows: a file or a mapping went missing")
+    regimes = [("step", r) for r in doc["regimes"]] + [("memory", r) for r in doc["memory_regimes"]]
+    bad = [(k, r) for k, r in regimes if not r["agrees"]]
+    steps = sum(1 for r in doc["rows"] if r["kind"] != "memory_MiB")
+    print(f"{doc['agreeing']} of {len(regimes)} regimes agree over {steps} step and {len(doc['rows']) - steps} "
+          "memory evidence rows")
+    if steps < 300:  # the files above hold 319 such rows (session 36)
+        print("too few step evidence rows: a file or a mapping went missing")
         return 1
-    for r in bad:
+    for kind, r in bad:
         o, b = r.get("observed"), r.get("band")
-        print(f"regime {r['regime']!r}: band {b and [b['runs'], b['median_abs_error'], *b['measured_over_predicted']]}"
+        print(f"{kind} regime {r['regime']!r}: band {b and [b['runs'], b['median_abs_error'], *b['measured_over_predicted']]}"
               f", observed {o and [o['runs'], round(o['median_abs_error'], 4), *[round(x, 4) for x in o['measured_over_predicted']]]}")
         if o:
             lo, hi = o["measured_over_predicted"]
-            print(f'    {{"{r["regime"]}", {o["runs"]}, {o["median_abs_error"]:.3f}, {lo:.2f}, {hi:.2f}, "..."}},')
+            table = "kMemoryBands" if kind == "memory" else "kBands"
+            print(f'    {table}: {{"{r["regime"]}", {o["runs"]}, {o["median_abs_error"]:.3f}, {lo:.2f}, {hi:.2f}, "..."}},')
     return 1 if bad else 0
 
 

@@ -63,5 +63,23 @@ TEST(Evidence, BandsAreUniqueWellFormedAndFoundByRegime) {
       evidence_band(evidence_regime(evaluated(Framework::fsdp, 1, 1, 0, 0), GpuArch::volta)).has_value());
 }
 
+// Peak memory has its own bands, by the same regime without the host: issuing kernels moves no
+// memory, so a host-sensitive plan takes the band of its GPU and framework.
+TEST(Evidence, MemoryBandsIgnoreTheHost) {
+  const EvidenceRegime host_bound =
+      evidence_regime(evaluated(Framework::ddp, 1, 0.100, 0.060, 0.100), GpuArch::hopper);
+  EXPECT_EQ(regime_name(host_bound, EvidenceKind::memory), "hopper ddp");
+  const auto memory = evidence_band(host_bound, EvidenceKind::memory);
+  ASSERT_TRUE(memory.has_value());
+  EXPECT_STREQ(memory->regime, "hopper ddp");
+  // The step band of the same plan is the host-sensitive one.
+  ASSERT_TRUE(evidence_band(host_bound).has_value());
+  EXPECT_STREQ(evidence_band(host_bound)->regime, "hopper ddp host-sensitive");
+  for (const EvidenceBand& b : evidence_bands(EvidenceKind::memory)) {
+    EXPECT_EQ(std::string(b.regime).find("host-sensitive"), std::string::npos) << b.regime;
+    EXPECT_LE(b.low, b.high) << b.regime;
+  }
+}
+
 }  // namespace
 }  // namespace dsplan
