@@ -81,8 +81,26 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
   else if (grads_given) c.megatron_fp32_grads = fp32_grads;
 }
 
-// Optional: the regime and band estimate states for the config (cli/estimate_evidence.cc).
-// A band must be two ratios 0 < low <= high; a regime without runs has none.
+// A band "measured_over_predicted": [low, high] of an evidence object, when given; false (and
+// an error at its path) when it is not two ratios 0 < low <= high.
+bool read_band(const Json& ev, const std::string& path, double& low, double& high, const std::string& file,
+               Diagnostics& errs) {
+  if (!ev.contains("measured_over_predicted")) return true;
+  const Json& band = ev["measured_over_predicted"];
+  const bool pair = band.is_array() && band.size() == 2 && band[0].is_number() && band[1].is_number();
+  const double lo = pair ? band[0].get<double>() : 0, hi = pair ? band[1].get<double>() : 0;
+  if (!pair || !(lo > 0) || !(hi >= lo) || !std::isfinite(hi)) {
+    errs.push_back({file, path + "/measured_over_predicted", "must be [low, high] with 0 < low <= high",
+                    "the measured / predicted range estimate states for the config's regime"});
+    return false;
+  }
+  low = lo;
+  high = hi;
+  return true;
+}
+
+// Optional: the regime and bands estimate states for the config (cli/estimate_evidence.cc),
+// the step's and, under "memory", the peak memory's. A regime without runs has none.
 void read_evidence(JsonObjectReader& r, Prediction& p, const std::string& file, Diagnostics& errs) {
   const Json* ev = r.child("evidence", false);
   if (!ev) return;
@@ -92,17 +110,9 @@ void read_evidence(JsonObjectReader& r, Prediction& p, const std::string& file, 
     return;
   }
   if (ev->contains("regime") && (*ev)["regime"].is_string()) p.regime = (*ev)["regime"].get<std::string>();
-  if (!ev->contains("measured_over_predicted")) return;
-  const Json& band = (*ev)["measured_over_predicted"];
-  const bool pair = band.is_array() && band.size() == 2 && band[0].is_number() && band[1].is_number();
-  const double lo = pair ? band[0].get<double>() : 0, hi = pair ? band[1].get<double>() : 0;
-  if (!pair || !(lo > 0) || !(hi >= lo) || !std::isfinite(hi)) {
-    errs.push_back({file, path + "/measured_over_predicted", "must be [low, high] with 0 < low <= high",
-                    "the measured / predicted step range estimate states for the config's regime"});
-    return;
-  }
-  p.band_low = lo;
-  p.band_high = hi;
+  read_band(*ev, path, p.band_low, p.band_high, file, errs);
+  if (ev->contains("memory") && (*ev)["memory"].is_object())
+    read_band((*ev)["memory"], path + "/memory", p.memory_band_low, p.memory_band_high, file, errs);
 }
 
 void read_prediction(JsonObjectReader& r, Prediction& p, const std::string& file, Diagnostics& errs) {

@@ -41,6 +41,7 @@ struct Prediction {
   // real runs of its kind measured, as measured step / predicted step; 0 when none.
   std::string regime;
   double band_low = 0, band_high = 0;
+  double memory_band_low = 0, memory_band_high = 0;  // peak memory, measured / predicted
 };
 
 struct Candidate {

@@ -45,13 +45,23 @@ std::string duration(double seconds) {
 // regime: inside it the run behaved like the published and real runs of its kind; outside
 // it this cluster or workload differs from them (docs/accuracy.md, "Accuracy evidence by
 // regime").
-std::string band_note(const Prediction& p, double measured_step) {
-  if (!(p.band_low > 0) || !(p.step_s > 0) || !(measured_step > 0)) return "";
-  const double ratio = measured_step / p.step_s;
-  const bool inside = ratio >= p.band_low && ratio <= p.band_high;
-  return "measured " + num(ratio, "%.2f") + "x the predicted step, " + (inside ? "inside" : "outside") +
-         " the " + num(p.band_low, "%.2f") + "-" + num(p.band_high, "%.2f") +
-         " of published and real runs like it" + (p.regime.empty() ? "" : " (" + p.regime + ")");
+std::string band_note(const Prediction& p, double measured_step, double measured_gib) {
+  std::string note;
+  if (p.band_low > 0 && p.step_s > 0 && measured_step > 0) {
+    const double ratio = measured_step / p.step_s;
+    const bool inside = ratio >= p.band_low && ratio <= p.band_high;
+    note = "measured " + num(ratio, "%.2f") + "x the predicted step, " + (inside ? "inside" : "outside") +
+           " the " + num(p.band_low, "%.2f") + "-" + num(p.band_high, "%.2f") +
+           " of published and real runs like it" + (p.regime.empty() ? "" : " (" + p.regime + ")");
+  }
+  if (p.memory_band_low > 0 && p.allocated_gib > 0 && measured_gib > 0) {
+    const double ratio = measured_gib / p.allocated_gib;
+    const bool inside = ratio >= p.memory_band_low && ratio <= p.memory_band_high;
+    note += std::string(note.empty() ? "" : "; ") + "peak memory " + num(ratio, "%.2f") + "x predicted, " +
+            (inside ? "inside" : "outside") + " its runs' " + num(p.memory_band_low, "%.2f") + "-" +
+            num(p.memory_band_high, "%.2f");
+  }
+  return note;
 }
 
 std::string join_notes(const std::string& a, const std::string& b) {
@@ -82,7 +92,7 @@ std::string results_table(const ConfirmReport& rep) {
               join_notes(r.result.cls.overflow_skips > 0
                              ? std::to_string(r.result.cls.overflow_skips) + " fp16 overflow steps skipped"
                              : "",
-                         ok ? band_note(p, step) : "")});
+                         ok ? band_note(p, step, mem ? m.peak_memory_gib : 0) : "")});
   }
   return s;
 }

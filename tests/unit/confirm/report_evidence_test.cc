@@ -47,6 +47,22 @@ TEST(ConfirmReport, SaysWhetherTheRunFallsInsideItsRegimesBand) {
   EXPECT_NE(t.find("| - |  |\n"), std::string::npos) << t;
 }
 
+// The peak memory against its own band, when the workload reported it: predicted 20 GiB
+// allocated, measured 20.4: 1.02x, outside [0.99, 1.01].
+TEST(ConfirmReport, PeakMemoryIsPlacedAgainstItsBand) {
+  ConfirmReport rep;
+  rep.runs.push_back(run(1.0, 16.0, 0.93, 1.21));  // 16 / 16 = 1.0 s: 1.00x, inside
+  rep.runs.back().cand.pred.allocated_gib = 20.0;
+  rep.runs.back().cand.pred.memory_band_low = 0.99;
+  rep.runs.back().cand.pred.memory_band_high = 1.01;
+  rep.runs.back().result.measured.peak_memory_gib = 20.4;
+  const std::string t = results_table(rep);
+  EXPECT_NE(t.find("inside the 0.93-1.21 of published and real runs like it (hopper ddp); peak memory 1.02x "
+                   "predicted, outside its runs' 0.99-1.01 |"),
+            std::string::npos)
+      << t;
+}
+
 TEST(ConfirmReport, AFailedRunGetsNoBandNote) {
   ConfirmReport rep;
   rep.runs.push_back(run(1.0, 10.0, 0.93, 1.21));
@@ -69,18 +85,27 @@ TEST(ConfirmReport, ThePlansBandIsReadAndCheckedWithTheConfig) {
   ss << in.rdbuf();
   Json j = Json::parse(ss.str());
   j["configs"][0]["evidence"] = {
-      {"regime", "hopper ddp"}, {"runs", 58}, {"measured_over_predicted", {0.93, 1.21}}};
+      {"regime", "hopper ddp"},
+      {"runs", 58},
+      {"measured_over_predicted", {0.93, 1.21}},
+      {"memory", {{"regime", "hopper ddp"}, {"measured_over_predicted", {0.99, 1.01}}}}};
   auto plan = parse_plan(j, file);
   ASSERT_TRUE(plan.ok()) << plan.errors().front().to_string();
   EXPECT_EQ(plan->candidates[0].pred.regime, "hopper ddp");
   EXPECT_DOUBLE_EQ(plan->candidates[0].pred.band_low, 0.93);
   EXPECT_DOUBLE_EQ(plan->candidates[0].pred.band_high, 1.21);
+  EXPECT_DOUBLE_EQ(plan->candidates[0].pred.memory_band_high, 1.01);
   EXPECT_DOUBLE_EQ(plan->candidates[1].pred.band_low, 0);  // no evidence: no band
 
   j["configs"][0]["evidence"]["measured_over_predicted"] = {1.2, 0.9};  // low above high
   auto bad = parse_plan(j, file);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.errors().front().json_path, "/configs/0/evidence/measured_over_predicted");
+  j["configs"][0]["evidence"]["measured_over_predicted"] = {0.93, 1.21};
+  j["configs"][0]["evidence"]["memory"]["measured_over_predicted"] = {0, 1.0};  // not positive
+  auto bad_memory = parse_plan(j, file);
+  ASSERT_FALSE(bad_memory.ok());
+  EXPECT_EQ(bad_memory.errors().front().json_path, "/configs/0/evidence/memory/measured_over_predicted");
 }
 
 }  // namespace
