@@ -16,6 +16,7 @@ Json band_json(const EvidenceRegime& r, EvidenceKind kind) {
     j["runs"] = b->runs;
     j["median_abs_error"] = b->median_abs_error;
     j["measured_over_predicted"] = {b->low, b->high};
+    j["middle_80"] = {b->p10, b->p90};
     j["sources"] = b->sources;
   } else {
     j["runs"] = 0;
@@ -44,7 +45,7 @@ std::string config_evidence_text(const Evaluation& e, GpuArch arch, bool profile
   } else {
     s.precision(2);
     s << b->runs << " published and real runs of this kind measured " << b->low << "-" << b->high
-      << "x the predicted step, median |error| ";
+      << "x the predicted step (the middle 80% " << b->p10 << "-" << b->p90 << "x), median |error| ";
     s.precision(1);
     s << 100 * b->median_abs_error << "% (" << b->sources << ")";
     if (profiled) s << "; measured with the datasheet efficiencies, this plan uses a calibration profile";

@@ -19,14 +19,17 @@ namespace {
 
 struct Observed {
   int runs = 0;
-  double median = 0, low = 0, high = 0;
+  double median = 0, low = 0, high = 0, p10 = 0, p90 = 0;
 };
 
-double median_of(std::vector<double> v) {
+// The q-quantile, linear between ranks (q = 0.5: the median).
+double quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const std::size_t i = static_cast<std::size_t>(pos);
+  const double f = pos - static_cast<double>(i);
+  return i + 1 < v.size() ? v[i] + f * (v[i + 1] - v[i]) : v[i];
 }
 
 std::map<std::string, Observed> observe(const std::vector<RowResult>& rows, EvidenceKind kind) {
@@ -38,16 +41,21 @@ std::map<std::string, Observed> observe(const std::vector<RowResult>& rows, Evid
   for (const auto& [regime, v] : ratios) {
     std::vector<double> dev;
     for (double x : v) dev.push_back(std::fabs(x - 1));
-    out[regime] = {static_cast<int>(v.size()), median_of(dev), *std::min_element(v.begin(), v.end()),
-                   *std::max_element(v.begin(), v.end())};
+    out[regime] = {static_cast<int>(v.size()),
+                   quantile(dev, 0.5),
+                   *std::min_element(v.begin(), v.end()),
+                   *std::max_element(v.begin(), v.end()),
+                   quantile(v, 0.1),
+                   quantile(v, 0.9)};
   }
   return out;
 }
 
 // The table rounds the ratios to 0.01 and the median to 0.001.
 bool agrees(const Observed& o, const EvidenceBand& b) {
-  return o.runs == b.runs && std::fabs(o.median - b.median_abs_error) <= 0.0006 &&
-         std::fabs(o.low - b.low) <= 0.006 && std::fabs(o.high - b.high) <= 0.006;
+  auto near = [](double x, double y) { return std::fabs(x - y) <= 0.006; };
+  return o.runs == b.runs && std::fabs(o.median - b.median_abs_error) <= 0.0006 && near(o.low, b.low) &&
+         near(o.high, b.high) && near(o.p10, b.p10) && near(o.p90, b.p90);
 }
 
 struct Line {
@@ -75,10 +83,12 @@ std::vector<Line> lines(const std::vector<RowResult>& rows, EvidenceKind kind) {
 
 const char* what(EvidenceKind kind) { return kind == EvidenceKind::memory ? "peak memory" : "step"; }
 
-std::string ratios(double median, double low, double high, int runs, EvidenceKind kind) {
+std::string ratios(double median, double low, double high, double p10, double p90, int runs,
+                   EvidenceKind kind) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(1) << runs << " runs, median |error| " << 100 * median
-    << "%, measured " << std::setprecision(2) << low << "-" << high << "x the predicted " << what(kind);
+    << "%, measured " << std::setprecision(2) << low << "-" << high << "x the predicted " << what(kind)
+    << " (middle 80% " << p10 << "-" << p90 << "x)";
   return s.str();
 }
 
@@ -89,11 +99,13 @@ Json regimes_json(const std::vector<Line>& all, int& agree) {
     if (l.observed)
       j["observed"] = {{"runs", l.observed->runs},
                        {"median_abs_error", l.observed->median},
-                       {"measured_over_predicted", {l.observed->low, l.observed->high}}};
+                       {"measured_over_predicted", {l.observed->low, l.observed->high}},
+                       {"middle_80", {l.observed->p10, l.observed->p90}}};
     if (l.band)
       j["band"] = {{"runs", l.band->runs},
                    {"median_abs_error", l.band->median_abs_error},
                    {"measured_over_predicted", {l.band->low, l.band->high}},
+                   {"middle_80", {l.band->p10, l.band->p90}},
                    {"sources", l.band->sources}};
     agree += l.agrees();
     out.push_back(j);
@@ -103,16 +115,18 @@ Json regimes_json(const std::vector<Line>& all, int& agree) {
 
 // The tables of docs/accuracy.md, "Accuracy evidence by regime": the bands as measured.
 void print_markdown(const std::vector<Line>& all, std::ostream& os) {
-  os << "| regime | runs | median \\|error\\| | measured / predicted | band quoted | runs from |\n"
-     << "|---|---:|---:|---|---|---|\n";
+  os << "| regime | runs | median \\|error\\| | measured / predicted | middle 80% | band quoted | runs from "
+        "|\n"
+     << "|---|---:|---:|---|---|---|---|\n";
   for (const auto& l : all) {
     std::ostringstream row;
     row << std::fixed << "| " << l.regime << " | ";
     if (l.observed)
       row << l.observed->runs << " | " << std::setprecision(1) << 100 * l.observed->median << "% | "
-          << std::setprecision(2) << l.observed->low << "–" << l.observed->high;
+          << std::setprecision(2) << l.observed->low << "–" << l.observed->high << " | " << l.observed->p10
+          << "–" << l.observed->p90;
     else
-      row << "0 | | ";
+      row << "0 | | | ";
     row << " | "
         << (l.agrees() ? "this"
             : l.band   ? "differs"
@@ -150,11 +164,12 @@ void print_evidence(const std::vector<RowResult>& rows, std::ostream& os, bool m
        << " on a GPU their source names):\n";
     for (const auto& l : all) {
       os << "  " << l.regime << "\n    measured: "
-         << (l.observed
-                 ? ratios(l.observed->median, l.observed->low, l.observed->high, l.observed->runs, kind)
-                 : std::string("no row of this set"))
+         << (l.observed ? ratios(l.observed->median, l.observed->low, l.observed->high, l.observed->p10,
+                                 l.observed->p90, l.observed->runs, kind)
+                        : std::string("no row of this set"))
          << "\n    band:     "
-         << (l.band ? ratios(l.band->median_abs_error, l.band->low, l.band->high, l.band->runs, kind)
+         << (l.band ? ratios(l.band->median_abs_error, l.band->low, l.band->high, l.band->p10, l.band->p90,
+                             l.band->runs, kind)
                     : std::string("none (estimate quotes nothing for this regime)"))
          << (l.agrees() || !l.observed ? "" : "  [differs]") << "\n";
       agree += l.agrees();

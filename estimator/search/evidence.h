@@ -38,12 +38,13 @@ std::string regime_name(const EvidenceRegime& r, EvidenceKind k = EvidenceKind::
 
 // What the runs of one regime measured: `runs` step times (or throughputs read as step
 // times) or peak memories, the median |measured / predicted - 1|, and the range of measured
-// / predicted.
+// / predicted, whole and its middle 80% (one odd run sets the whole range of a regime).
 struct EvidenceBand {
   const char* regime;  // regime_name()
   int runs;
   double median_abs_error;  // fraction, e.g. 0.042
   double low, high;         // measured / predicted, lowest and highest
+  double p10, p90;          // its 10th and 90th percentiles (linear between ranks): the middle 80%
   const char* sources;      // which files and sources the runs come from
 };
 

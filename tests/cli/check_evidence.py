@@ -34,12 +34,16 @@ def main():
         return 1
     for kind, r in bad:
         o, b = r.get("observed"), r.get("band")
-        print(f"{kind} regime {r['regime']!r}: band {b and [b['runs'], b['median_abs_error'], *b['measured_over_predicted']]}"
-              f", observed {o and [o['runs'], round(o['median_abs_error'], 4), *[round(x, 4) for x in o['measured_over_predicted']]]}")
+        def fields(x):
+            return [x["runs"], round(x["median_abs_error"], 4),
+                    *[round(v, 4) for v in x["measured_over_predicted"] + x["middle_80"]]]
+        print(f"{kind} regime {r['regime']!r}: band {b and fields(b)}, observed {o and fields(o)}")
         if o:
             lo, hi = o["measured_over_predicted"]
+            p10, p90 = o["middle_80"]
             table = "kMemoryBands" if kind == "memory" else "kBands"
-            print(f'    {table}: {{"{r["regime"]}", {o["runs"]}, {o["median_abs_error"]:.3f}, {lo:.2f}, {hi:.2f}, "..."}},')
+            print(f'    {table}: {{"{r["regime"]}", {o["runs"]}, {o["median_abs_error"]:.3f}, {lo:.2f}, {hi:.2f}, '
+                  f'{p10:.2f}, {p90:.2f}, "..."}},')
     return 1 if bad else 0
 
 

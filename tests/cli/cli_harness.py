@@ -27,7 +27,8 @@ MEMORY_ABS_FLOOR_GIB, TIME_ABS_FLOOR = 1e-3, 1e-6
 # check that each config has its band and its regime (a string, compared).
 DEFAULT_IGNORE = {"search.seconds", "configs.evidence.runs", "configs.evidence.median_abs_error",
                   "configs.evidence.measured_over_predicted", "configs.evidence.memory.runs",
-                  "configs.evidence.memory.median_abs_error", "configs.evidence.memory.measured_over_predicted"}
+                  "configs.evidence.memory.median_abs_error", "configs.evidence.memory.measured_over_predicted",
+                  "configs.evidence.middle_80", "configs.evidence.memory.middle_80"}
 
 # Text that must never reach a user: crashes, uncaught exceptions, sanitizer reports.
 CRASH_MARKERS = ["terminate called", "what():", "Segmentation fault", "Aborted", "core dumped",

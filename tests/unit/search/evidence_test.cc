@@ -50,6 +50,10 @@ TEST(Evidence, BandsAreUniqueWellFormedAndFoundByRegime) {
     EXPECT_GT(b.runs, 0) << b.regime;
     EXPECT_LE(b.low, b.high) << b.regime;
     EXPECT_GT(b.low, 0) << b.regime;
+    // The middle 80% lies inside the whole range (each rounded to 0.01).
+    EXPECT_LE(b.low, b.p10 + 0.005) << b.regime;
+    EXPECT_LE(b.p10, b.p90) << b.regime;
+    EXPECT_LE(b.p90, b.high + 0.005) << b.regime;
     EXPECT_GE(b.median_abs_error, 0) << b.regime;
     // The median deviation cannot exceed the larger distance of the range from 1.
     EXPECT_LE(b.median_abs_error, std::max(1 - b.low, b.high - 1) + 0.005) << b.regime;
