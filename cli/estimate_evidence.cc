@@ -11,20 +11,21 @@ namespace dsplan::cli {
 namespace {
 
 Json band_json(const EvidenceRegime& r, EvidenceKind kind) {
-  Json j{{"regime", regime_name(r, kind)}};
-  if (const auto b = evidence_band(r, kind)) {
-    j["runs"] = b->runs;
-    j["median_abs_error"] = b->median_abs_error;
-    j["measured_over_predicted"] = {b->low, b->high};
-    j["middle_80"] = {b->p10, b->p90};
-    j["sources"] = b->sources;
-  } else {
-    j["runs"] = 0;
-  }
+  Json j{{"regime", regime_name(r, kind)}, {"runs", 0}};
+  if (const auto b = evidence_band(r, kind)) j.update(evidence_band_json(*b));
   return j;
 }
 
 }  // namespace
+
+Json evidence_band_json(const EvidenceBand& b) {
+  Json j{{"runs", b.runs},
+         {"median_abs_error", b.median_abs_error},
+         {"measured_over_predicted", {b.low, b.high}},
+         {"middle_80", {b.p10, b.p90}}};
+  if (b.sources && *b.sources) j["sources"] = b.sources;
+  return j;
+}
 
 Json config_evidence_json(const Evaluation& e, GpuArch arch) {
   const EvidenceRegime r = evidence_regime(e, arch);

@@ -4,15 +4,15 @@
 // JSON contract that other tools read (docs/manual.md, "estimate --json").
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "core/diagnostic.h"
 #include "core/json_reader.h"
+#include "estimator/search/evidence.h"
 #include "estimator/search/planner.h"
 
 namespace dsplan::cli {
@@ -79,6 +79,9 @@ Json config_to_json(const Evaluation& e);
 // (estimate_evidence.cc; estimator/search/evidence.h): the "evidence" object of a config,
 // and the line printed for the best one.
 Json config_evidence_json(const Evaluation& e, GpuArch arch);
+// One band's fields (runs, median_abs_error, measured_over_predicted, middle_80, and sources
+// when it names them), as estimate and validate --evidence print them.
+Json evidence_band_json(const EvidenceBand& b);
 std::string config_evidence_text(const Evaluation& e, GpuArch arch, bool profiled);
 // The --json document of a finished estimate (estimate_json.cc).
 Json plan_to_json(const EstimatePlan& p);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "core/names.h"
 
@@ -17,6 +18,15 @@ namespace {
 // A host that issues kernels four times slower than the priced rate would set the step
 // (the lent H100 and H200 VMs issued one every 25-40 us, against the default 10).
 constexpr double kHostSensitiveShare = 0.25;
+
+// The q-quantile of sorted values, linear between ranks (q = 0.5: the median).
+double quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const std::size_t i = static_cast<std::size_t>(pos);
+  const double f = pos - static_cast<double>(i);
+  return i + 1 < sorted.size() ? sorted[i] + f * (sorted[i + 1] - sorted[i]) : sorted[i];
+}
 
 // clang-format off
 // regime, runs, median |measured / predicted step - 1|, lowest and highest ratio, 10th and
@@ -89,6 +99,28 @@ std::string regime_name(const EvidenceRegime& r, EvidenceKind k) {
   if (r.pipelined) s += " pipeline";
   if (r.host_sensitive && k == EvidenceKind::step) s += " host-sensitive";
   return s;
+}
+
+EvidenceBand evidence_band_of(std::vector<double> ratios) {
+  EvidenceBand b;
+  if (ratios.empty()) return b;
+  std::sort(ratios.begin(), ratios.end());
+  std::vector<double> dev;
+  for (double x : ratios) dev.push_back(std::fabs(x - 1));
+  std::sort(dev.begin(), dev.end());
+  b.runs = static_cast<int>(ratios.size());
+  b.median_abs_error = quantile(dev, 0.5);
+  b.low = ratios.front();
+  b.high = ratios.back();
+  b.p10 = quantile(ratios, 0.1);
+  b.p90 = quantile(ratios, 0.9);
+  return b;
+}
+
+bool same_band(const EvidenceBand& a, const EvidenceBand& b) {
+  auto near = [](double x, double y) { return std::fabs(x - y) <= 0.006; };
+  return a.runs == b.runs && std::fabs(a.median_abs_error - b.median_abs_error) <= 0.0006 &&
+         near(a.low, b.low) && near(a.high, b.high) && near(a.p10, b.p10) && near(a.p90, b.p90);
 }
 
 std::span<const EvidenceBand> evidence_bands(EvidenceKind k) {

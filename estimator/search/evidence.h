@@ -15,6 +15,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "estimator/search/planner.h"
 
@@ -40,13 +41,18 @@ std::string regime_name(const EvidenceRegime& r, EvidenceKind k = EvidenceKind::
 // times) or peak memories, the median |measured / predicted - 1|, and the range of measured
 // / predicted, whole and its middle 80% (one odd run sets the whole range of a regime).
 struct EvidenceBand {
-  const char* regime;  // regime_name()
-  int runs;
-  double median_abs_error;  // fraction, e.g. 0.042
-  double low, high;         // measured / predicted, lowest and highest
-  double p10, p90;          // its 10th and 90th percentiles (linear between ranks): the middle 80%
-  const char* sources;      // which files and sources the runs come from
+  const char* regime = "";  // regime_name()
+  int runs = 0;
+  double median_abs_error = 0;  // fraction, e.g. 0.042
+  double low = 0, high = 0;     // measured / predicted, lowest and highest
+  double p10 = 0, p90 = 0;      // its 10th and 90th percentiles (linear between ranks): the middle 80%
+  const char* sources = "";     // which files and sources the runs come from
 };
+
+// The band of one regime's measured / predicted ratios (regime and sources left empty).
+EvidenceBand evidence_band_of(std::vector<double> ratios);
+// Whether two bands agree to the table's rounding (ratios to 0.01, the median to 0.001).
+bool same_band(const EvidenceBand& a, const EvidenceBand& b);
 
 // All bands of a kind, in a fixed order; the one for a regime, when runs of that kind were
 // checked.

@@ -67,6 +67,31 @@ TEST(Evidence, BandsAreUniqueWellFormedAndFoundByRegime) {
       evidence_band(evidence_regime(evaluated(Framework::fsdp, 1, 1, 0, 0), GpuArch::volta)).has_value());
 }
 
+// A band from its runs' measured / predicted ratios. For 1.3, 0.9, 1.1, 1.0: sorted
+// 0.9, 1.0, 1.1, 1.3; |ratio - 1| sorted 0, 0.1, 0.1, 0.3, median (0.1 + 0.1) / 2 = 0.1;
+// the 10th percentile at rank 0.1 x 3 = 0.3: 0.9 + 0.3 x 0.1 = 0.93; the 90th at rank 2.7:
+// 1.1 + 0.7 x 0.2 = 1.24.
+TEST(Evidence, ABandIsItsRunsMedianRangeAndMiddleEightyPercent) {
+  const EvidenceBand b = evidence_band_of({1.3, 0.9, 1.1, 1.0});
+  EXPECT_EQ(b.runs, 4);
+  EXPECT_NEAR(b.median_abs_error, 0.1, 1e-12);
+  EXPECT_DOUBLE_EQ(b.low, 0.9);
+  EXPECT_DOUBLE_EQ(b.high, 1.3);
+  EXPECT_NEAR(b.p10, 0.93, 1e-12);
+  EXPECT_NEAR(b.p90, 1.24, 1e-12);
+  EXPECT_EQ(evidence_band_of({}).runs, 0);
+  // Agreement is to the table's rounding: ratios to 0.01, the median to 0.001.
+  EvidenceBand rounded = b;
+  rounded.p90 = 1.244;
+  rounded.median_abs_error = 0.1005;
+  EXPECT_TRUE(same_band(b, rounded));
+  rounded.p90 = 1.25;
+  EXPECT_FALSE(same_band(b, rounded));
+  rounded = b;
+  rounded.runs = 5;
+  EXPECT_FALSE(same_band(b, rounded));
+}
+
 // Peak memory has its own bands, by the same regime without the host: issuing kernels moves no
 // memory, so a host-sensitive plan takes the band of its GPU and framework.
 TEST(Evidence, MemoryBandsIgnoreTheHost) {

@@ -12,19 +12,15 @@
 
 namespace dsplan::test {
 
-// simulate_step() (with the default window, or `window`), failing the test on a
-// diagnostic; an empty result then.
-inline SimulationResult run(const StepCosts& c) {
-  auto r = simulate_step(c);
+// A simulation's result, failing the test on a diagnostic; an empty result then.
+inline SimulationResult checked(const Expected<SimulationResult>& r) {
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.errors().front().to_string());
   return r.ok() ? r.value() : SimulationResult{};
 }
 
-inline SimulationResult run(const StepCosts& c, int window) {
-  auto r = simulate_step(c, window);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.errors().front().to_string());
-  return r.ok() ? r.value() : SimulationResult{};
-}
+// simulate_step() with the default window, or with `window`.
+inline SimulationResult run(const StepCosts& c) { return checked(simulate_step(c)); }
+inline SimulationResult run(const StepCosts& c, int window) { return checked(simulate_step(c, window)); }
 
 inline StepCosts plain(int layers, int micro_batches) {
   StepCosts c;
