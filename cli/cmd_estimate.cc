@@ -89,11 +89,17 @@ void print_table(const EstimatePlan& p) {
   }
 }
 
+// The cost model's per-micro-batch costs of a configuration (what the simulator schedules).
+StepCosts micro_batch_costs(const PlanRequest& r, const TrainConfig& cfg) {
+  return StepTimeModel(r.model, r.cluster, r.efficiency).costs(cfg);
+}
+
 void print_explain(const EstimatePlan& p) {
   if (p.result.configs.empty()) return;
   const Evaluation& e = p.result.configs.front();
   std::cout << "\nbest: " << describe_config(e) << "\n";
   print_breakdown(std::cout, e);
+  if (e.time.step.v > 0) print_micro_batch(std::cout, micro_batch_costs(p.request, e.cfg));
 }
 
 // Flags that leave no structurally valid point (e.g. --vpp 2 with --pp 1, --zero 3 with
@@ -184,6 +190,10 @@ int run(const EstimateCli& c) {
     if (!written) return report(written.errors());
   }
   if (c.json) {
+    // --explain: the best configuration's per-micro-batch costs join its JSON.
+    if (c.explain && !p.result.configs.empty() && p.result.configs.front().time.step.v > 0)
+      p.json["configs"][0]["per_micro_batch"] =
+          micro_batch_json(micro_batch_costs(p.request, p.result.configs.front().cfg));
     std::cout << p.json.dump(2) << "\n";
   } else {
     print_table(p);
@@ -200,7 +210,10 @@ void add_estimate(CLI::App& app, int& exit_code) {
   auto* sub = app.add_subcommand("estimate", "Predict memory and step time of every configuration and rank them");
   add_estimate_options(sub, cli->opts);
   sub->add_flag("--json", cli->json, "Print the plan as one JSON object");
-  sub->add_flag("--explain", cli->explain, "Show the best configuration's breakdown and critical path");
+  sub->add_flag(
+      "--explain", cli->explain,
+      "Show the best configuration's breakdown, critical path and per-micro-batch costs (with --json: its "
+      "per_micro_batch object)");
   auto* out =
       sub->add_option("--out", cli->out_dir,
                       "Write ds_config.json, launch command and Megatron args for the top K into this folder "

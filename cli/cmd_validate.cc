@@ -107,7 +107,7 @@ bool has_prediction(const PlanResult& res) {
   return !res.configs.empty() && res.configs.front().time.step.v > 0;
 }
 
-void explain_case(const ValidationCase& c, const PlanResult& res) {
+void explain_case(const ValidationCase& c, const PlanResult& res, const PlanRequest& req) {
   std::cout << c.id << "\n";
   for (const auto& a : c.assumptions) std::cout << "  assumed " << a << "\n";
   if (!has_prediction(res)) {
@@ -118,6 +118,7 @@ void explain_case(const ValidationCase& c, const PlanResult& res) {
   std::cout << "  predicted: " << describe_config(e) << (e.fits ? "" : " (predicted not to fit)") << ", "
             << std::fixed << std::setprecision(1) << e.samples_per_s << " samples/s\n";
   print_breakdown(std::cout, e, "  ");
+  print_micro_batch(std::cout, StepTimeModel(req.model, req.cluster, req.efficiency).costs(e.cfg), "  ");
   std::cout << "\n";
 }
 
@@ -249,11 +250,10 @@ int run(const ValidateCli& v) {
   std::vector<RowResult> rows, comm;
   if (!v.explain.empty()) {  // --explain prints the matching rows' breakdowns only
     int matched = 0;
-    auto explain_request = [&profile](const ValidationCase& c, const PlanRequest& req) {
-      bool profiled = false;
-      const PlanResult res = plan_request(req, profile, &profiled);
-      if (profiled) std::cout << "  (efficiencies from the calibration profile)\n";
-      explain_case(c, res);
+    auto explain_request = [&profile](const ValidationCase& c, PlanRequest req) {
+      if (profile && profile(req)) std::cout << "  (efficiencies from the calibration profile)\n";
+      const PlanResult res = plan_request(req, nullptr);
+      explain_case(c, res, req);
     };
     for (const auto& c : set->cases) {
       if (c.id.find(v.explain) == std::string::npos) continue;

@@ -1,6 +1,7 @@
 // Describing one evaluated configuration (see explain.h).
 #include "cli/explain.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
@@ -14,6 +15,19 @@ std::string fmt(double v, int prec) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(prec) << v;
   return s.str();
+}
+
+std::string pct(Seconds part, Seconds whole) {
+  return whole.v > 0 ? fmt(100.0 * std::max(0.0, part.v) / whole.v, 0) + "%" : "-";
+}
+
+std::string ms(Seconds s) { return fmt(in_ms(s), 2); }
+
+// "4.52 ms: linear GEMMs 53%, attention core 12%, memory-bound and other 36%".
+std::string split(Seconds total, Seconds linear, Seconds attention) {
+  const Seconds rest = total - linear - attention;
+  return ms(total) + " ms: linear GEMMs " + pct(linear, total) + ", attention core " + pct(attention, total) +
+         ", memory-bound and other " + pct(rest, total);
 }
 
 }  // namespace
@@ -56,6 +70,59 @@ void print_breakdown(std::ostream& os, const Evaluation& e, const std::string& i
        << " ms is lost beside overlapped collectives (docs/model.md §4.6)\n";
   os << indent << "critical path:\n";
   for (const auto& s : t.critical_path) os << indent << "  " << s << "\n";
+}
+
+void print_micro_batch(std::ostream& os, const StepCosts& c, const std::string& indent) {
+  const LayerCosts& l = c.layer;
+  os << indent << "one micro-batch on a rank of the busiest stage:\n";
+  os << indent << "  layer forward   " << split(l.fwd, l.fwd_linear, l.fwd_attention) << "\n";
+  os << indent << "  layer backward  " << split(l.bwd, l.bwd_linear, l.bwd_attention) << "\n";
+  if (l.recompute.v > 0) os << indent << "  layer recompute " << ms(l.recompute) << " ms\n";
+  if (l.tp_comm_fwd.v > 0 || l.tp_comm_bwd.v > 0)
+    os << indent << "  layer TP collectives (exposed) " << ms(l.tp_comm_fwd) << " ms forward, "
+       << ms(l.tp_comm_bwd) << " ms backward\n";
+  std::string alone;  // the layer's data-parallel collectives, each as if alone
+  if (l.param_gather.v > 0) alone += "ZeRO-3 parameter gather " + ms(l.param_gather) + " ms";
+  if (l.grad_reduce.v > 0)
+    alone += std::string(alone.empty() ? "" : ", ") + "DP gradient reduction " + ms(l.grad_reduce) + " ms";
+  if (!alone.empty()) os << indent << "  layer collectives, each as if alone: " << alone << "\n";
+  os << indent << "  x " << c.layers_per_rank << " layers per rank";
+  if (c.vpp > 1) os << " (" << c.vpp << " chunks)";
+  os << ": "
+     << fmt(in_ms((l.fwd + l.bwd + l.recompute + l.tp_comm_fwd + l.tp_comm_bwd) * c.layers_per_rank), 1)
+     << " ms\n";
+  if (c.embed_fwd.v > 0 || c.embed_bwd.v > 0)
+    os << indent << "  embedding       " << ms(c.embed_fwd) << " ms forward, " << ms(c.embed_bwd)
+       << " ms backward\n";
+  if (c.head_fwd.v > 0 || c.head_bwd.v > 0)
+    os << indent << "  head            " << ms(c.head_fwd) << " ms forward (logits GEMM "
+       << pct(c.head_fwd_linear, c.head_fwd) << "), " << ms(c.head_bwd) << " ms backward (logits GEMMs "
+       << pct(c.head_bwd_linear, c.head_bwd) << ")\n";
+  if (c.pp > 1) os << indent << "  pipeline send   " << ms(c.p2p) << " ms\n";
+}
+
+Json micro_batch_json(const StepCosts& c) {
+  const LayerCosts& l = c.layer;
+  Json layer = {{"forward_s", l.fwd.v},
+                {"forward_linear_s", l.fwd_linear.v},
+                {"forward_attention_s", l.fwd_attention.v},
+                {"backward_s", l.bwd.v},
+                {"backward_linear_s", l.bwd_linear.v},
+                {"backward_attention_s", l.bwd_attention.v},
+                {"recompute_s", l.recompute.v},
+                {"tp_comm_forward_s", l.tp_comm_fwd.v},
+                {"tp_comm_backward_s", l.tp_comm_bwd.v},
+                {"zero3_gather_s", l.param_gather.v},
+                {"grad_reduce_s", l.grad_reduce.v}};
+  return Json{{"layer", layer},
+              {"layers_per_rank", c.layers_per_rank},
+              {"embedding", {{"forward_s", c.embed_fwd.v}, {"backward_s", c.embed_bwd.v}}},
+              {"head",
+               {{"forward_s", c.head_fwd.v},
+                {"forward_linear_s", c.head_fwd_linear.v},
+                {"backward_s", c.head_bwd.v},
+                {"backward_linear_s", c.head_bwd_linear.v}}},
+              {"p2p_send_s", c.pp > 1 ? c.p2p.v : 0.0}};
 }
 
 }  // namespace dsplan::cli

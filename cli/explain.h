@@ -6,7 +6,9 @@
 #include <iosfwd>
 #include <string>
 
+#include "core/json_reader.h"
 #include "estimator/search/planner.h"
+#include "estimator/step_costs.h"
 
 namespace dsplan::cli {
 
@@ -15,5 +17,13 @@ std::string describe_config(const Evaluation& e);
 
 // Memory per GPU, step-time breakdown and critical path of `e`, each line after `indent`.
 void print_breakdown(std::ostream& os, const Evaluation& e, const std::string& indent = "");
+
+// Where one micro-batch's time goes on a rank of the busiest stage, from the StepCosts the
+// simulator schedules: one layer's forward and backward split into linear GEMMs, attention
+// core and the rest (memory-bound kernels, framework passes), its recompute and exposed TP
+// collectives, its ZeRO-3 gather and DP reduction (each as if alone), the embedding, the
+// head (its logits GEMMs' share) and the pipeline send. Text, and the same as JSON.
+void print_micro_batch(std::ostream& os, const StepCosts& c, const std::string& indent = "");
+Json micro_batch_json(const StepCosts& c);
 
 }  // namespace dsplan::cli

@@ -56,12 +56,14 @@ struct Acc {
   int launches = 0;          // kernels the host issues
   GemmMemo* memo = nullptr;  // GEMM estimates shared across operator_costs calls, or none
   Precision gemm_p = p;      // operand precision of the GEMMs (fp8 for FP8 linears)
+  Seconds gemm_t{};          // the part of t spent in GEMMs (reported, OpCosts::fwd_linear)
   void gemm(double m, double n, double k, double batch = 1, bool heads_misaligned = false) {
     gemm(GemmShape{m, n, k, batch, heads_misaligned});
   }
   void gemm(const GemmShape& s) {
     const GemmEstimate g = memo ? memo->get(s, gemm_p, gpu, eff) : estimate_gemm(s, gemm_p, gpu, eff);
     t += g.time;
+    gemm_t += g.time;
     f += g.flops;
     launches += 1;
   }
@@ -317,12 +319,14 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   // each bias gradient: a reduction over the tokens of its linear's output gradient
   const double bias_cols = m.linear_bias ? out_cols : m.qkv_bias ? (d.hq + 2.0 * d.hkv) / d.t : 0.0;
   if (biases > 0) bwd.mem(d.T * bias_cols * d.e, biases);
-  const Seconds before_core = bwd.t;
+  const Seconds before_core = bwd.t, linear_bwd = bwd.gemm_t;
   attention_core_bwd(bwd, d);
   o.attn_core_bwd = bwd.t - before_core;
   o.attn_core_fwd = core.t;
   o.fwd = fwd.t + core.t;
   o.bwd = bwd.t;
+  o.fwd_linear = fwd.gemm_t;
+  o.bwd_linear = linear_bwd;
   o.host.fwd = host_time(fwd.launches + core.launches, eff);
   o.host.bwd = host_time(bwd.launches, eff);
   o.fwd_flops_hw = fwd.f + core.f;
@@ -423,6 +427,8 @@ void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, c
   }
   o.head_fwd = f.t;
   o.head_bwd = b.t;
+  o.head_fwd_linear = f.gemm_t;
+  o.head_bwd_linear = b.gemm_t;
   o.host.head_fwd = host_time(f.launches, eff);
   o.host.head_bwd = host_time(b.launches, eff);
   o.head_flops_hw = f.f + b.f;

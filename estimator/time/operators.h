@@ -47,6 +47,9 @@ struct OpCosts {
   Flops fwd_flops_hw;           // FLOPs executed in forward (full s x s for standard attention)
   Flops bwd_flops_hw;           // FLOPs executed in backward (flash: its 2.5x recompute incl.)
   Flops recompute_flops_hw;
+  // The layer's linear GEMMs within fwd and bwd (data and weight gradients), reported by
+  // --explain beside the attention core; the rest is memory-bound kernels.
+  Seconds fwd_linear, bwd_linear;
   // Weight-gradient GEMMs of the column-parallel QKV and FC1 linears: what Megatron's
   // asynchronous TP backward runs while their input-gradient collective is in flight.
   Seconds wgrad_qkv, wgrad_fc1;
@@ -57,6 +60,7 @@ struct OpCosts {
   // Outside the layers.
   Seconds embed_fwd, embed_bwd;
   Seconds head_fwd, head_bwd;
+  Seconds head_fwd_linear, head_bwd_linear;  // the logits GEMMs within head_fwd, head_bwd
   Flops head_flops_hw;          // logits GEMM forward + backward (+ recompute none)
   // One training metric evaluated on the logits outside the loss (TrainConfig::
   // logit_metrics): torch cross-entropy under autocast, i.e. a cast to fp32 and a log-softmax.

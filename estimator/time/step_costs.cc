@@ -221,6 +221,10 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   const double m = std::max(1, cfg.grad_accum);
   c.layer.bwd = op.bwd + pc.layer_bwd_extra + pc.layer_zero3_overhead +
                 pc.layer_grad_accumulate * ((m - 1.0) / m) + pc.layer_step_passes * (1.0 / m);
+  c.layer.fwd_linear = op.fwd_linear;
+  c.layer.bwd_linear = op.bwd_linear;
+  c.layer.fwd_attention = op.attn_core_fwd;
+  c.layer.bwd_attention = op.attn_core_bwd;
   c.layer.recompute = op.recompute;
   if (recomputes_layers(cfg.checkpointing)) c.layer.recompute += tp.tp_layer_fwd;
   // Context parallelism: the K/V ring steps each attention pass (and its recompute) exposes.
@@ -228,6 +232,8 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
     const CpExposed x = cp_exposed(oe.cp_ring, cfg.cp, op.attn_core_fwd, op.attn_core_bwd);
     c.layer.fwd += x.fwd;
     c.layer.bwd += x.bwd;
+    c.layer.fwd_attention += x.fwd;
+    c.layer.bwd_attention += x.bwd;
     if (cfg.checkpointing != Checkpointing::none) c.layer.recompute += x.fwd;
   }
   // Block recompute: n of the stage's L layers rerun their forward; every layer carries
@@ -256,6 +262,8 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.embed_bwd = op.embed_bwd + pc.nonlayer_gather;
   c.head_fwd = op.head_fwd + tp.tp_head_fwd;
   c.head_bwd = op.head_bwd + tp.tp_head_bwd;
+  c.head_fwd_linear = op.head_fwd_linear;
+  c.head_bwd_linear = op.head_bwd_linear;
   // Train metrics run after each micro-batch's backward on the stage holding the logits
   // (Composer's _eval_train_metrics); priced with the head's backward, which that stage
   // runs once per micro-batch as well.
