@@ -86,6 +86,13 @@ void print_table(const EstimatePlan& p) {
     std::cout << ". Why the evaluated ones do not fit:\n";
     for (const auto& [why, n] : p.result.infeasible) std::cout << "  " << n << " x " << why << "\n";
     std::cout << "Use --all to see the configurations closest to fitting, with their memory.\n";
+    // Long-context presets (Llama 3.x: 131072) default to their whole context, which is
+    // rarely the training sequence: say so when that is what was searched.
+    const int seq = p.request.space.run.seq_len;
+    if (p.seq_is_model_max && seq > 8192)
+      std::cout
+          << "The sequence length is the model's maximum context, " << seq
+          << " tokens (no --seq given); training usually runs shorter sequences: try e.g. --seq 4096.\n";
   }
 }
 

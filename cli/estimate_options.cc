@@ -424,6 +424,7 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     errs.push_back(
         flag_error("fp8-recipe", "applies to --precision fp8 only", "leave it out, or add --precision fp8"));
   s.run.seq_len = o.seq > 0 ? o.seq : req.model.max_positions;
+  plan.seq_is_model_max = o.seq <= 0;
   if (o.seq <= 0) plan.assumptions.push_back("sequence length " + std::to_string(s.run.seq_len) + " (model maximum)");
   if (o.seq < 0 || s.run.seq_len < 1)
     errs.push_back(flag_error("seq", "must be a positive sequence length", "e.g. 2048"));

@@ -58,6 +58,7 @@ struct EstimatePlan {
   PlanResult result;
   std::vector<std::string> assumptions;  // what was assumed (hardware, precision, seq...)
   double seconds = 0;                    // wall time of the search
+  bool seq_is_model_max = false;         // no --seq: the model's maximum context was searched
   Json json;                             // the --json document
 };
 
