@@ -80,6 +80,11 @@ void print_table(const EstimatePlan& p) {
               << config_evidence_text(p.result.configs.front(), r.cluster.node.gpu.arch,
                                       r.efficiency.source != Efficiency{}.source)
               << "\n";
+  if (!p.result.configs.empty()) {
+    const std::string t = training_text(p.result.configs.front(), p.train_tokens, r.cluster.node.gpu.arch);
+    if (!t.empty())
+      std::cout << "training " << token_label(p.train_tokens) << " tokens with #1: " << t << "\n";
+  }
   if (p.result.configs.empty()) {
     std::cout << "No configuration fits";
     if (p.result.evaluated > 0) std::cout << " (" << p.result.evaluated << " evaluated)";

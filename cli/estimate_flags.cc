@@ -103,6 +103,10 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "Caching-allocator slack as a fraction of allocated memory (default 0.10; lower with "
                   "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)")
       ->check(number_check(false, 0, 1, "a fraction in [0, 1], e.g. 0.10"));
+  sub->add_option(
+      "--train-tokens", o.train_tokens,
+      "Tokens to train on, e.g. 300B, 1.5T or 3e11: each configuration's steps, days and GPU-hours "
+      "for them");
   // An empty value ("--mbs ''", often an unset shell variable) would silently mean "search
   // everything" or "the default": refuse it, repeating what the flag takes.
   for (CLI::Option* opt : sub->get_options()) {

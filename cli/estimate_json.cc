@@ -38,6 +38,8 @@ Json plan_to_json(const EstimatePlan& p) {
   for (const auto& e : p.result.configs) {
     Json cj = config_to_json(e);
     if (e.time.step.v > 0) cj["evidence"] = config_evidence_json(e, r.cluster.node.gpu.arch);
+    if (const Json t = training_json(e, p.train_tokens, r.cluster.node.gpu.arch); !t.is_null())
+      cj["training"] = t;
     j["configs"].push_back(cj);
   }
   return j;

@@ -323,6 +323,16 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
         flag_error("fp8-recipe", "applies to --precision fp8 only", "leave it out, or add --precision fp8"));
   s.run.seq_len = o.seq > 0 ? o.seq : req.model.max_positions;
   plan.seq_is_model_max = o.seq <= 0;
+  if (!o.train_tokens.empty()) {
+    if (const auto tokens = parse_token_count(o.train_tokens)) {
+      plan.train_tokens = *tokens;
+    } else {
+      errs.push_back(
+          flag_error("train-tokens", "invalid value \"" + o.train_tokens + "\"",
+                     "a token count from 1 to 1e16: digits or a decimal with an optional K, M, B or T "
+                     "suffix, e.g. 300B, 1.5T, 3e11"));
+    }
+  }
   if (o.seq <= 0) plan.assumptions.push_back("sequence length " + std::to_string(s.run.seq_len) + " (model maximum)");
   if (o.seq < 0 || s.run.seq_len < 1)
     errs.push_back(flag_error("seq", "must be a positive sequence length", "e.g. 2048"));

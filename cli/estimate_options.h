@@ -48,6 +48,7 @@ struct EstimateOptions {
   std::string grad_reduce_in_fp32 = "default";
   std::string fsdp_sharding = "full";      // FSDP: full (FULL_SHARD / SHARD_GRAD_OP) or hybrid
   std::string fsdp_version = "1";          // FSDP: 1 FullyShardedDataParallel, 2 fully_shard
+  std::string train_tokens;                // tokens to train on (e.g. 300B): steps and days per config
   std::string attention = "auto";          // flash kernel: auto, fa2, cudnn, fa3
 };
 
@@ -59,6 +60,7 @@ struct EstimatePlan {
   std::vector<std::string> assumptions;  // what was assumed (hardware, precision, seq...)
   double seconds = 0;                    // wall time of the search
   bool seq_is_model_max = false;         // no --seq: the model's maximum context was searched
+  double train_tokens = 0;               // --train-tokens (0: not given)
   Json json;                             // the --json document
 };
 
@@ -84,6 +86,16 @@ Json config_evidence_json(const Evaluation& e, GpuArch arch);
 // when it names them), as estimate and validate --evidence print them.
 Json evidence_band_json(const EvidenceBand& b);
 std::string config_evidence_text(const Evaluation& e, GpuArch arch, bool profiled);
+// --train-tokens (estimate_training.cc): a token count such as 300B, 1.5T, 5e11 or 20000000,
+// from 1 to kMaxTrainTokens; nothing when the text is not one. For a configuration with a
+// step time, the run's steps, days and GPU-hours at its predicted tokens/s, and the days at
+// the middle 80% of its regime's measured / predicted steps: the "training" object of a
+// config and the line printed for the best one (empty without a step time).
+inline constexpr double kMaxTrainTokens = 1e16;
+std::optional<double> parse_token_count(const std::string& text);
+Json training_json(const Evaluation& e, double tokens, GpuArch arch);
+std::string training_text(const Evaluation& e, double tokens, GpuArch arch);
+std::string token_label(double tokens);  // 3e11 -> "300B", 1.5e12 -> "1.5T", 2e7 -> "20M"
 // The --json document of a finished estimate (estimate_json.cc).
 Json plan_to_json(const EstimatePlan& p);
 
