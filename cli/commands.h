@@ -19,6 +19,7 @@ void add_hw(CLI::App& app, int& exit_code);
 void add_bench(CLI::App& app, int& exit_code);
 void add_calibrate(CLI::App& app, int& exit_code);
 void add_confirm(CLI::App& app, int& exit_code);
+void add_compare(CLI::App& app, int& exit_code);
 
 // Prints each diagnostic as "dsplan: error: ..." on stderr and returns 2.
 int report(const Diagnostics& errs);

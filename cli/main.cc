@@ -138,6 +138,7 @@ int main(int argc, char** argv) {
   add_bench(app, exit_code);
   add_calibrate(app, exit_code);
   add_confirm(app, exit_code);
+  add_compare(app, exit_code);
   check_numeric_options(app);
   // Help and version text that did not reach standard output is a failure too.
   auto printed = [](int code) {

@@ -8,7 +8,8 @@ import sys
 dsplan = sys.argv[1]
 cases = [(["models"], 1), (["--help"], 1), (["--version"], 1), (["estimate", "--help"], 1),
          (["estimate", "--model", "gpt2", "--gpus", "1", "--top", "1"], 1),
-         (["estimate", "--model", "no-such-model", "--gpus", "1"], 2)]
+         (["estimate", "--model", "no-such-model", "--gpus", "1"], 2),
+         (["compare", "--model", "gpt2", "--gpus", "1,2"], 1)]
 fails = []
 with open("/dev/full", "w") as full:
     for args, want in cases:
