@@ -8,7 +8,8 @@
 # the later ones. Each phase fits in the device tool's 10-minute limit on 16 cores:
 #   build      configure + build (build-gpu/, Release, CUDA on), ctest -L gpu
 #   calibrate  dsplan calibrate --quick; calibrate show; PyTorch bf16 8192^3 cross-check
-#              (scripts/torch_gemm_check.py); estimate with and without the profile
+#              (scripts/torch_gemm_check.py); a large bf16 GEMM run back to back for a
+#              minute (scripts/sustained_gemm.py); estimate with and without the profile
 #   confirm    dsplan confirm --top 3 for gpt2 on one GPU with the reference workload
 #              (needs PyTorch; DeepSpeed optional)
 #   prebuilt   for a GPU machine without dsplan's build dependencies: the binaries that
@@ -72,6 +73,7 @@ do_calibrate() {
   step calibrate_show "$bin" calibrate show "$out/profile-quick.json"
   step refit "$bin" calibrate fit --records "$out/profile-quick.json" --out "$out/profile-refit.json"
   step torch_gemm python3 scripts/torch_gemm_check.py "$out/profile-quick.json"
+  step sustained_gemm python3 scripts/sustained_gemm.py --seconds 60
   step estimate_datasheet "$bin" estimate --model gpt2-medium --gpus 1 ${hw:+--hw "$hw"} --json
   step estimate_profile "$bin" estimate --model gpt2-medium --gpus 1 ${hw:+--hw "$hw"} \
        --profile "$out/profile-quick.json" --json
