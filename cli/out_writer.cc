@@ -202,9 +202,12 @@ Expected<bool> write_out_dir(const std::string& dir, const EstimatePlan& plan) {
       notes += "megatron_args.txt cannot express " + join(gaps) +
                ": a Megatron-LM run of these flags trains a different block than the one priced\n";
     if (!notes.empty()) ok = ok && write_file(d / "NOTES.txt", notes);
-    // The plan.json element of this configuration, its accuracy band included.
+    // The plan.json element of this configuration, its accuracy band (and with
+    // --train-tokens the run's length) included.
     Json pred = config_to_json(e);
-    if (e.time.step.v > 0) pred["evidence"] = config_evidence_json(e, plan.request.cluster.node.gpu.arch);
+    const GpuArch arch = plan.request.cluster.node.gpu.arch;
+    if (e.time.step.v > 0) pred["evidence"] = config_evidence_json(e, arch);
+    if (const Json t = training_json(e, plan.train_tokens, arch); !t.is_null()) pred["training"] = t;
     ok = ok && write_file(d / "prediction.json", pred.dump(2) + "\n");
   }
   if (!ok) {
