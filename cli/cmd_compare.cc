@@ -5,6 +5,7 @@
 // Every combination is searched before anything is printed: a bad flag or hardware name
 // exits 2 with no partial output. A combination with no valid or fitting configuration is
 // a row with its reason, not an error, unless no combination has any.
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <regex>
@@ -70,6 +71,7 @@ Diagnostics parse_lists(const CompareCli& c, std::vector<std::string>& hws, std:
     }
     if (std::find(counts.begin(), counts.end(), int(n)) == counts.end()) counts.push_back(int(n));
   }
+  std::sort(counts.begin(), counts.end());  // rows and scaling from the smallest count up
   if (c.gpus.empty()) errs.push_back({"", "", "--gpus: an empty value", allowed});
   if (counts.size() > kMaxCounts)
     errs.push_back({"", "", "--gpus: " + std::to_string(counts.size()) + " counts", allowed});

@@ -29,10 +29,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dsplan", required=True)
     dsplan = ap.parse_args().dsplan
-    rows = json.loads(run(dsplan, ["compare", "--gpus", "8,16", "--hw", "dgx-a100,dgx-h100", "--json"] + SHARED))["rows"]
+    rows = json.loads(run(dsplan, ["compare", "--gpus", "16,8", "--hw", "dgx-a100,dgx-h100", "--json"] + SHARED))["rows"]
+    # --gpus 16,8: rows run from the smallest count up within each --hw, in --hw order.
     if [(r["hardware"], r["num_gpus"]) for r in rows] != [("dgx-a100", 8), ("dgx-a100", 16), ("dgx-h100", 8),
                                                           ("dgx-h100", 16)]:
-        fail("rows not in --hw x --gpus order: " + str([(r["hardware"], r["num_gpus"]) for r in rows]))
+        fail("rows not in --hw order, smallest GPU count first: " + str([(r["hardware"], r["num_gpus"]) for r in rows]))
     base = {}
     for r in rows:
         est = json.loads(run(dsplan, ["estimate", "--hw", r["hardware"], "--gpus", str(r["num_gpus"]), "--json",
