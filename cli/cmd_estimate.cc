@@ -101,17 +101,15 @@ void print_table(const EstimatePlan& p) {
   }
 }
 
-// The cost model's per-micro-batch costs of a configuration (what the simulator schedules).
-StepCosts micro_batch_costs(const PlanRequest& r, const TrainConfig& cfg) {
-  return StepTimeModel(r.model, r.cluster, r.efficiency).costs(cfg);
-}
-
 void print_explain(const EstimatePlan& p) {
   if (p.result.configs.empty()) return;
   const Evaluation& e = p.result.configs.front();
   std::cout << "\nbest: " << describe_config(e) << "\n";
   print_breakdown(std::cout, e);
-  if (e.time.step.v > 0) print_micro_batch(std::cout, micro_batch_costs(p.request, e.cfg));
+  if (e.time.step.v > 0) {
+    const StepTimeModel m(p.request.model, p.request.cluster, p.request.efficiency);
+    print_micro_batch(std::cout, m.costs(e.cfg), m.operator_split(e.cfg));
+  }
 }
 
 // Flags that leave no structurally valid point (e.g. --vpp 2 with --pp 1, --zero 3 with
@@ -235,9 +233,11 @@ int run(const EstimateCli& c) {
   }
   if (c.json) {
     // --explain: the best configuration's per-micro-batch costs join its JSON.
-    if (c.explain && !p.result.configs.empty() && p.result.configs.front().time.step.v > 0)
-      p.json["configs"][0]["per_micro_batch"] =
-          micro_batch_json(micro_batch_costs(p.request, p.result.configs.front().cfg));
+    if (c.explain && !p.result.configs.empty() && p.result.configs.front().time.step.v > 0) {
+      const StepTimeModel m(p.request.model, p.request.cluster, p.request.efficiency);
+      const TrainConfig& best = p.result.configs.front().cfg;
+      p.json["configs"][0]["per_micro_batch"] = micro_batch_json(m.costs(best), m.operator_split(best));
+    }
     std::cout << p.json.dump(2) << "\n";
   } else {
     print_table(p);

@@ -24,7 +24,7 @@ std::string pct(Seconds part, Seconds whole) {
 std::string ms(Seconds s) { return fmt(in_ms(s), 2); }
 
 // "4.52 ms: linear GEMMs 53%, attention core 12%, memory-bound and other 36%".
-std::string split(Seconds total, Seconds linear, Seconds attention) {
+std::string three_way(Seconds total, Seconds linear, Seconds attention) {
   const Seconds rest = total - linear - attention;
   return ms(total) + " ms: linear GEMMs " + pct(linear, total) + ", attention core " + pct(attention, total) +
          ", memory-bound and other " + pct(rest, total);
@@ -72,11 +72,12 @@ void print_breakdown(std::ostream& os, const Evaluation& e, const std::string& i
   for (const auto& s : t.critical_path) os << indent << "  " << s << "\n";
 }
 
-void print_micro_batch(std::ostream& os, const StepCosts& c, const std::string& indent) {
+void print_micro_batch(std::ostream& os, const StepCosts& c, const OperatorSplit& split,
+                       const std::string& indent) {
   const LayerCosts& l = c.layer;
   os << indent << "one micro-batch on a rank of the busiest stage:\n";
-  os << indent << "  layer forward   " << split(l.fwd, l.fwd_linear, l.fwd_attention) << "\n";
-  os << indent << "  layer backward  " << split(l.bwd, l.bwd_linear, l.bwd_attention) << "\n";
+  os << indent << "  layer forward   " << three_way(l.fwd, split.fwd_linear, split.fwd_attention) << "\n";
+  os << indent << "  layer backward  " << three_way(l.bwd, split.bwd_linear, split.bwd_attention) << "\n";
   if (l.recompute.v > 0) os << indent << "  layer recompute " << ms(l.recompute) << " ms\n";
   if (l.tp_comm_fwd.v > 0 || l.tp_comm_bwd.v > 0)
     os << indent << "  layer TP collectives (exposed) " << ms(l.tp_comm_fwd) << " ms forward, "
@@ -96,19 +97,19 @@ void print_micro_batch(std::ostream& os, const StepCosts& c, const std::string& 
        << " ms backward\n";
   if (c.head_fwd.v > 0 || c.head_bwd.v > 0)
     os << indent << "  head            " << ms(c.head_fwd) << " ms forward (logits GEMM "
-       << pct(c.head_fwd_linear, c.head_fwd) << "), " << ms(c.head_bwd) << " ms backward (logits GEMMs "
-       << pct(c.head_bwd_linear, c.head_bwd) << ")\n";
+       << pct(split.head_fwd_linear, c.head_fwd) << "), " << ms(c.head_bwd) << " ms backward (logits GEMMs "
+       << pct(split.head_bwd_linear, c.head_bwd) << ")\n";
   if (c.pp > 1) os << indent << "  pipeline send   " << ms(c.p2p) << " ms\n";
 }
 
-Json micro_batch_json(const StepCosts& c) {
+Json micro_batch_json(const StepCosts& c, const OperatorSplit& split) {
   const LayerCosts& l = c.layer;
   Json layer = {{"forward_s", l.fwd.v},
-                {"forward_linear_s", l.fwd_linear.v},
-                {"forward_attention_s", l.fwd_attention.v},
+                {"forward_linear_s", split.fwd_linear.v},
+                {"forward_attention_s", split.fwd_attention.v},
                 {"backward_s", l.bwd.v},
-                {"backward_linear_s", l.bwd_linear.v},
-                {"backward_attention_s", l.bwd_attention.v},
+                {"backward_linear_s", split.bwd_linear.v},
+                {"backward_attention_s", split.bwd_attention.v},
                 {"recompute_s", l.recompute.v},
                 {"tp_comm_forward_s", l.tp_comm_fwd.v},
                 {"tp_comm_backward_s", l.tp_comm_bwd.v},
@@ -119,9 +120,9 @@ Json micro_batch_json(const StepCosts& c) {
               {"embedding", {{"forward_s", c.embed_fwd.v}, {"backward_s", c.embed_bwd.v}}},
               {"head",
                {{"forward_s", c.head_fwd.v},
-                {"forward_linear_s", c.head_fwd_linear.v},
+                {"forward_linear_s", split.head_fwd_linear.v},
                 {"backward_s", c.head_bwd.v},
-                {"backward_linear_s", c.head_bwd_linear.v}}},
+                {"backward_linear_s", split.head_bwd_linear.v}}},
               {"p2p_send_s", c.pp > 1 ? c.p2p.v : 0.0}};
 }
 

@@ -21,11 +21,7 @@ struct LayerCosts {
   Seconds param_gather;     // ZeRO-3 all-gather of this layer's parameters (0 otherwise)
   Seconds grad_reduce;      // DP reduction (all-reduce / reduce-scatter) of this layer's grads
   Seconds grad_reduce_replica;  // part of grad_reduce on FSDP hybrid's replica group
-  Bytes grad_bytes;         // this layer's gradient bytes on this rank (for bucketing)
-  // Where fwd and bwd go, reported by --explain and not scheduled: the linear GEMMs and the
-  // attention core (with context parallelism, its exposed ring steps); the rest of each is
-  // memory-bound kernels and framework passes.
-  Seconds fwd_linear, bwd_linear, fwd_attention, bwd_attention;
+  Bytes grad_bytes;             // this layer's gradient bytes on this rank (for bucketing)
 };
 
 struct StepCosts {
@@ -41,7 +37,6 @@ struct StepCosts {
   LayerCosts layer;
   Seconds embed_fwd, embed_bwd;  // first stage, per micro-batch
   Seconds head_fwd, head_bwd;    // last stage: final norm, logits, loss; per micro-batch
-  Seconds head_fwd_linear, head_bwd_linear;  // their logits GEMMs (reported, not scheduled)
   Seconds p2p;                   // activation (or gradient) send between adjacent stages
   // Sends hold the sender's compute stream until they complete: Megatron's batched
   // send/recv waits before the next pass (2021-22 code even synchronises the device), and

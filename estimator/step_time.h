@@ -44,6 +44,15 @@ struct StepTimeBreakdown {
   std::vector<std::string> critical_path;  // human-readable, most significant first
 };
 
+// How one layer's forward and backward passes (StepCosts::layer.fwd, .bwd) and the head's
+// divide, for --explain; reported, never scheduled: the linear GEMMs (data and weight
+// gradients), the attention core (with context parallelism its exposed ring steps); the
+// rest of a pass is memory-bound kernels and framework passes. Head: its logits GEMMs.
+struct OperatorSplit {
+  Seconds fwd_linear, bwd_linear, fwd_attention, bwd_attention;
+  Seconds head_fwd_linear, head_bwd_linear;
+};
+
 class StepTimeModel {
  public:
   StepTimeModel(const ModelSpec& model, const Cluster& cluster, const Efficiency& eff);
@@ -58,6 +67,8 @@ class StepTimeModel {
   // Per-operator costs of the most loaded pipeline stage, for the simulator. estimate()
   // is the closed form over exactly these costs.
   StepCosts costs(const TrainConfig& cfg) const;
+  // The split of costs(cfg)'s layer and head passes (not on the search's path).
+  OperatorSplit operator_split(const TrainConfig& cfg) const;
 
   const ModelSpec& model() const { return model_; }
   const Cluster& cluster() const { return cluster_; }

@@ -199,6 +199,21 @@ StepCosts StepTimeModel::costs(const TrainConfig& run) const {
                         comm_entry(*caches_, model_, cluster_, eff_, cfg), cfg, eff_);
 }
 
+OperatorSplit StepTimeModel::operator_split(const TrainConfig& run) const {
+  std::optional<TrainConfig> view;  // context parallelism: the rank's view, as costs() takes
+  const TrainConfig& cfg = run.cp > 1 ? view.emplace(run.cp_rank_view()) : run;
+  const OpEntry& oe = op_entry(*caches_, model_, cluster_, eff_, cfg);
+  const OpCosts& op = oe.op;
+  OperatorSplit s{op.fwd_linear,    op.bwd_linear,      op.attn_core_fwd,
+                  op.attn_core_bwd, op.head_fwd_linear, op.head_bwd_linear};
+  if (cfg.cp > 1) {  // the K/V ring steps the attention passes expose (as in assemble_costs)
+    const CpExposed x = cp_exposed(oe.cp_ring, cfg.cp, op.attn_core_fwd, op.attn_core_bwd);
+    s.fwd_attention += x.fwd;
+    s.bwd_attention += x.bwd;
+  }
+  return s;
+}
+
 StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConfig& cfg,
                          const Efficiency& eff) {
   const OpCosts& op = oe.op;
@@ -221,10 +236,6 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   const double m = std::max(1, cfg.grad_accum);
   c.layer.bwd = op.bwd + pc.layer_bwd_extra + pc.layer_zero3_overhead +
                 pc.layer_grad_accumulate * ((m - 1.0) / m) + pc.layer_step_passes * (1.0 / m);
-  c.layer.fwd_linear = op.fwd_linear;
-  c.layer.bwd_linear = op.bwd_linear;
-  c.layer.fwd_attention = op.attn_core_fwd;
-  c.layer.bwd_attention = op.attn_core_bwd;
   c.layer.recompute = op.recompute;
   if (recomputes_layers(cfg.checkpointing)) c.layer.recompute += tp.tp_layer_fwd;
   // Context parallelism: the K/V ring steps each attention pass (and its recompute) exposes.
@@ -232,8 +243,6 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
     const CpExposed x = cp_exposed(oe.cp_ring, cfg.cp, op.attn_core_fwd, op.attn_core_bwd);
     c.layer.fwd += x.fwd;
     c.layer.bwd += x.bwd;
-    c.layer.fwd_attention += x.fwd;
-    c.layer.bwd_attention += x.bwd;
     if (cfg.checkpointing != Checkpointing::none) c.layer.recompute += x.fwd;
   }
   // Block recompute: n of the stage's L layers rerun their forward; every layer carries
@@ -262,8 +271,6 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.embed_bwd = op.embed_bwd + pc.nonlayer_gather;
   c.head_fwd = op.head_fwd + tp.tp_head_fwd;
   c.head_bwd = op.head_bwd + tp.tp_head_bwd;
-  c.head_fwd_linear = op.head_fwd_linear;
-  c.head_bwd_linear = op.head_bwd_linear;
   // Train metrics run after each micro-batch's backward on the stage holding the logits
   // (Composer's _eval_train_metrics); priced with the head's backward, which that stage
   // runs once per micro-batch as well.

@@ -1,5 +1,5 @@
 // The split of a layer's forward and backward that --explain reports (OpCosts::fwd_linear,
-// bwd_linear, head_fwd_linear, head_bwd_linear; LayerCosts::fwd_attention, bwd_attention):
+// bwd_linear, head_fwd_linear, head_bwd_linear; StepTimeModel::operator_split):
 // the linear GEMMs are exactly the layer's four linears' GEMMs as estimate_gemm prices them
 // (not standard attention's score and context GEMMs, which belong to the attention core),
 // and the linears and the core never exceed the pass they are part of.
@@ -70,23 +70,25 @@ TEST(OperatorSplit, HeadLinearIsTheLogitsGemm) {
   EXPECT_LT(o.head_bwd_linear.v, o.head_bwd.v);
 }
 
-// The StepCosts handed to the simulator carry the split: the attention core as the
-// operator costs price it, the linears unchanged, both inside the layer's passes (which
-// add the framework's passes and TP collectives elsewhere).
-TEST(OperatorSplit, StepCostsCarryTheSplit) {
+// StepTimeModel::operator_split reports the same split for a configuration's passes: the
+// linears and attention core as the operator costs price them, both inside the layer's
+// passes of costs() (which add the framework's passes and TP collectives).
+TEST(OperatorSplit, StepTimeModelReportsTheSplitOfItsPasses) {
   const Layer l;
   const Cluster c = test::cluster(test::dgx_a100(), 8);
   TrainConfig cfg = test::base_cfg();
   cfg.tp = 2;
   cfg.dp = 4;
   cfg.seq_len = 1024;
-  const StepCosts s = StepTimeModel(l.m, c, default_efficiency(c.node.gpu)).costs(cfg);
+  const StepTimeModel model(l.m, c, default_efficiency(c.node.gpu));
+  const StepCosts s = model.costs(cfg);
+  const OperatorSplit split = model.operator_split(cfg);
   const OpCosts o = operator_costs(l.m, c.node.gpu, default_efficiency(c.node.gpu), l.k);
-  EXPECT_NEAR(s.layer.fwd_linear.v, o.fwd_linear.v, 1e-12);
-  EXPECT_NEAR(s.layer.bwd_attention.v, o.attn_core_bwd.v, 1e-12);
-  EXPECT_LE((s.layer.fwd_linear + s.layer.fwd_attention).v, s.layer.fwd.v);
-  EXPECT_LE((s.layer.bwd_linear + s.layer.bwd_attention).v, s.layer.bwd.v);
-  EXPECT_NEAR(s.head_fwd_linear.v, o.head_fwd_linear.v, 1e-12);
+  EXPECT_NEAR(split.fwd_linear.v, o.fwd_linear.v, 1e-12);
+  EXPECT_NEAR(split.bwd_attention.v, o.attn_core_bwd.v, 1e-12);
+  EXPECT_LE((split.fwd_linear + split.fwd_attention).v, s.layer.fwd.v);
+  EXPECT_LE((split.bwd_linear + split.bwd_attention).v, s.layer.bwd.v);
+  EXPECT_NEAR(split.head_fwd_linear.v, o.head_fwd_linear.v, 1e-12);
 }
 
 }  // namespace
