@@ -150,11 +150,9 @@ void print_rows(const std::vector<Row>& rows, double tokens) {
     std::cout << config << std::setw(9) << fmt(e.time.step.v, 3) << "s" << std::setw(13)
               << fmt(e.tokens_per_s / r.gpus, 0) << std::setw(5) << fmt(100 * e.mfu, 0) << "%" << std::setw(9)
               << fmt(r.scaling, 2) << std::setw(13) << band_text(e, r.plan.request.cluster.node.gpu.arch);
-    if (tokens > 0) {
-      const double days = tokens / e.tokens_per_s / 86400.0;
-      std::cout << std::setw(10) << fmt(days, days < 10 ? 2 : 1) << std::setw(12)
-                << fmt(days * 24 * e.cfg.gpus(), 0);
-    }
+    if (const auto t = training_of(e, tokens))
+      std::cout << std::setw(10) << fmt(t->days, t->days < 10 ? 2 : 1) << std::setw(12)
+                << fmt(t->gpu_hours, 0);
     std::cout << "\n";
   }
   std::cout
@@ -170,11 +168,7 @@ Json rows_json(const std::vector<Row>& rows) {
   for (const Row& r : rows) {
     Json row{{"hardware", r.hw}, {"num_gpus", r.gpus}, {"assumptions", r.plan.assumptions}};
     if (r.best) {
-      const GpuArch arch = r.plan.request.cluster.node.gpu.arch;
-      Json cj = config_to_json(*r.best);
-      cj["evidence"] = config_evidence_json(*r.best, arch);
-      if (const Json t = training_json(*r.best, r.plan.train_tokens, arch); !t.is_null()) cj["training"] = t;
-      row["best"] = cj;
+      row["best"] = config_entry_json(*r.best, r.plan.request.cluster.node.gpu.arch, r.plan.train_tokens);
       row["tokens_per_s_per_gpu"] = r.best->tokens_per_s / r.gpus;
       row["scaling_efficiency"] = r.scaling;
     } else {

@@ -107,8 +107,8 @@ void print_explain(const EstimatePlan& p) {
   std::cout << "\nbest: " << describe_config(e) << "\n";
   print_breakdown(std::cout, e);
   if (e.time.step.v > 0) {
-    const StepTimeModel m(p.request.model, p.request.cluster, p.request.efficiency);
-    print_micro_batch(std::cout, m.costs(e.cfg), m.operator_split(e.cfg));
+    print_micro_batch(std::cout, StepTimeModel(p.request.model, p.request.cluster, p.request.efficiency),
+                      e.cfg);
   }
 }
 
@@ -212,8 +212,7 @@ void note_interleaving(EstimatePlan& p) {
     << " of the same layout, less than the model resolves: each chunk's costs beyond its sends are not "
        "priced "
        "(NVIDIA's GPT-3 175B recipe measured 7% slower at vpp 12 than at vpp 6, in two NeMo releases, where "
-       "dsplan "
-       "prices them within 1%; docs/accuracy.md, \"Session 36\"); prefer vpp "
+       "dsplan prices them within 1%; docs/accuracy.md, \"Session 36\"); prefer vpp "
     << fewer->cfg.vpp << " at such a margin";
   p.assumptions.push_back(s.str());
   p.json["assumptions"].push_back(s.str());
@@ -235,8 +234,7 @@ int run(const EstimateCli& c) {
     // --explain: the best configuration's per-micro-batch costs join its JSON.
     if (c.explain && !p.result.configs.empty() && p.result.configs.front().time.step.v > 0) {
       const StepTimeModel m(p.request.model, p.request.cluster, p.request.efficiency);
-      const TrainConfig& best = p.result.configs.front().cfg;
-      p.json["configs"][0]["per_micro_batch"] = micro_batch_json(m.costs(best), m.operator_split(best));
+      p.json["configs"][0]["per_micro_batch"] = micro_batch_json(m, p.result.configs.front().cfg);
     }
     std::cout << p.json.dump(2) << "\n";
   } else {

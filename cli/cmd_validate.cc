@@ -118,8 +118,7 @@ void explain_case(const ValidationCase& c, const PlanResult& res, const PlanRequ
   std::cout << "  predicted: " << describe_config(e) << (e.fits ? "" : " (predicted not to fit)") << ", "
             << std::fixed << std::setprecision(1) << e.samples_per_s << " samples/s\n";
   print_breakdown(std::cout, e, "  ");
-  const StepTimeModel m(req.model, req.cluster, req.efficiency);
-  print_micro_batch(std::cout, m.costs(e.cfg), m.operator_split(e.cfg), "  ");
+  print_micro_batch(std::cout, StepTimeModel(req.model, req.cluster, req.efficiency), e.cfg, "  ");
   std::cout << "\n";
 }
 

@@ -35,13 +35,15 @@ Json plan_to_json(const EstimatePlan& p) {
                  {"rejections", rej}, {"infeasible", infeasible}, {"max_micro_batch", maxmbs},
                  {"dominated", p.result.dominated}};
   j["configs"] = Json::array();
-  for (const auto& e : p.result.configs) {
-    Json cj = config_to_json(e);
-    if (e.time.step.v > 0) cj["evidence"] = config_evidence_json(e, r.cluster.node.gpu.arch);
-    if (const Json t = training_json(e, p.train_tokens, r.cluster.node.gpu.arch); !t.is_null())
-      cj["training"] = t;
-    j["configs"].push_back(cj);
-  }
+  for (const auto& e : p.result.configs)
+    j["configs"].push_back(config_entry_json(e, r.cluster.node.gpu.arch, p.train_tokens));
+  return j;
+}
+
+Json config_entry_json(const Evaluation& e, GpuArch arch, double train_tokens) {
+  Json j = config_to_json(e);
+  if (e.time.step.v > 0) j["evidence"] = config_evidence_json(e, arch);
+  if (const Json t = training_json(e, train_tokens, arch); !t.is_null()) j["training"] = t;
   return j;
 }
 

@@ -96,6 +96,14 @@ std::optional<double> parse_token_count(const std::string& text);
 Json training_json(const Evaluation& e, double tokens, GpuArch arch);
 std::string training_text(const Evaluation& e, double tokens, GpuArch arch);
 std::string token_label(double tokens);  // 3e11 -> "300B", 1.5e12 -> "1.5T", 2e7 -> "20M"
+struct Training {
+  double steps = 0, days = 0, gpu_hours = 0;
+  int gpus = 0;
+};
+std::optional<Training> training_of(const Evaluation& e, double tokens);  // what both build on
+// A config of the plan as --json, --out's prediction.json and compare give it:
+// config_to_json with its evidence (when it has a step time) and training (with tokens).
+Json config_entry_json(const Evaluation& e, GpuArch arch, double train_tokens);
 // The --json document of a finished estimate (estimate_json.cc).
 Json plan_to_json(const EstimatePlan& p);
 

@@ -50,10 +50,7 @@ std::string duration_range(double lo_days, double hi_days) {
          unit;
 }
 
-struct Training {
-  double steps = 0, days = 0, gpu_hours = 0;
-  int gpus = 0;
-};
+}  // namespace
 
 std::optional<Training> training_of(const Evaluation& e, double tokens) {
   if (!(tokens > 0) || !(e.time.step.v > 0) || !(e.tokens_per_s > 0)) return std::nullopt;
@@ -64,8 +61,6 @@ std::optional<Training> training_of(const Evaluation& e, double tokens) {
   t.gpu_hours = t.days * 24.0 * t.gpus;
   return t;
 }
-
-}  // namespace
 
 std::string token_label(double tokens) {
   const char* suffix[] = {"", "K", "M", "B", "T"};

@@ -72,8 +72,10 @@ void print_breakdown(std::ostream& os, const Evaluation& e, const std::string& i
   for (const auto& s : t.critical_path) os << indent << "  " << s << "\n";
 }
 
-void print_micro_batch(std::ostream& os, const StepCosts& c, const OperatorSplit& split,
+void print_micro_batch(std::ostream& os, const StepTimeModel& m, const TrainConfig& cfg,
                        const std::string& indent) {
+  const StepCosts c = m.costs(cfg);
+  const OperatorSplit split = m.operator_split(cfg);
   const LayerCosts& l = c.layer;
   os << indent << "one micro-batch on a rank of the busiest stage:\n";
   os << indent << "  layer forward   " << three_way(l.fwd, split.fwd_linear, split.fwd_attention) << "\n";
@@ -102,7 +104,9 @@ void print_micro_batch(std::ostream& os, const StepCosts& c, const OperatorSplit
   if (c.pp > 1) os << indent << "  pipeline send   " << ms(c.p2p) << " ms\n";
 }
 
-Json micro_batch_json(const StepCosts& c, const OperatorSplit& split) {
+Json micro_batch_json(const StepTimeModel& m, const TrainConfig& cfg) {
+  const StepCosts c = m.costs(cfg);
+  const OperatorSplit split = m.operator_split(cfg);
   const LayerCosts& l = c.layer;
   Json layer = {{"forward_s", l.fwd.v},
                 {"forward_linear_s", split.fwd_linear.v},

@@ -24,8 +24,8 @@ void print_breakdown(std::ostream& os, const Evaluation& e, const std::string& i
 // core and the rest (memory-bound kernels, framework passes), its recompute and exposed TP
 // collectives, its ZeRO-3 gather and DP reduction (each as if alone), the embedding, the
 // head (its logits GEMMs' share) and the pipeline send. Text, and the same as JSON.
-void print_micro_batch(std::ostream& os, const StepCosts& c, const OperatorSplit& split,
+void print_micro_batch(std::ostream& os, const StepTimeModel& m, const TrainConfig& cfg,
                        const std::string& indent = "");
-Json micro_batch_json(const StepCosts& c, const OperatorSplit& split);
+Json micro_batch_json(const StepTimeModel& m, const TrainConfig& cfg);
 
 }  // namespace dsplan::cli

@@ -204,10 +204,7 @@ Expected<bool> write_out_dir(const std::string& dir, const EstimatePlan& plan) {
     if (!notes.empty()) ok = ok && write_file(d / "NOTES.txt", notes);
     // The plan.json element of this configuration, its accuracy band (and with
     // --train-tokens the run's length) included.
-    Json pred = config_to_json(e);
-    const GpuArch arch = plan.request.cluster.node.gpu.arch;
-    if (e.time.step.v > 0) pred["evidence"] = config_evidence_json(e, arch);
-    if (const Json t = training_json(e, plan.train_tokens, arch); !t.is_null()) pred["training"] = t;
+    const Json pred = config_entry_json(e, plan.request.cluster.node.gpu.arch, plan.train_tokens);
     ok = ok && write_file(d / "prediction.json", pred.dump(2) + "\n");
   }
   if (!ok) {
