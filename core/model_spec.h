@@ -1,7 +1,8 @@
 // A transformer's architecture as dsplan models it: enough to count every parameter
 // exactly and to list every GEMM and memory-bound kernel of a training step.
 // Covers decoder-only GPT/Llama/Mistral/NeoX/OPT/BLOOM and encoder BERT/DistilBERT
-// families. Dense models only (no mixture-of-experts).
+// families, and mixture-of-experts variants of the decoders (Mixtral, Qwen-MoE, OLMoE:
+// every layer's MLP routed to top-k of n experts, optional shared experts).
 #pragma once
 
 #include <cstdint>
@@ -93,7 +94,23 @@ struct ModelSpec {
   // LayerNorm models (GPT-2, BERT, OPT) have them, RMSNorm models (Llama, Mistral) not.
   // Many LayerNorm models train without dropout (BLOOM, GPT-NeoX-20B, MPT).
   std::optional<bool> dropout;
+  // Mixture of experts (docs/model.md §4.13). experts > 0: every layer's MLP is a router
+  // (a hidden x experts linear) over `experts` routed experts, each an MLP of width moe_ffn
+  // (gated_mlp and activation as the dense one), of which each token runs `topk`; plus
+  // shared experts that every token runs, shared_ffn wide in all (0 = none; Qwen2-MoE's
+  // shared_expert_intermediate_size). ffn_hidden is then unused. Experts carry no biases.
+  int experts = 0;
+  int topk = 0;
+  int moe_ffn = 0;
+  int shared_ffn = 0;
 };
+
+inline bool is_moe(const ModelSpec& m) { return m.experts > 0; }
+// The MLP width one token runs through in a layer: ffn_hidden, or topk routed experts and
+// the shared ones.
+inline double active_ffn(const ModelSpec& m) {
+  return is_moe(m) ? double(m.topk) * m.moe_ffn + m.shared_ffn : double(m.ffn_hidden);
+}
 
 // The attention head width and key/value head count, with the fallbacks of a hand-built
 // spec (a loaded model always sets both): hidden / heads, and MHA's kv_heads = heads.

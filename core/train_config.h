@@ -87,6 +87,13 @@ struct TrainConfig {
   // of them (Transformer Engine's p2p). The GPUs are tp x cp x dp x pp; gradients reduce
   // and the distributed optimizer shards over dp x cp (estimator/time/context_parallel.h).
   int cp = 1;
+  // Expert parallelism (Megatron-Core's --expert-model-parallel-size; MoE models only): the
+  // routed experts of each layer are split over ep ranks, which exchange tokens all-to-all.
+  // Megatron-Core's parallel folding takes the ep ranks from the tp x cp x dp ranks of a
+  // stage (expert tensor parallelism 1, which dsplan plans), so ep divides tp x cp x dp and
+  // adds no GPUs; the experts' gradients reduce over the tp x cp x dp / ep ranks holding the
+  // same experts (expert_dp). docs/model.md §4.13.
+  int ep = 1;
   // Megatron-Core's uneven pipeline split (--account-for-embedding-in-pipeline-split,
   // --account-for-loss-in-pipeline-split; Megatron-LM since 2025-02): the embedding and/or
   // the loss count as one transformer layer each, so a rank holds (layers + e + l) / pp
@@ -165,6 +172,8 @@ struct TrainConfig {
     return static_cast<std::int64_t>(micro_batch) * grad_accum * dp;
   }
   int gpus() const { return tp * pp * cp * dp; }
+  // Ranks that hold the same routed experts (Megatron-Core's expert data-parallel group).
+  int expert_dp() const { return tp * cp * dp / (ep > 0 ? ep : 1); }
   // Transformer layers each pipeline rank holds over all its chunks: the first rank, a
   // middle rank and the last (middle = the larger end with pp <= 2, which has none).
   // Even split: ceil(layers / pp) each (DeepSpeed's uneven partition is priced at its

@@ -3,6 +3,8 @@
 //    output projection heads*head_dim -> hidden; biases when linear_bias (on Q, K and V
 //    alone with qkv_bias); a head_dim RMSNorm weight each for queries and keys (qk_norm).
 //  - MLP: gated (SwiGLU) has gate, up and down matrices, otherwise up and down.
+//  - MoE: shared experts as a dense MLP of shared_ffn, a bias-free hidden x experts router,
+//    and `experts` bias-free expert MLPs of moe_ffn (Mixtral, Qwen-MoE, OLMoE layouts).
 //  - LayerNorm has weight and bias, RMSNorm only a weight; norms_per_layer norms a layer.
 #include "estimator/params.h"
 
@@ -30,7 +32,15 @@ ParamCounts count_params(const ModelSpec& m) {
   const std::int64_t qkv = h * (q + 2 * kv) + (qkv_b ? q + 2 * kv : 0);
   const std::int64_t proj = q * h + (b ? h : 0);
   c.attention = qkv + proj;
-  c.mlp = m.gated_mlp ? 3 * h * f + (b ? 2 * f + h : 0) : 2 * h * f + (b ? f + h : 0);
+  const std::int64_t mats = m.gated_mlp ? 3 : 2;
+  if (is_moe(m)) {
+    const std::int64_t sf = m.shared_ffn;
+    c.mlp = sf > 0 ? mats * h * sf + (b ? (mats - 1) * sf + h : 0) : 0;
+    c.router = h * m.experts;
+    c.experts = m.experts * expert_params(m);
+  } else {
+    c.mlp = mats * h * f + (b ? (mats - 1) * f + h : 0);
+  }
   c.layer_norms = m.norms_per_layer * norm + (!m.qk_norm ? 0 : m.qk_norm_full_width ? q + kv : 2 * d);
   c.final_norm = m.final_norm ? norm : 0;
   c.lm_head = m.tied_embeddings ? 0 : m.vocab * h;
@@ -38,7 +48,9 @@ ParamCounts count_params(const ModelSpec& m) {
 
   // Separate Q, K and V (or gate and up) linears are modules of their own.
   const std::int64_t qkv_module = m.fused_qkv ? qkv : h * q + (qkv_b ? q : 0);
-  const std::int64_t up_module = (m.gated_mlp && m.fused_gate_up ? 2 : 1) * (h * f + (b ? f : 0));
+  const std::int64_t up_width = is_moe(m) ? std::max<std::int64_t>(m.shared_ffn, m.moe_ffn) : f;
+  const std::int64_t up_module =
+      (m.gated_mlp && m.fused_gate_up ? 2 : 1) * (h * up_width + (b ? up_width : 0));
   c.largest_module = std::max({c.word_embedding, qkv_module, proj, up_module, c.lm_head});
   return c;
 }
@@ -63,7 +75,18 @@ int bias_tensors(const ModelSpec& m, const LayerLinears& l) {
 
 double matmul_params_per_layer(const ModelSpec& m) {
   const double h = m.hidden, hd = head_dim_of(m), q = m.heads * hd, kv = kv_heads_of(m) * hd;
-  return h * (q + 2 * kv) + q * h + h * m.ffn_hidden * (m.gated_mlp ? 3.0 : 2.0);
+  const double router = is_moe(m) ? h * m.experts : 0.0;
+  return h * (q + 2 * kv) + q * h + h * active_ffn(m) * (m.gated_mlp ? 3.0 : 2.0) + router;
+}
+
+std::int64_t expert_params(const ModelSpec& m) {
+  return (m.gated_mlp ? 3 : 2) * std::int64_t{m.hidden} * m.moe_ffn;
+}
+
+std::int64_t active_params(const ModelSpec& m) {
+  const ParamCounts c = count_params(m);
+  const std::int64_t inactive = is_moe(m) ? (m.experts - m.topk) * expert_params(m) : 0;
+  return c.total(m.layers) - inactive * m.layers;
 }
 
 std::int64_t padded_vocab(const ModelSpec& m, int tp) {

@@ -13,12 +13,14 @@ struct ParamCounts {
   std::int64_t word_embedding = 0;  // vocab x hidden
   std::int64_t other_embedding = 0; // positions, token types, embedding norm
   std::int64_t attention = 0;       // per layer: QKV + output projection (+ biases)
-  std::int64_t mlp = 0;             // per layer: FFN matrices (+ biases)
+  std::int64_t mlp = 0;             // per layer: FFN matrices (+ biases); MoE: the shared experts'
+  std::int64_t router = 0;          // per layer, MoE: the hidden x experts router (replicated over TP)
+  std::int64_t experts = 0;         // per layer, MoE: every routed expert's MLP matrices
   std::int64_t layer_norms = 0;     // per layer: the norms' weights and biases (q/k norms too)
   std::int64_t final_norm = 0;
   std::int64_t lm_head = 0;         // 0 when tied to the word embedding
   std::int64_t pooler = 0;          // BERT pooler
-  std::int64_t per_layer() const { return attention + mlp + layer_norms; }
+  std::int64_t per_layer() const { return attention + mlp + layer_norms + router + experts; }
   std::int64_t total(int layers) const {
     return word_embedding + other_embedding + per_layer() * layers + final_norm + lm_head +
            pooler;
@@ -29,6 +31,10 @@ struct ParamCounts {
 
 ParamCounts count_params(const ModelSpec& m);
 inline std::int64_t total_params(const ModelSpec& m) { return count_params(m).total(m.layers); }
+// Parameters one token runs through (MoE: topk of the routed experts; the total otherwise).
+std::int64_t active_params(const ModelSpec& m);
+// Matrices of one routed expert (gate, up and down, or up and down).
+std::int64_t expert_params(const ModelSpec& m);
 
 // Weight matrices of one layer as the model code runs them (ModelSpec::fused_qkv,
 // fused_gate_up): Q, K and V as one linear or three, the attention projection, the MLP's
@@ -50,7 +56,8 @@ int layer_tensors(const ModelSpec& m, bool megatron_layers);
 int bias_tensors(const ModelSpec& m, const LayerLinears& l);
 
 // Weights of one layer's linears (Q, K, V, the attention projection, the MLP; no biases or
-// norms): the N of the 6N matmul FLOPs a token spends in a layer over 3 passes.
+// norms): the N of the 6N matmul FLOPs a token spends in a layer over 3 passes. MoE: the
+// router, the shared experts and topk routed experts (what one token runs).
 double matmul_params_per_layer(const ModelSpec& m);
 
 // Vocabulary as the framework allocates it: rounded up to vocab_pad_multiple x tp.
