@@ -74,6 +74,10 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "Context-parallel degrees to search, e.g. 1,2,4 (default 1; Megatron-Core's "
                   "--context-parallel-size with Transformer Engine's ring attention; --framework megatron, "
                   "flash on)");
+  sub->add_option("--ep", o.ep,
+                  "Expert-parallel degrees to search for a mixture-of-experts model, e.g. 1,8 (default: the "
+                  "powers of two that divide the experts and the GPUs; Megatron-Core's "
+                  "--expert-model-parallel-size, taken from tp x cp x dp)");
   sub->add_option(
          "--logit-metrics", o.logit_metrics,
          "Training metrics the loop computes on each micro-batch's logits besides the loss "

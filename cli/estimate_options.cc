@@ -179,7 +179,8 @@ void check_space_size(const SearchSpace& given, const ModelSpec& m, const Cluste
                                                          {"flash", s.flash.size()},
                                                          {"sp", s.sequence_parallel.size()},
                                                          {"offload", s.offload.size()},
-                                                         {"cp", s.cp.size()}};
+                                                         {"cp", s.cp.size()},
+                                                         {"ep", s.ep.size()}};
   double points = 1;
   std::string product;
   for (const auto& [flag, n] : dims) {
@@ -225,7 +226,31 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   req.memory_options.fragmentation = o.fragmentation;
 
   SearchSpace& s = req.space;
-  s.run.framework = parse_one<Framework>("framework", o.framework, framework_names(), Framework::deepspeed, errs);
+  // Mixture-of-experts models are planned for Megatron-Core only: it is their default.
+  const bool moe = model && is_moe(*model);
+  s.run.framework = parse_one<Framework>("framework", o.framework, framework_names(),
+                                         moe ? Framework::megatron : Framework::deepspeed, errs);
+  if (moe && s.run.framework != Framework::megatron)
+    errs.push_back(flag_error("framework", "a mixture-of-experts model is planned for Megatron-Core only",
+                              "--framework megatron, or leave --framework out"));
+  if (moe && o.framework.empty())
+    plan.assumptions.push_back(
+        "mixture of experts: Megatron-Core (--framework megatron) with the all-to-all "
+        "dispatcher, grouped expert GEMMs, expert tensor parallelism 1, dropless routing "
+        "priced as balanced across the experts");
+  if (!o.ep.empty()) {
+    s.ep = parse_ints("ep", o.ep, false, 1, 1 << 16, errs);
+    if (model && !is_moe(*model) && std::any_of(s.ep.begin(), s.ep.end(), [](int e) { return e > 1; }))
+      errs.push_back(flag_error("ep", "expert parallelism needs a mixture-of-experts model",
+                                "leave --ep out for " + model->name));
+    if (model && is_moe(*model))
+      for (int e : s.ep)
+        if (model->experts % e != 0)
+          errs.push_back(flag_error("ep",
+                                    "--ep " + std::to_string(e) + " does not divide the " +
+                                        std::to_string(model->experts) + " experts",
+                                    "degrees that divide " + std::to_string(model->experts)));
+  }
   s.run.optimizer = parse_one<Optimizer>("optimizer", o.optimizer, optimizer_names(), Optimizer::adam, errs);
   req.metric = parse_one<Metric>("metric", o.metric, {"throughput", "latency", "flops"}, Metric::throughput, errs);
   if (!o.zero.empty()) s.zero = parse_ints("zero", o.zero, false, 0, 3, errs);

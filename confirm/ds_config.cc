@@ -182,6 +182,15 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   if (c.vpp > 1 && c.pp > 1)
     a.insert(a.end(), {"--num-layers-per-virtual-pipeline-stage", str(units / (c.pp * c.vpp))});
   if (c.cp > 1) a.insert(a.end(), {"--context-parallel-size", str(c.cp)});
+  if (is_moe(m)) {
+    // The MoE layer dsplan priced (docs/model.md §4.13): dropless top-k routing, the
+    // all-to-all dispatcher, grouped expert GEMMs, expert tensor parallelism 1.
+    a.insert(a.end(), {"--num-experts", str(m.experts), "--moe-router-topk", str(m.topk),
+                       "--moe-ffn-hidden-size", str(m.moe_ffn), "--expert-model-parallel-size",
+                       str(std::max(1, c.ep)), "--expert-tensor-parallel-size", "1",
+                       "--moe-token-dispatcher-type", "alltoall", "--moe-grouped-gemm"});
+    if (m.shared_ffn > 0) a.insert(a.end(), {"--moe-shared-expert-intermediate-size", str(m.shared_ffn)});
+  }
   if (c.checkpointing == Checkpointing::selective) a.push_back("--recompute-activations");
   if (c.checkpointing == Checkpointing::full)
     a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "uniform",

@@ -120,6 +120,18 @@ Diagnostics check_candidate_layout(const Candidate& cand, const Json& cj, const 
              "allowed with pp " + std::to_string(c.pp) + ": " + allowed_values(layers, [&](int v) {
                return v == 1 || (c.pp >= 2 && split_fits(c, layers, v));
              })}};
+  if (const int ep = std::max(1, c.ep); ep > 1 || is_moe(m)) {
+    // Expert parallelism: an MoE model's experts split over ranks taken from tp x cp x dp.
+    const int ranks = c.tp * cp * c.dp;
+    if (!is_moe(m))
+      return {{file, at("ep"), "ep " + std::to_string(ep) + " for a dense model", "leave ep out (1)"}};
+    if (m.experts % ep != 0 || ranks % ep != 0)
+      return {{file, at("ep"),
+               "ep " + std::to_string(ep) + " does not divide both the " + std::to_string(m.experts) +
+                   " experts and tp x cp x dp = " + std::to_string(ranks),
+               "allowed: " + allowed_values(std::min(m.experts, ranks),
+                                            [&](int e) { return m.experts % e == 0 && ranks % e == 0; })}};
+  }
   if (cj.is_object() && cj.contains("global_batch")) {
     const Json& gb = cj["global_batch"];
     const std::int64_t want = c.global_batch();

@@ -18,6 +18,7 @@ struct LayerCosts {
   Seconds recompute;        // extra forward work redone in backward (0 without checkpointing)
   Seconds tp_comm_fwd;      // TP all-reduce (or RS+AG with SP) in forward; blocking
   Seconds tp_comm_bwd;      // same in backward; blocking
+  Seconds ep_comm_fwd, ep_comm_bwd;  // MoE all-to-alls: the part of tp_comm_* that is theirs
   Seconds param_gather;     // ZeRO-3 all-gather of this layer's parameters (0 otherwise)
   Seconds grad_reduce;      // DP reduction (all-reduce / reduce-scatter) of this layer's grads
   Seconds grad_reduce_replica;  // part of grad_reduce on FSDP hybrid's replica group

@@ -167,6 +167,7 @@ Expected<ModelSpec> row_model(const Json& row, std::vector<std::string>& notes) 
       if (!spec.dropout) notes.push_back("no dropout (the row's recipe sets the dropout probabilities to 0)");
     }
     block_details(m, spec, notes);
+    if (auto bad = moe_details(m, spec, notes)) return *bad;
     family_defaults(m, spec, notes);
     if (spec.kv_heads < 1 || spec.heads % spec.kv_heads != 0)
       return Diagnostic{"", "/model/kv_heads", "kv_heads must divide heads", ""};
@@ -480,8 +481,7 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   engine_settings(p, s, notes);
   s.run.norm_kernel = norm_kernel(row, *model, notes);
   s.vpp = {std::max(1, inum(p, "vpp", 1))};
-  s.cp = {std::max(1, inum(p, "cp", 1))};
-  if (s.cp[0] > 1) notes.push_back("context parallelism " + std::to_string(s.cp[0]) + " (parallel.cp)");
+  if (auto bad = expert_layout(p, *model, s, notes)) return *bad;
   if (auto bad = layout_and_batch(p, gpus, s, notes)) return *bad;
   // FlashAttention, Megatron's sequence parallelism and its distributed optimizer all date
   // from 2022 (FlashAttention and Korthikanti et al. in 2022-05/06): a stack the row dates

@@ -45,10 +45,51 @@ std::optional<Diagnostic> unsupported_architecture(const Json& m) {
     return Diagnostic{"", "/model/name",
                       "encoder-decoder models are not modelled (\"" + str(m, "name") + "\")",
                       "dsplan models decoder-only and encoder-only transformers"};
-  if (std::regex_search(n, moe))
+  // A row that gives its experts (model.experts, topk, moe_ffn) is an MoE shape dsplan
+  // prices (moe_details); a name alone is not enough to build one.
+  if (num(m, "experts") <= 0 && std::regex_search(n, moe))
     return Diagnostic{"", "/model/name",
                       "mixture-of-experts models are not modelled (\"" + str(m, "name") + "\")",
                       "dsplan models dense transformers"};
+  return std::nullopt;
+}
+
+std::optional<Diagnostic> moe_details(const Json& m, ModelSpec& spec, std::vector<std::string>& notes) {
+  // The head width where it is not hidden / heads (Megatron's kv_channels; Qwen3, gpt-oss).
+  const int hd = std::max(inum(m, "kv_channels"), inum(m, "head_dim"));
+  if (hd > 0 && hd <= (1 << 16)) spec.head_dim = hd;
+  if (at(m, "qk_layernorm").is_boolean() && at(m, "qk_layernorm").get<bool>()) spec.qk_norm = true;
+  if (num(m, "experts") <= 0) return std::nullopt;
+  spec.experts = inum(m, "experts");
+  spec.topk = inum(m, "topk");
+  spec.moe_ffn = inum(m, "moe_ffn");
+  spec.shared_ffn = std::max(0, inum(m, "shared_ffn"));
+  if (spec.experts > (1 << 16) || spec.topk < 1 || spec.topk > spec.experts || spec.moe_ffn < 1 ||
+      spec.moe_ffn > (1 << 20) || spec.shared_ffn > (1 << 20))
+    return Diagnostic{"", "/model/experts", "an MoE row needs experts, topk in [1, experts] and moe_ffn", ""};
+  notes.push_back("mixture of experts: " + std::to_string(spec.experts) + " experts, top-" +
+                  std::to_string(spec.topk) + ", width " + std::to_string(spec.moe_ffn) +
+                  (spec.shared_ffn > 0 ? ", shared " + std::to_string(spec.shared_ffn) : std::string()));
+  return std::nullopt;
+}
+
+std::optional<Diagnostic> expert_layout(const Json& p, const ModelSpec& m, SearchSpace& s,
+                                        std::vector<std::string>& notes) {
+  s.cp = {std::max(1, inum(p, "cp", 1))};
+  if (s.cp[0] > 1) notes.push_back("context parallelism " + std::to_string(s.cp[0]) + " (parallel.cp)");
+  s.ep = {std::max(1, inum(p, "ep", 1))};
+  if (!is_moe(m)) return std::nullopt;
+  // Megatron-Core (0.10 on) defaults the expert TP degree to the TP degree; dsplan plans 1.
+  const int tp = std::max(1, inum(p, "tp", 1));
+  const int etp = at(p, "etp").is_number() ? inum(p, "etp", 1) : tp;
+  if (etp != 1)
+    return Diagnostic{"", "/parallel/etp",
+                      "expert tensor parallelism " + std::to_string(etp) +
+                          (at(p, "etp").is_number() ? "" : " (Megatron-Core's default: the TP degree)") +
+                          " is not modelled (dsplan plans expert TP 1)",
+                      ""};
+  s.run.framework = Framework::megatron;
+  notes.push_back("expert parallelism " + std::to_string(s.ep[0]) + ", expert TP 1 (parallel.ep, etp)");
   return std::nullopt;
 }
 

@@ -172,6 +172,14 @@ void precision(const std::string& text, const std::string& other, TrainConfig& r
 // a gated MLP's width when the row gives none, and the check that the mapped model carries
 // the row's params_B (within 25%). Each appends the assumption it makes to `notes`.
 std::optional<Diagnostic> unsupported_architecture(const Json& model);
+// A shape-only row's head width (model.kv_channels or head_dim) and query/key norms
+// (qk_layernorm), and its experts (model.experts, topk, moe_ffn, shared_ffn) where given.
+std::optional<Diagnostic> moe_details(const Json& model, ModelSpec& spec, std::vector<std::string>& notes);
+// parallel.cp and parallel.ep into the space; an MoE row with expert TP other than 1
+// (parallel.etp; unset: Megatron-Core's default, the TP degree) is not modelled. MoE rows
+// run Megatron-Core.
+std::optional<Diagnostic> expert_layout(const Json& parallel, const ModelSpec& m, SearchSpace& s,
+                                        std::vector<std::string>& notes);
 int inferred_heads(int hidden, std::vector<std::string>& notes);
 void family_defaults(const Json& model, ModelSpec& spec, std::vector<std::string>& notes);
 std::optional<Diagnostic> settle_parameters(const Json& model, bool shape_only, ModelSpec& spec,

@@ -12,6 +12,7 @@
 //    probabilities are cast to 16 bits (2 B) for the AV matmul, the fp32 dropout output
 //    being freed. Selective recomputation and FlashAttention drop these; FlashAttention
 //    saves a 4-byte logsumexp per row and head instead.
+// MoE: f is topk x the expert width (+ shared experts), and see the MoE term below.
 // With e = 2, q = kv = h, f = 4h, dropout: 10 sbh + 24 sbh/t + 5 a s^2 b / t (Korthikanti).
 // FP8 linears (Transformer Engine) save the inputs of QKV, FC1, the projection and FC2 as
 // 1-byte FP8 (the transposed copy their weight-gradient GEMM reads) instead of e bytes.
@@ -37,6 +38,11 @@ LayerActivation layer_activation(const LayerShape& x) {
   a.replicated = (norms + linear_inputs * li * sb * x.h + masks) / (x.sp ? x.t : 1);
   a.sharded = (x.e * sb * (x.q + 2 * x.kv + (x.mlp_tensors - 1) * x.f) + li * sb * (x.q + x.f)) / x.t;
   if (x.eager_rotary) a.sharded += x.e * sb * (x.q + x.kv) / x.t;        // pre-rotation Q, K
+  // MoE, on the rank's sequence-parallel slice of tokens (expert TP 1): the permuted
+  // token copies (the experts' FC1 input) and the expert outputs the probability-weighted
+  // combine reads back (e h each per copy), the router's fp32 probabilities (4 per expert)
+  // and the top-k indices and weights (8 + 4 per copy).
+  if (x.moe_copies > 0) a.sharded += sb / x.t * (x.moe_copies * (2 * x.e * x.h + 12) + 4 * x.experts);
   if (x.qk_norm) a.sharded += n16 * sb * (x.q + x.kv) / x.t;             // pre-norm Q, K
   if (x.repeat_kv && x.kv < x.q) a.sharded += 2 * x.e * sb * (x.q - x.kv) / x.t;  // repeat_kv
   const double s2 = x.b * x.heads * x.s * x.s / x.t;

@@ -15,7 +15,11 @@ struct LayerShape {
   double heads = 1;    // attention heads (a)
   double q = 1;        // heads x head_dim (Q and attention-output width)
   double kv = 1;       // kv_heads x head_dim (K and V width)
-  double f = 4;        // FFN intermediate width
+  double f = 4;        // FFN intermediate width (MoE: topk x expert width + shared)
+  // MoE (layer_activation): token copies per token (topk; 0 for a dense layer) and routed
+  // experts, for the router's and the permutation's saved tensors.
+  double moe_copies = 0;
+  double experts = 0;
   double norms = 2;    // norms per block (1: one norm output feeds both parallel branches;
                        // 4: sandwich norms, whose two post-norm outputs feed residual adds
                        // and whose inputs are the 16-bit sublayer outputs)

@@ -23,7 +23,8 @@ namespace {
 
 // Parameter elements of one rank, split by how TP shards them.
 struct RankParams {
-  double layer = 0;       // one layer on this TP rank
+  double layer = 0;         // one layer on this TP rank (MoE: with its experts)
+  double layer_expert = 0;  // MoE: the rank's routed experts of one layer (experts / ep)
   double embed = 0;       // vocab-parallel word embedding (or LM head) on this rank
   double other_embed = 0; // positions, token types, embedding norm (replicated)
   double tail = 0;        // final norm + pooler (replicated)
@@ -41,7 +42,12 @@ RankParams rank_params(const ModelSpec& m, const ParamCounts& c, const TrainConf
   const double bias_rep = m.linear_bias ? 2 * h : 0;  // row-parallel output biases
   const double layer_rep = static_cast<double>(c.layer_norms) + bias_rep;
   RankParams r;
-  r.layer = (static_cast<double>(c.per_layer()) - layer_rep) / t + layer_rep;
+  // MoE: the router is replicated over TP and each rank holds experts / ep whole experts.
+  const double moe_rank =
+      static_cast<double>(c.router) + static_cast<double>(c.experts) / std::max(1, cfg.ep);
+  r.layer_expert = static_cast<double>(c.experts) / std::max(1, cfg.ep);
+  r.layer =
+      (static_cast<double>(c.per_layer() - c.router - c.experts) - layer_rep) / t + layer_rep + moe_rank;
   const double vp = static_cast<double>(padded_vocab(m, cfg.tp));
   r.embed = vp * h / t;
   r.other_embed = static_cast<double>(c.other_embedding);
@@ -73,7 +79,9 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   x.heads = m.heads;
   x.q = d * m.heads;
   x.kv = d * kv_heads_of(m);
-  x.f = m.ffn_hidden;
+  x.f = active_ffn(m);  // MoE: topk experts' width and the shared experts'
+  x.moe_copies = is_moe(m) ? m.topk : 0;
+  x.experts = is_moe(m) ? m.experts : 0;
   x.mlp_tensors = !m.gated_mlp ? 2 : cfg.framework == Framework::megatron ? 3 : 4;
   x.t = cfg.tp;
   x.sp = cfg.sequence_parallel && cfg.tp > 1;
@@ -242,7 +250,21 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
   }
   in.gpus_per_node = cl.gpus_per_node();
   in.nodes = cl.nodes();
-  const ModelStateMemory ms = model_state_memory(in);
+  ModelStateMemory ms = model_state_memory(in);
+  if (rp.layer_expert > 0) {
+    // MoE: the experts' states shard over the tp x dp / ep ranks that hold the same experts.
+    ModelStateInputs dense = in, experts = in;
+    experts.params = rp.layer_expert * st.layers;
+    dense.params = in.params - experts.params;
+    experts.dp = std::max(1, cfg.tp * cfg.dp / std::max(1, cfg.ep));
+    const ModelStateMemory a = model_state_memory(dense), b = model_state_memory(experts);
+    ms.params = a.params + b.params;
+    ms.grads = a.grads + b.grads;
+    ms.optimizer = a.optimizer + b.optimizer;
+    ms.step_only = a.step_only + b.step_only;
+    ms.host_per_node = a.host_per_node + b.host_per_node;
+    ms.gathered = std::max(a.gathered, b.gathered);
+  }
 
   const double act = stage_activations(m, cfg, x, lb, st);
   Buffers buf = framework_buffers(cfg, st.params, x.e);

@@ -26,6 +26,7 @@ struct EvidenceRegime {
   Framework framework = Framework::deepspeed;
   bool pipelined = false;       // pp > 1
   bool host_sensitive = false;  // the host's issuing time is at least 1/4 of the GPU's work
+  bool moe = false;             // a mixture-of-experts model (Evaluation::moe)
 };
 
 // What a band is about: the step time, or the peak memory.
@@ -33,7 +34,7 @@ enum class EvidenceKind { step, memory };
 
 // The regime of an evaluated configuration on a GPU of architecture `arch`.
 EvidenceRegime evidence_regime(const Evaluation& e, GpuArch arch);
-// Its name, e.g. "hopper megatron pipeline" or "hopper ddp host-sensitive"; for memory
+// Its name, e.g. "hopper megatron pipeline", "hopper megatron moe" or "hopper ddp host-sensitive"; for memory
 // without "host-sensitive".
 std::string regime_name(const EvidenceRegime& r, EvidenceKind k = EvidenceKind::step);
 

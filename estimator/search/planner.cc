@@ -23,16 +23,16 @@ class ExhaustiveStrategy final : public SearchStrategy {
         s_.zero.size(),          s_.tp.size(),          s_.pp.size(),
         s_.vpp.size(),           s_.micro_batch.size(), s_.global_batch ? size_t{1} : s_.grad_accum.size(),
         s_.checkpointing.size(), s_.flash.size(),       s_.sequence_parallel.size(),
-        s_.offload.size(),       s_.cp.size()};
+        s_.offload.size(),       s_.cp.size(),          s_.ep.size()};
     total_ = 1;
     for (size_t n : sizes_) total_ *= n;
   }
 
   std::optional<TrainConfig> next(std::vector<std::string>& invalid) override {
     if (i_ >= total_) return std::nullopt;
-    std::array<size_t, 11> ix{};
+    std::array<size_t, 12> ix{};
     size_t rest = i_++;
-    for (int d = 10; d >= 0; --d) {
+    for (int d = 11; d >= 0; --d) {
       ix[d] = rest % sizes_[d];
       rest /= sizes_[d];
     }
@@ -41,6 +41,7 @@ class ExhaustiveStrategy final : public SearchStrategy {
     invalid = make_config(s_, m_, c_, s_.zero[ix[0]], s_.tp[ix[1]], s_.pp[ix[2]], s_.vpp[ix[3]],
                           s_.cp[ix[10]], s_.micro_batch[ix[4]], gas, s_.checkpointing[ix[6]], s_.flash[ix[7]],
                           s_.sequence_parallel[ix[8]], s_.offload[ix[9]], cfg);
+    set_expert_parallel(m_, s_.ep[ix[11]], cfg, invalid);
     return cfg;
   }
   void report(const Evaluation&) override {}
@@ -49,7 +50,7 @@ class ExhaustiveStrategy final : public SearchStrategy {
   SearchSpace s_;
   ModelSpec m_;
   Cluster c_;
-  std::array<size_t, 11> sizes_{};
+  std::array<size_t, 12> sizes_{};
   size_t total_ = 0, i_ = 0;
 };
 
@@ -133,6 +134,7 @@ std::unique_ptr<SearchStrategy> make_exhaustive_strategy(const SearchSpace& s, c
 void evaluate_into(const TrainConfig& cfg, const MemoryModel& mem, const StepTimeModel& time,
                    const Cluster& c, Evaluation& e) {
   e.cfg = cfg;
+  e.moe = is_moe(time.model());
   e.memory = mem.estimate(cfg);
   time.estimate_into(cfg, e.time);
   e.fits = false;

@@ -28,6 +28,7 @@ struct Evaluation {
   StepTimeBreakdown time;
   bool fits = false;
   bool simulated = false;  // time comes from the simulator rather than the closed form
+  bool moe = false;        // the model is a mixture of experts (its own evidence regime)
   std::vector<std::string> reasons;  // why it does not fit / is invalid
   double samples_per_s = 0, tokens_per_s = 0, tflops_per_gpu = 0, hw_tflops_per_gpu = 0, mfu = 0;
   Bytes headroom;  // GPU capacity minus device memory (negative when it does not fit)

@@ -26,8 +26,9 @@ namespace dsplan {
 
 bool SearchSpace::pinned() const {
   return zero.size() == 1 && tp.size() == 1 && pp.size() == 1 && vpp.size() == 1 && cp.size() <= 1 &&
-         micro_batch.size() == 1 && (global_batch || grad_accum.size() == 1) && checkpointing.size() == 1 &&
-         flash.size() == 1 && sequence_parallel.size() == 1 && offload.size() == 1;
+         ep.size() <= 1 && micro_batch.size() == 1 && (global_batch || grad_accum.size() == 1) &&
+         checkpointing.size() == 1 && flash.size() == 1 && sequence_parallel.size() == 1 &&
+         offload.size() == 1;
 }
 
 std::string tp_problem(int tp, const ModelSpec& m, const Cluster& c, bool within_node) {
@@ -107,6 +108,12 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
       for (int cp = 2; cp <= 64 && s.run.seq_len / cp >= 2048; cp *= 2)
         if (c.num_gpus % cp == 0 && s.run.seq_len % (2 * cp) == 0) s.cp.push_back(cp);
   }
+  if (s.ep.empty()) {
+    s.ep = {1};
+    if (is_moe(m))
+      for (int ep = 2; ep <= m.experts && ep <= c.num_gpus; ep *= 2)
+        if (m.experts % ep == 0 && c.num_gpus % ep == 0) s.ep.push_back(ep);
+  }
   if (s.micro_batch.empty()) {
     int top = s.run.seq_len <= 512 ? 512 : 64;
     for (int b = 1; b <= top; b *= 2) s.micro_batch.push_back(b);
@@ -122,6 +129,25 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
   if (s.sequence_parallel.empty()) s.sequence_parallel = {false, true};
   if (s.offload.empty()) s.offload = {Offload::none, Offload::optimizer, Offload::all};
   return s;
+}
+
+void set_expert_parallel(const ModelSpec& m, int ep, TrainConfig& cfg, std::vector<std::string>& why) {
+  cfg.ep = std::max(1, ep);
+  if (!is_moe(m)) {
+    if (cfg.ep > 1) why.push_back("expert parallelism (ep > 1) needs a mixture-of-experts model");
+    return;
+  }
+  if (cfg.framework != Framework::megatron)
+    why.push_back("mixture-of-experts models are planned for Megatron-Core only (--framework megatron)");
+  if (m.experts % cfg.ep != 0)
+    why.push_back("ep " + std::to_string(cfg.ep) + " does not divide the " + std::to_string(m.experts) +
+                  " experts");
+  const int ranks = cfg.tp * cfg.cp * cfg.dp;
+  if (ranks % cfg.ep != 0)
+    why.push_back("ep " + std::to_string(cfg.ep) + " does not divide tp x cp x dp = " +
+                  std::to_string(ranks) + " (Megatron-Core takes the expert-parallel ranks from them)");
+  if (cfg.tp > 1 && !cfg.sequence_parallel)
+    why.push_back("Megatron-Core runs MoE layers with tp > 1 only under sequence parallelism");
 }
 
 std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, const Cluster& c, int zero,

@@ -43,6 +43,9 @@ struct SearchSpace {
   std::vector<int> pp;
   std::vector<int> vpp;
   std::vector<int> cp;  // context parallelism (Megatron only); default {1}
+  // Expert parallelism (MoE models, Megatron only); default: {1} for a dense model, the
+  // powers of two that divide the experts and the GPUs for an MoE model.
+  std::vector<int> ep;
   std::vector<int> micro_batch;
   std::vector<int> grad_accum;  // used only without a fixed global batch
   std::vector<Checkpointing> checkpointing;
@@ -72,6 +75,12 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c);
 // user-given values: returns "" when the degree may be used, else why not.
 std::string tp_problem(int tp, const ModelSpec& m, const Cluster& c, bool within_node);
 std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c, Framework fw, int megatron_release = 0);
+
+// Sets a point's expert parallelism (cfg.ep) after make_config and appends why it cannot
+// run: a dense model takes ep 1 only; an MoE model needs Megatron, ep dividing the experts
+// and tp x cp x dp (Megatron-Core folds the expert ranks into them), and sequence
+// parallelism when tp > 1.
+void set_expert_parallel(const ModelSpec& m, int ep, TrainConfig& cfg, std::vector<std::string>& why);
 
 // Builds the TrainConfig of one point; returns the reasons it is structurally invalid
 // (empty when valid). `cfg.dp` and `cfg.grad_accum` are derived here.

@@ -15,7 +15,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.heads = m.heads / d.t;
   d.hq = m.heads * hd;
   d.hkv = kv_heads_of(m) * hd;
-  d.f = m.ffn_hidden;
+  d.f = active_ffn(m);
   d.T = d.b * d.s;
   d.Ts = k.sequence_parallel ? d.T / d.t : d.T;
   d.e = element_bytes(k.precision);
@@ -40,6 +40,13 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.window = m.attention_window;
   d.window_share = m.layers > 0 ? double(windowed_layers_of(m)) / m.layers : 0.0;
   d.linears = layer_linears(m, TrainConfig::megatron_layers(k.framework, k.tp));
+  d.moe = is_moe(m);
+  d.experts = m.experts;
+  d.topk = m.topk;
+  d.fe = m.moe_ffn;
+  d.fs = m.shared_ffn;
+  d.ep = std::max(1, k.ep);
+  d.routed = d.moe ? d.Ts * d.topk : 0.0;
   return d;
 }
 

@@ -28,6 +28,12 @@ struct Dims {
   LayerLinears linears;  // Q, K, V and gate/up as one linear each or several
   AttentionKernel attention;
   int cp;  // context parallelism: the flash core's steps (s is the rank's s / cp)
+  // Mixture of experts (estimator/time/moe.h): f is then the width a token runs through
+  // (topk x expert width + shared experts), which the activation kernels see. experts,
+  // topk, fe (one expert's width), fs (shared experts' width), ep (expert parallelism) and
+  // routed = Ts x topk, the token copies one rank dispatches (and, balanced, receives).
+  bool moe;
+  double experts, topk, fe, fs, ep, routed;
 };
 
 Dims dims(const ModelSpec& m, const OpKey& k);

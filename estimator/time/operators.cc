@@ -37,6 +37,7 @@
 #include "estimator/time/elementwise.h"
 #include "estimator/time/fp8.h"
 #include "estimator/time/gemm.h"
+#include "estimator/time/moe.h"
 #include "estimator/time/op_dims.h"
 
 namespace dsplan {
@@ -82,12 +83,15 @@ struct Acc {
   }
   // A linear y[rows, n] = x[rows, k] W^T: its row count (tokens, or samples for a pooler) is
   // no operand's leading dimension in any of its three GEMMs (GemmShape::m_free).
-  void linear(double rows, double n, double k) { gemm(GemmShape{.m = rows, .n = n, .k = k, .m_free = true}); }
-  void linear_dgrad(double rows, double n, double k) {
-    gemm(GemmShape{.m = rows, .n = k, .k = n, .m_free = true});
+  // `batch` equal linears at once (an MoE layer's grouped expert GEMMs).
+  void linear(double rows, double n, double k, double batch = 1) {
+    gemm(GemmShape{.m = rows, .n = n, .k = k, .batch = batch, .m_free = true});
   }
-  void linear_wgrad(double rows, double n, double k) {
-    gemm(GemmShape{.m = k, .n = n, .k = rows, .k_free = true});
+  void linear_dgrad(double rows, double n, double k, double batch = 1) {
+    gemm(GemmShape{.m = rows, .n = k, .k = n, .batch = batch, .m_free = true});
+  }
+  void linear_wgrad(double rows, double n, double k, double batch = 1) {
+    gemm(GemmShape{.m = k, .n = n, .k = rows, .batch = batch, .k_free = true});
   }
   void linear_bwd(double rows, double n, double k) {
     linear_dgrad(rows, n, k);
@@ -237,11 +241,15 @@ void attention_core_bwd(Acc& a, const Dims& d) {
 }
 
 // Forward (M, N, K) of a layer's linears on one TP rank, by role: QKV (one GEMM, or Q, K
-// and V), projection, FC1 (one GEMM, or the gate and up GEMMs), FC2.
-enum LayerLinear { kQkv, kProj, kFc1, kFc2 };
+// and V), projection, FC1 (one GEMM, or the gate and up GEMMs), FC2. MoE (moe.h): FC1 and
+// FC2 are the shared experts' (TP-split, if any), then the router on the rank's Ts tokens
+// and the local experts' grouped GEMMs, batch experts/ep of ep x routed / experts tokens
+// each, whole expert width (expert tensor parallelism 1).
+enum LayerLinear { kQkv, kProj, kFc1, kFc2, kMoe, kRoles };
 struct LinearShape {
   double m, n, k;
   LayerLinear role;
+  double batch = 1;
 };
 std::vector<LinearShape> layer_gemm_shapes(const Dims& d) {
   std::vector<LinearShape> v;
@@ -253,32 +261,43 @@ std::vector<LinearShape> layer_gemm_shapes(const Dims& d) {
     v.push_back({d.T, d.hkv / d.t, d.h, kQkv});
   }
   v.push_back({d.T, d.h, d.hq / d.t, kProj});
-  const double fc1_n = d.f * (d.gated ? 2.0 : 1.0) / d.linears.up_gate / d.t;
-  for (int i = 0; i < d.linears.up_gate; ++i) v.push_back({d.T, fc1_n, d.h, kFc1});
-  v.push_back({d.T, d.h, d.f / d.t, kFc2});
+  const double g = d.gated ? 2.0 : 1.0, f = d.moe ? d.fs : d.f;
+  if (f > 0) {
+    for (int i = 0; i < d.linears.up_gate; ++i)
+      v.push_back({d.T, f * g / d.linears.up_gate / d.t, d.h, kFc1});
+    v.push_back({d.T, d.h, f / d.t, kFc2});
+  }
+  if (d.moe) {
+    const double per_expert = d.ep * d.routed / d.experts, local = d.experts / d.ep;
+    v.push_back({d.Ts, d.experts, d.h, kMoe});
+    v.push_back({per_expert, d.fe * g, d.h, kMoe, local});
+    v.push_back({per_expert, d.h, d.fe, kMoe, local});
+  }
   return v;
 }
 
 // The forward GEMMs of a layer, or their backward: each linear's data-gradient GEMM, then its
 // weight-gradient GEMM, whose times are summed into `wgrad` (indexed by role) when given.
-void layer_gemms(Acc& a, const Dims& d, bool backward, std::array<Seconds, 4>* wgrad = nullptr) {
+void layer_gemms(Acc& a, const Dims& d, bool backward, std::array<Seconds, kRoles>* wgrad = nullptr) {
   a.gemm_p = d.fp8 ? Precision::fp8 : a.p;
   for (const LinearShape& s : layer_gemm_shapes(d)) {
     if (!backward) {
-      a.linear(s.m, s.n, s.k);
+      a.linear(s.m, s.n, s.k, s.batch);
       continue;
     }
-    a.linear_dgrad(s.m, s.n, s.k);
+    a.linear_dgrad(s.m, s.n, s.k, s.batch);
     const Seconds before = a.t;
-    a.linear_wgrad(s.m, s.n, s.k);
+    a.linear_wgrad(s.m, s.n, s.k, s.batch);
     if (wgrad) (*wgrad)[s.role] += a.t - before;
   }
   a.gemm_p = a.p;  // the attention GEMMs after it stay 16-bit
 }
 
-double layer_weight_params(const ModelSpec& m) {
+// Weights of one layer's linears on one rank: TP-split attention and MLP (MoE: shared
+// experts), and the router and the rank's experts/ep whole experts.
+double layer_weight_params(const ModelSpec& m, const Dims& d) {
   const ParamCounts c = count_params(m);
-  return double(c.attention + c.mlp);
+  return double(c.attention + c.mlp) / d.t + double(c.router) + double(c.experts) / d.ep;
 }
 
 void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, const GpuSpec& gpu,
@@ -289,6 +308,8 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   Acc fwd{gpu, eff, k.precision, {}, {}, 0, memo};
   layer_gemms(fwd, d, false);
   fwd.mem(w.fwd);
+  const Elementwise moe = moe_elementwise(d);
+  if (d.moe) fwd.mem(moe.fwd);
   double out_cols = 0;  // the linears' output widths on this rank
   for (const LinearShape& g : layer_gemm_shapes(d)) out_cols += g.n;
   const bool current = k.fp8_recipe == Fp8Recipe::tensorwise;
@@ -298,9 +319,9 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
     fwd.mem(casts.fwd_bytes, casts.fwd_kernels);
     Acc wc{gpu, eff, k.precision, {}, {}, 0, memo}, wt = wc;
     const int amax = current ? 2 : 1;  // current scaling: an amax kernel before each cast
-    wc.mem(layer_weight_params(m) / d.t * fp8_weight_bytes_per_param(d.e, false, current),
+    wc.mem(layer_weight_params(m, d) * fp8_weight_bytes_per_param(d.e, false, current),
            amax * d.linears.total());
-    wt.mem(layer_weight_params(m) / d.t * fp8_weight_bytes_per_param(d.e, true, current), d.linears.total());
+    wt.mem(layer_weight_params(m, d) * fp8_weight_bytes_per_param(d.e, true, current), d.linears.total());
     o.fp8_weight_cast = wc.t, o.fp8_weight_transpose = wt.t;
   }
   // Autocast casts each weight and bias tensor to 16 bits once per forward (one kernel
@@ -308,12 +329,13 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   // (r 2, w 4 bytes per parameter), for each linear of the model code (d.linears).
   const int biases = bias_tensors(m, d.linears);
   const int cast_tensors = d.linears.total() + biases;
-  const double cast_params = layer_weight_params(m) / d.t;
+  const double cast_params = layer_weight_params(m, d);
   if (d.autocast) fwd.mem(MemKernel::stream, cast_params * 6.0, cast_params, cast_tensors);
   Acc bwd{gpu, eff, k.precision, {}, {}, 0, memo};
-  std::array<Seconds, 4> wgrad{};
+  std::array<Seconds, kRoles> wgrad{};
   layer_gemms(bwd, d, true, &wgrad);
   bwd.mem(w.bwd);
+  if (d.moe) bwd.mem(moe.bwd);
   if (d.fp8) bwd.mem(casts.bwd_bytes, casts.bwd_kernels);
   if (d.autocast) bwd.mem(MemKernel::stream, cast_params * 6.0, cast_params, cast_tensors);
   // each bias gradient: a reduction over the tokens of its linear's output gradient

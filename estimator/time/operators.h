@@ -35,6 +35,9 @@ struct OpKey {
   // Context parallelism: seq_len is the rank's s / cp tokens, and the flash attention core
   // runs cp steps of them (estimator/time/context_parallel.h).
   int cp = 1;
+  // Expert parallelism (MoE models): ranks the routed experts are split over; sets the
+  // tokens each local expert's GEMMs see (estimator/time/moe.h).
+  int ep = 1;
   bool operator==(const OpKey&) const = default;
 };
 

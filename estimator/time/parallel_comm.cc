@@ -20,6 +20,7 @@
 
 #include "estimator/params.h"
 #include "estimator/time/gemm.h"
+#include "estimator/time/moe.h"
 
 namespace dsplan {
 
@@ -68,10 +69,14 @@ void tp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
   // output gradients keep 16 bits.
   const Seconds ag_in =
       cfg.fp8 && cfg.sequence_parallel ? c.time(Collective::all_gather, Bytes(elems), pl.tp) : ag;
-  o.tp_layer_fwd = cfg.sequence_parallel ? (ag_in + rs) * 2.0 : pair * 2.0;
-  o.tp_layer_bwd = pair * 2.0;
+  // An MoE layer's routed experts take the rank's sequence-parallel slice whole (expert
+  // TP 1): only shared experts keep the MLP's pair of collectives.
+  o.tp_mlp = !is_moe(m) || m.shared_ffn > 0;
+  const double pairs = o.tp_mlp ? 2.0 : 1.0;
+  o.tp_layer_fwd = cfg.sequence_parallel ? (ag_in + rs) * pairs : pair * pairs;
+  o.tp_layer_bwd = pair * pairs;
   o.tp_bwd_input_grad = cfg.sequence_parallel ? rs : ar;
-  o.tp_bwd_blocking = cfg.sequence_parallel ? ag * 2.0 : Seconds{};
+  o.tp_bwd_blocking = cfg.sequence_parallel ? ag * pairs : Seconds{};
   o.tp_embed_fwd = cfg.sequence_parallel ? rs : ar;
   // Head: gather the input (SP), three small all-reduces of vocab-parallel cross-entropy
   // (max, sum-exp, target logit: b s fp32 values each); backward reduces the input grad.
@@ -79,6 +84,18 @@ void tp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
   o.tp_head_fwd = (cfg.sequence_parallel ? ag : Seconds{}) +
                   (m.vocab_logits ? c.time(Collective::all_reduce, ce, pl.tp) * 3.0 : Seconds{});
   o.tp_head_bwd = cfg.sequence_parallel ? rs : ar;
+}
+
+// MoE: each layer's dispatch and combine all-to-alls over the ep ranks, each rank sending
+// its Ts x topk token copies (moe.h), twice forward and twice backward.
+void ep_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const Placement& pl,
+              const CollectiveModel& c) {
+  if (!is_moe(m) || cfg.ep <= 1) return;
+  const double tokens =
+      double(cfg.micro_batch) * cfg.seq_len / (cfg.sequence_parallel ? std::max(1, cfg.tp) : 1);
+  const double bytes = tokens * m.topk * m.hidden * element_bytes(cfg.precision);
+  o.ep_layer_fwd = all_to_all_time(c, bytes, pl.ep) * 2.0;
+  o.ep_layer_bwd = o.ep_layer_fwd;
 }
 
 void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const StageParams& sp,
@@ -124,10 +141,13 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
         c.time(Collective::all_gather, Bytes(sp.layer_gathered * e / n), shard_group) * n;
     o.nonlayer_gather = c.time(Collective::all_gather, Bytes(sp.nonlayer() * e), shard_group);
   } else {
-    const double layers = L * sp.layer * g;
+    // MoE: the experts' gradients reduce over the ranks holding the same experts.
+    const double experts = L * sp.layer_expert * g, layers = L * sp.layer * g - experts;
     o.layer_grad_reduce_replica = replica_reduce(layers) / double(L);
     o.layer_grad_reduce =
-        bucketed(c, red, layers, bucket, shard_group) / double(L) + o.layer_grad_reduce_replica;
+        (bucketed(c, red, layers, bucket, shard_group) + bucketed(c, red, experts, bucket, pl.edp)) /
+            double(L) +
+        o.layer_grad_reduce_replica;
   }
   o.grad_reduce_tail_replica = replica_reduce(sp.nonlayer() * g);
   o.grad_reduce_tail = bucketed(c, red, sp.nonlayer() * g, bucket, shard_group) + o.grad_reduce_tail_replica;
@@ -146,8 +166,10 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
     const double first = std::min(sp.max_stage(), megatron_bucket_elems(cfg.dp)) * pe;
     o.param_allgather = c.time(Collective::all_gather, Bytes(first), pl.dp);
   } else if (cfg.zero_stage == 1 || cfg.zero_stage == 2 || cfg.deepspeed_bf16_optimizer()) {
+    const double experts = sp.expert_stage(), bucket_bytes = cfg.zero.allgather_bucket_elems * e;
     o.param_allgather =
-        bucketed(c, Collective::all_gather, sp.max_stage() * pe, cfg.zero.allgather_bucket_elems * e, pl.dp);
+        bucketed(c, Collective::all_gather, (sp.max_stage() - experts) * pe, bucket_bytes, pl.dp) +
+        bucketed(c, Collective::all_gather, experts * pe, bucket_bytes, pl.edp);
   }
 }
 
@@ -293,6 +315,9 @@ Placement place(const TrainConfig& cfg, const SystemSpec& node) {
   const int shard = cfg.shard_degree(gpn);
   p.dp_shard = shard < dp ? CommGroup{shard, shard} : p.dp;
   p.dp_replicas = {shard < dp ? dp / shard : 1, 1};
+  const int ep = std::max(1, cfg.ep), edp = std::max(1, tp * dp / ep);
+  p.ep = {ep, std::min(ep, gpn)};
+  p.edp = {edp, ep >= gpn ? 1 : std::min(edp, gpn / ep)};
   return p;
 }
 
@@ -317,7 +342,8 @@ StageParams stage_params(const ModelSpec& m, const TrainConfig& cfg) {
   s.layers_per_rank = sl.most();
   s.first_layers = sl.first;
   s.last_layers = sl.last;
-  s.layer = (c.attention + c.mlp) / t + c.layer_norms;
+  s.layer_expert = double(c.experts) / std::max(1, cfg.ep);
+  s.layer = (c.attention + c.mlp) / t + c.layer_norms + c.router + s.layer_expert;
   s.layer_gathered = (c.attention + c.mlp) / t;
   const double word = double(padded_vocab(m, cfg.tp)) * m.hidden / t;
   const double first = word + c.other_embedding;
@@ -346,7 +372,10 @@ ParallelComm parallel_comm(const ModelSpec& m, const TrainConfig& cfg, const Sys
                            CommParts parts) {
   ParallelComm o;
   const Placement pl = place(cfg, node);
-  if (parts != CommParts::without_tp) tp_costs(o, m, cfg, pl, coll);
+  if (parts != CommParts::without_tp) {
+    tp_costs(o, m, cfg, pl, coll);
+    ep_costs(o, m, cfg, pl, coll);
+  }
   if (parts == CommParts::tp_only) return o;
   const StageParams sp = stage_params(m, cfg);
   dp_costs(o, m, cfg, sp, pl, coll);

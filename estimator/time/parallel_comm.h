@@ -27,6 +27,10 @@ namespace dsplan {
 
 struct Placement {
   CommGroup tp, dp, pp_p2p, embed;
+  // MoE (TrainConfig::ep, expert tensor parallelism 1): the ep ranks exchanging tokens
+  // (consecutive ranks: Megatron-Core's expert grid puts EP innermost) and the ranks
+  // holding the same experts, tp x dp / ep of them at stride ep (dp here includes cp).
+  CommGroup ep, edp;
   // The group parameters are sharded over (dp; FSDP hybrid sharding: a node's dp ranks)
   // and its replicas across nodes (one rank per node; 1 rank without hybrid sharding).
   CommGroup dp_shard, dp_replicas;
@@ -37,12 +41,14 @@ Placement place(const TrainConfig& cfg, const SystemSpec& node);
 struct StageParams {
   int layers_per_rank = 1;                // the most any rank holds (TrainConfig::stage_layers)
   int first_layers = 1, last_layers = 1;  // the first and last ranks' (fewer when accounted)
-  double layer = 0;          // one transformer layer on one TP rank
+  double layer = 0;                       // one transformer layer on one TP rank (MoE: its experts included)
+  double layer_expert = 0;                // MoE: the part of `layer` that is this rank's routed experts
   double layer_gathered = 0; // the part ZeRO-3 gathers (persistent small tensors excluded)
   double first_extra = 0;    // embeddings (and the head too when pp == 1)
   double last_extra = 0;     // final norm, head / tied-embedding copy, pooler
   double max_stage() const;  // params of the most loaded stage
   double nonlayer() const;   // non-layer params of that stage
+  double expert_stage() const { return layers_per_rank * layer_expert; }
 };
 StageParams stage_params(const ModelSpec& m, const TrainConfig& cfg);
 // Parameter tensors of the most loaded stage: weights and biases of the layers' linears
@@ -61,6 +67,11 @@ struct ParallelComm {
   // linear's weight-gradient GEMM, and what must finish first (SP: the all-gathers of the
   // row-parallel linears' output gradients).
   Seconds tp_bwd_input_grad, tp_bwd_blocking;
+  // The MLP's TP collectives exist (false for an MoE layer without shared experts, whose
+  // experts are not TP-split: only the attention's pair remains).
+  bool tp_mlp = true;
+  // MoE: the all-to-alls of one layer (dispatch and combine), forward and backward.
+  Seconds ep_layer_fwd, ep_layer_bwd;
   Seconds layer_grad_reduce;   // per layer, per reduction round
   Seconds layer_grad_reduce_replica;  // FSDP hybrid: the part of it that all-reduces the shard
                                       // across the replicas (their own communicator)

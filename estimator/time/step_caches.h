@@ -19,7 +19,7 @@ struct OpEntry {
 };
 
 struct CommKey {
-  int tp = 1, pp = 1, dp = 1, micro_batch = 1, seq_len = 1, zero_stage = 0, overlap_comm = -1;
+  int tp = 1, pp = 1, dp = 1, ep = 1, micro_batch = 1, seq_len = 1, zero_stage = 0, overlap_comm = -1;
   int fused_optimizer = -1;
   bool megatron_fp32_grads = true;
   bool fsdp_hybrid = false;

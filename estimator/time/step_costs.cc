@@ -35,6 +35,7 @@ OpKey op_key(const TrainConfig& c) {
   k.fp8 = c.fp8;
   k.fp8_recipe = c.fp8 ? c.fp8_recipe : Fp8Recipe::delayed;
   k.cp = std::max(1, c.cp);
+  k.ep = std::max(1, c.ep);
   return k;
 }
 
@@ -43,6 +44,7 @@ CommKey comm_key(const TrainConfig& c) {
   k.tp = std::max(1, c.tp);
   k.pp = std::max(1, c.pp);
   k.dp = std::max(1, c.dp);
+  k.ep = std::max(1, c.ep);
   // The micro-batch and sequence reach the entry only through the pipeline's activation
   // sends (the TP collectives are the operator entry's): without a pipeline, one entry
   // serves every micro-batch.
@@ -94,8 +96,9 @@ std::uint64_t hash_of(const OpKey& k) {
   put(std::uint64_t(k.norm_kernel), 2);
   put(std::uint64_t(k.fp8), 1);
   put(std::uint64_t(k.fp8_recipe), 1);
-  // The 64 bits are spent; context parallelism (rare, cp > 1) is mixed in on top.
-  return k.cp > 1 ? hash_mix(h, std::uint64_t(k.cp)) : h;
+  // The 64 bits are spent; context and expert parallelism (rare, > 1) are mixed in on top.
+  if (k.cp > 1) h = hash_mix(h, std::uint64_t(k.cp));
+  return k.ep > 1 ? hash_mix(h, std::uint64_t(k.ep) << 32) : h;
 }
 
 // The communication key packed into four words (degrees and shapes in two, the flags and
@@ -103,7 +106,7 @@ std::uint64_t hash_of(const OpKey& k) {
 // 22, on a path that runs for every configuration. Keys still compare whole.
 std::uint64_t hash_of(const CommKey& k) {
   auto u = [](auto v) { return static_cast<std::uint64_t>(v); };
-  const std::uint64_t degrees = u(k.tp) | u(k.pp) << 16 | u(k.dp) << 32;
+  const std::uint64_t degrees = u(k.tp) | u(k.pp) << 16 | u(k.dp) << 32 | u(k.ep) << 52;
   const std::uint64_t shape = u(k.micro_batch) | u(k.seq_len) << 32;
   const std::uint64_t flags =
       u(k.zero_stage) | u(k.overlap_comm + 1) << 4 | u(k.fused_optimizer + 1) << 6 | u(k.precision) << 8 |
@@ -170,7 +173,11 @@ const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const 
     e.first_layers = sp.first_layers;
     e.last_layers = sp.last_layers;
     const bool sharded = cfg.zero_stage >= 1 || cfg.deepspeed_bf16_optimizer();
-    double shard = sp.max_stage() / (sharded ? std::max(1, cfg.shard_degree(cl.gpus_per_node())) : 1);
+    // MoE: the experts' states shard over the ranks holding the same experts.
+    const double experts = sp.expert_stage();
+    double shard =
+        (sp.max_stage() - experts) / (sharded ? std::max(1, cfg.shard_degree(cl.gpus_per_node())) : 1) +
+        experts / (sharded ? std::max(1, cfg.tp * cfg.dp / std::max(1, cfg.ep)) : 1);
     int tensors = stage_tensors(m, sp, cfg);
     const double bw = cl.node.gpu.hbm_bw.v * eff.hbm_fraction;
     if (cfg.ddp_zero_redundancy()) {
@@ -237,7 +244,7 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.layer.bwd = op.bwd + pc.layer_bwd_extra + pc.layer_zero3_overhead +
                 pc.layer_grad_accumulate * ((m - 1.0) / m) + pc.layer_step_passes * (1.0 / m);
   c.layer.recompute = op.recompute;
-  if (recomputes_layers(cfg.checkpointing)) c.layer.recompute += tp.tp_layer_fwd;
+  if (recomputes_layers(cfg.checkpointing)) c.layer.recompute += tp.tp_layer_fwd + tp.ep_layer_fwd;
   // Context parallelism: the K/V ring steps each attention pass (and its recompute) exposes.
   if (cfg.cp > 1) {
     const CpExposed x = cp_exposed(oe.cp_ring, cfg.cp, op.attn_core_fwd, op.attn_core_bwd);
@@ -251,6 +258,8 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
     c.layer.recompute = c.layer.recompute * cfg.recompute_share(ce.layers_per_rank);
   c.layer.tp_comm_fwd = tp.tp_layer_fwd;
   c.layer.tp_comm_bwd = tp.tp_layer_bwd;
+  c.layer.ep_comm_fwd = tp.ep_layer_fwd;
+  c.layer.ep_comm_bwd = tp.ep_layer_bwd;
   // Megatron (since 2021-09) launches each column-parallel linear's input-gradient
   // all-reduce (reduce-scatter with SP) asynchronously and computes that linear's weight
   // gradient meanwhile (ColumnParallelLinearWithAsyncAllreduce, later
@@ -261,8 +270,11 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
       return contended_window(gemm, comm, eff.overlap_compute_loss) - gemm;
     };
     c.layer.tp_comm_bwd = tp.tp_bwd_blocking + outlasts(tp.tp_bwd_input_grad, op.wgrad_qkv) +
-                          outlasts(tp.tp_bwd_input_grad, op.wgrad_fc1);
+                          (tp.tp_mlp ? outlasts(tp.tp_bwd_input_grad, op.wgrad_fc1) : Seconds{});
   }
+  // MoE's all-to-alls block the compute stream like the TP collectives (moe.h).
+  c.layer.tp_comm_fwd += tp.ep_layer_fwd;
+  c.layer.tp_comm_bwd += tp.ep_layer_bwd;
   c.layer.param_gather = pc.layer_param_gather;
   c.layer.grad_reduce = pc.layer_grad_reduce;
   c.layer.grad_reduce_replica = pc.layer_grad_reduce_replica;

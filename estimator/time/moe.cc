@@ -1,0 +1,48 @@
+// MoE layer passes and all-to-all time (moe.h; docs/model.md §4.13).
+#include "estimator/time/moe.h"
+
+#include <algorithm>
+
+namespace dsplan {
+
+Elementwise moe_elementwise(const op::Dims& d) {
+  Elementwise w;
+  if (!d.moe) return w;
+  const double tokens = d.Ts, E = d.experts, k = d.topk, copies = d.routed, e = d.e;
+  // Router: the e-byte logits cast to fp32 (e + 4), softmax (read 4, write 4), top-k (read
+  // 4; write k values and int64 indices), and the load-balancing loss's per-expert sums and
+  // product (read the fp32 probabilities twice): 6 kernels over tokens x experts.
+  const double router = tokens * E * (e + 4.0 + 8.0 + 4.0 + 8.0) + tokens * k * 12.0;
+  w.fwd.add(MemKernel::blended, router, 0);
+  w.bwd.add(MemKernel::blended, 2.0 * router, 0);
+  w.fwd.kernels += 6, w.bwd.kernels += 8;
+  // Permute: gather each token's h elements once per chosen expert (read and write the
+  // copies, 2e each) after sorting the indices (a few small kernels). Unpermute: scale each
+  // expert output by its probability (read, write) and add the top-k copies into the token
+  // (read the copies, write the token). The backward runs the mirror passes and reduces
+  // each copy's dot product with its output gradient for the probability's gradient.
+  const double row = d.h * e;
+  const double permute = 2.0 * copies * row;
+  const double unpermute = 2.0 * copies * row + copies * row + tokens * row;
+  w.fwd.add(MemKernel::stream, permute + unpermute, 2.0 * copies * d.h);
+  w.bwd.add(MemKernel::stream, 2.0 * (permute + unpermute), 4.0 * copies * d.h);
+  w.fwd.kernels += 8, w.bwd.kernels += 10;
+  return w;
+}
+
+double moe_all_to_all_bytes(const op::Dims& d) { return d.moe ? d.routed * d.h * d.e : 0.0; }
+
+Seconds all_to_all_time(const CollectiveModel& c, double bytes, CommGroup g) {
+  if (g.ranks <= 1 || bytes <= 0) return Seconds{};
+  const int n = g.ranks, r = std::clamp(g.ranks_per_node, 1, n);
+  // Inside the node each GPU sends (r - 1)/n of its buffer over its own NVLink ports; the
+  // (n - r)/n bound elsewhere leave through its share of the NICs. The two proceed at once.
+  const double intra = r > 1 ? bytes * (r - 1.0) / n / c.intra_busbw(r).v : 0.0;
+  const double inter = n > r ? bytes * double(n - r) / n / c.inter_busbw(1).v : 0.0;
+  // Latency: one grouped send/recv round (a point-to-point operation's, across nodes when
+  // the group leaves one).
+  const Seconds lat = c.time(Collective::send_recv, Bytes(1.0), CommGroup{2, n > r ? 1 : 2});
+  return lat + Seconds(std::max(intra, inter));
+}
+
+}  // namespace dsplan

@@ -1,0 +1,37 @@
+// Mixture-of-experts layer costs beyond the GEMMs (docs/model.md §4.13), as Megatron-Core
+// runs a dropless MoE layer with the all-to-all token dispatcher, grouped expert GEMMs and
+// expert tensor parallelism 1:
+//  - the router: a hidden x experts linear (priced with the layer's GEMMs), its logits
+//    softmaxed and top-k selected in fp32, plus the load-balancing loss's reductions;
+//  - permutation: each token copied once per chosen expert into expert order, and the
+//    reverse (unpermute) that weights each expert output by its routing probability and
+//    sums the top-k copies back into one token;
+//  - two all-to-alls over the ep ranks each way (dispatch and combine), each moving the
+//    rank's Ts x topk token copies of h elements; they run on the compute stream
+//    (Megatron-Core does not overlap them by default) and are exposed.
+// Assumes balanced routing: every expert receives ep x Ts x topk / experts tokens a
+// micro-batch (the load-balancing loss's aim). Real routing is uneven, and the step waits
+// for the busiest expert rank: the prediction is a lower bound on the MoE layer's time.
+#pragma once
+
+#include "core/units.h"
+#include "estimator/time/collectives.h"
+#include "estimator/time/elementwise.h"
+#include "estimator/time/op_dims.h"
+
+namespace dsplan {
+
+// The router's softmax/top-k/aux-loss passes and the permute/unpermute copies of one MoE
+// layer, forward and backward (zero for a dense layer).
+Elementwise moe_elementwise(const op::Dims& d);
+
+// Bytes one rank sends in one all-to-all of a MoE layer: its token copies, e bytes each.
+double moe_all_to_all_bytes(const op::Dims& d);
+
+// Time of an all-to-all in which each of `ranks` GPUs sends `bytes` in all (1/ranks of it
+// to itself), `ranks_per_node` of them sharing a node: NCCL's grouped send/recv, every pair
+// at once, bounded by each GPU's NVLink bandwidth for the peers inside the node and by its
+// share of the node's NICs for the rest.
+Seconds all_to_all_time(const CollectiveModel& c, double bytes, CommGroup g);
+
+}  // namespace dsplan

@@ -1,0 +1,204 @@
+// Mixture-of-experts pricing (docs/model.md §4.13): the routed experts' grouped GEMMs and how
+// expert parallelism shapes them, the all-to-all time, the TP collectives an MoE layer keeps,
+// the experts' model states over the expert data-parallel ranks, and the search's rules.
+// Hand-derived numbers below.
+#include "estimator/time/moe.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "estimator/memory.h"
+#include "estimator/params.h"
+#include "estimator/search/space.h"
+#include "estimator/time/collectives.h"
+#include "estimator/time/efficiency_defaults.h"
+#include "estimator/time/gemm.h"
+#include "estimator/time/op_dims.h"
+#include "estimator/time/operators.h"
+#include "estimator/time/parallel_comm.h"
+#include "fixtures.h"
+
+namespace dsplan {
+namespace {
+
+// A Mixtral-8x7B-shaped decoder: 32 layers, h 4096, 32 heads of 128, 8 KV heads, 8 experts
+// of a 14336-wide SwiGLU MLP, top-2, no biases, RMSNorm, rotary, vocabulary 32000 untied.
+ModelSpec mixtral() {
+  ModelSpec m;
+  m.name = "mixtral-test";
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.head_dim = 128;
+  m.ffn_hidden = 14336;
+  m.gated_mlp = true;
+  m.activation = Activation::silu;
+  m.norm = NormKind::rmsnorm;
+  m.position = PositionKind::rotary;
+  m.linear_bias = false;
+  m.tied_embeddings = false;
+  m.vocab = 32000;
+  m.max_positions = 32768;
+  m.dropout = false;
+  m.experts = 8;
+  m.topk = 2;
+  m.moe_ffn = 14336;
+  return m;
+}
+
+OpKey key(int tp, int ep) {
+  OpKey k;
+  k.tp = tp;
+  k.sequence_parallel = tp > 1;
+  k.micro_batch = 1;
+  k.seq_len = 4096;
+  k.flash = true;
+  k.precision = Precision::bf16;
+  k.framework = Framework::megatron;
+  k.ep = ep;
+  return k;
+}
+
+// Parameters: attention 4096 x (4096 + 2 x 1024) + 4096 x 4096 = 41,943,040; router
+// 4096 x 8 = 32,768; experts 8 x 3 x 4096 x 14336 = 1,409,286,144; norms 2 x 4096. A token
+// runs 2 of the 8 experts: 3 x 4096 x 14336 x 2 = 352,321,536 of them.
+TEST(Moe, ParameterCountsSplitTheExperts) {
+  const ModelSpec m = mixtral();
+  const ParamCounts c = count_params(m);
+  EXPECT_EQ(c.attention, 41943040);
+  EXPECT_EQ(c.router, 32768);
+  EXPECT_EQ(c.experts, 1409286144);
+  EXPECT_EQ(c.mlp, 0);
+  EXPECT_EQ(c.per_layer(), 41943040 + 32768 + 1409286144 + 8192);
+  // matmul weights a token runs in a layer: attention + router + two experts.
+  EXPECT_DOUBLE_EQ(matmul_params_per_layer(m), 41943040.0 + 32768.0 + 352321536.0);
+  EXPECT_EQ(total_params(m) - active_params(m), std::int64_t{32} * 6 * 3 * 4096 * 14336);
+}
+
+// The layer's linear GEMMs, priced one by one. T = 4096 tokens, routed copies 4096 x 2 =
+// 8192. ep 1: 8 local experts of 1 x 8192 / 8 = 1024 tokens each (batch 8); ep 8: one local
+// expert of 8 x 8192 / 8 = 8192 tokens. Either way the experts' FLOPs are the same.
+TEST(Moe, ExpertGemmsTakeTheirTokensFromExpertParallelism) {
+  const ModelSpec m = mixtral();
+  const GpuSpec gpu = test::h200();
+  const Efficiency eff = default_efficiency(gpu);
+  auto lin = [&](double rows, double n, double k, double batch) {
+    return estimate_gemm(GemmShape{.m = rows, .n = n, .k = k, .batch = batch, .m_free = true},
+                         Precision::bf16, gpu, eff)
+        .time.v;
+  };
+  for (int ep : {1, 8}) {
+    const double per_expert = ep * 8192.0 / 8, local = 8.0 / ep;
+    const double expected = lin(4096, 4096 + 2 * 1024, 4096, 1) + lin(4096, 4096, 4096, 1) +
+                            lin(4096, 8, 4096, 1) + lin(per_expert, 2 * 14336, 4096, local) +
+                            lin(per_expert, 4096, 14336, local);
+    const OpCosts o = operator_costs(m, gpu, eff, key(1, ep));
+    EXPECT_NEAR(o.fwd_linear.v, expected, 1e-12) << "ep " << ep;
+  }
+  const OpCosts a = operator_costs(m, gpu, eff, key(1, 1)), b = operator_costs(m, gpu, eff, key(1, 8));
+  EXPECT_DOUBLE_EQ(a.fwd_flops_hw.v, b.fwd_flops_hw.v);
+  EXPECT_DOUBLE_EQ(a.bwd_flops_hw.v, b.bwd_flops_hw.v);
+}
+
+// Each rank sends its 4096 x 2 token copies of 4096 bf16 elements: 67,108,864 B. On a DGX
+// H200 (450 GB/s per GPU x 20.6/25 usable = 370.8 GB/s):
+//   ep 8 in one node: 7/8 of it over NVLink, 58,720,256 B / 370.8e9 = 158.36 us, plus one
+//   point-to-point latency inside the node;
+//   ep 16 over two nodes: 8/16 of it leaves through the GPU's share of eight 400 Gb/s NICs at
+//   0.9 efficiency (45 GB/s): 33,554,432 B / 45e9 = 745.65 us, which outlasts the 7/16 over
+//   NVLink (79.18 us); the latency is a cross-node one.
+TEST(Moe, AllToAllOverNvlinkAndAcrossNodes) {
+  const SystemSpec node = test::dgx_h200(false);
+  const CollectiveModel c(node, default_efficiency(node.gpu));
+  const double bytes = 4096.0 * 2 * 4096 * 2;
+  op::Dims d = op::dims(mixtral(), key(1, 8));
+  EXPECT_DOUBLE_EQ(moe_all_to_all_bytes(d), bytes);
+  const double lat_in = c.time(Collective::send_recv, Bytes(1.0), CommGroup{2, 2}).v;
+  const double lat_out = c.time(Collective::send_recv, Bytes(1.0), CommGroup{2, 1}).v;
+  EXPECT_NEAR(in_us(all_to_all_time(c, bytes, CommGroup{8, 8})), lat_in * 1e6 + 158.36, 0.01);
+  EXPECT_NEAR(in_us(all_to_all_time(c, bytes, CommGroup{16, 8})), lat_out * 1e6 + 745.65, 0.01);
+  EXPECT_DOUBLE_EQ(all_to_all_time(c, bytes, CommGroup{1, 1}).v, 0.0);
+}
+
+// An MoE layer without shared experts keeps only the attention's TP collectives (the experts
+// take each rank's sequence-parallel slice whole), and its all-to-alls (twice each way) sit
+// beside them. With tp 2 the copies a rank sends halve: 2048 x 2 x 4096 x 2 B.
+TEST(Moe, TpCollectivesAndAllToAllsOfALayer) {
+  const ModelSpec moe = mixtral();
+  ModelSpec dense = moe;
+  dense.experts = dense.topk = dense.moe_ffn = 0;
+  const Cluster cl = test::cluster(test::dgx_h200(false), 16);
+  const Efficiency eff = default_efficiency(cl.node.gpu);
+  const CollectiveModel coll(cl.node, eff);
+  TrainConfig cfg;
+  cfg.framework = Framework::megatron;
+  cfg.tp = 2;
+  cfg.dp = 8;
+  cfg.ep = 8;
+  cfg.sequence_parallel = true;
+  cfg.seq_len = 4096;
+  const ParallelComm pm = parallel_comm(moe, cfg, cl.node, cl.node.gpu, eff, coll, CommParts::tp_only);
+  cfg.ep = 1;
+  const ParallelComm pd = parallel_comm(dense, cfg, cl.node, cl.node.gpu, eff, coll, CommParts::tp_only);
+  EXPECT_NEAR(pm.tp_layer_fwd.v * 2.0, pd.tp_layer_fwd.v, 1e-15);
+  EXPECT_NEAR(pm.tp_layer_bwd.v * 2.0, pd.tp_layer_bwd.v, 1e-15);
+  EXPECT_FALSE(pm.tp_mlp);
+  EXPECT_TRUE(pd.tp_mlp);
+  EXPECT_DOUBLE_EQ(pd.ep_layer_fwd.v, 0.0);
+  const double a2a = all_to_all_time(coll, 2048.0 * 2 * 4096 * 2, CommGroup{8, 8}).v;
+  EXPECT_NEAR(pm.ep_layer_fwd.v, 2.0 * a2a, 1e-15);
+  EXPECT_NEAR(pm.ep_layer_bwd.v, 2.0 * a2a, 1e-15);
+}
+
+// Megatron's distributed optimizer shards the experts' fp32 states over the tp x dp / ep ranks
+// that hold the same experts. On 16 GPUs (tp 1, dp 16) a rank holds 1/ep of the experts and
+// shards their states 16/ep ways: 1/16 of them whatever ep is. Its 16-bit weights and
+// gradients shrink with ep: by 32 layers x 1,409,286,144 x (1 - 1/8) x 2 B each at ep 8.
+TEST(Moe, ExpertStatesShardOverTheExpertDataParallelRanks) {
+  const ModelSpec m = mixtral();
+  const Cluster cl = test::cluster(test::dgx_h200(false), 16);
+  const MemoryModel mm(m, cl);
+  TrainConfig cfg;
+  cfg.framework = Framework::megatron;
+  cfg.zero_stage = 1;
+  cfg.dp = 16;
+  cfg.seq_len = 4096;
+  cfg.flash_attention = true;
+  const MemoryBreakdown one = mm.estimate(cfg);
+  cfg.ep = 8;
+  const MemoryBreakdown eight = mm.estimate(cfg);
+  const double shed = 32.0 * 1409286144.0 * (1.0 - 1.0 / 8.0) * 2.0;
+  EXPECT_NEAR(one.params.v - eight.params.v, shed, 1.0);
+  EXPECT_NEAR(one.optimizer.v, eight.optimizer.v, 1.0);
+  EXPECT_GT(one.grads.v, eight.grads.v);
+}
+
+// The search's rules: each reason is given, and a valid MoE point has none.
+TEST(Moe, ExpertParallelRules) {
+  const ModelSpec m = mixtral();
+  auto reasons = [&](ModelSpec model, Framework fw, int tp, int dp, int ep, bool sp) {
+    TrainConfig cfg;
+    cfg.framework = fw;
+    cfg.tp = tp;
+    cfg.dp = dp;
+    cfg.sequence_parallel = sp;
+    std::vector<std::string> why;
+    set_expert_parallel(model, ep, cfg, why);
+    return why;
+  };
+  EXPECT_TRUE(reasons(m, Framework::megatron, 1, 16, 8, false).empty());
+  EXPECT_TRUE(reasons(m, Framework::megatron, 2, 8, 8, true).empty());
+  ModelSpec dense = m;
+  dense.experts = 0;
+  EXPECT_EQ(reasons(dense, Framework::megatron, 1, 16, 2, false).size(), 1u);
+  EXPECT_TRUE(reasons(dense, Framework::deepspeed, 1, 16, 1, false).empty());
+  EXPECT_EQ(reasons(m, Framework::deepspeed, 1, 16, 8, false).size(), 1u);  // Megatron only
+  EXPECT_EQ(reasons(m, Framework::megatron, 1, 12, 3, false).size(), 1u);   // 3 does not divide 8 experts
+  EXPECT_EQ(reasons(m, Framework::megatron, 1, 4, 8, false).size(), 1u);    // 8 does not divide tp x dp = 4
+  EXPECT_EQ(reasons(m, Framework::megatron, 2, 8, 8, false).size(), 1u);    // tp 2 without SP
+}
+
+}  // namespace
+}  // namespace dsplan
