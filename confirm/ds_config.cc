@@ -183,7 +183,7 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
     a.insert(a.end(), {"--num-layers-per-virtual-pipeline-stage", str(units / (c.pp * c.vpp))});
   if (c.cp > 1) a.insert(a.end(), {"--context-parallel-size", str(c.cp)});
   if (is_moe(m)) {
-    // The MoE layer dsplan priced (docs/model.md §4.13): dropless top-k routing, the
+    // The MoE layer dsplan priced (docs/model.md §4.11): dropless top-k routing, the
     // all-to-all dispatcher, grouped expert GEMMs, expert tensor parallelism 1.
     a.insert(a.end(), {"--num-experts", str(m.experts), "--moe-router-topk", str(m.topk),
                        "--moe-ffn-hidden-size", str(m.moe_ffn), "--expert-model-parallel-size",

@@ -94,7 +94,7 @@ struct ModelSpec {
   // LayerNorm models (GPT-2, BERT, OPT) have them, RMSNorm models (Llama, Mistral) not.
   // Many LayerNorm models train without dropout (BLOOM, GPT-NeoX-20B, MPT).
   std::optional<bool> dropout;
-  // Mixture of experts (docs/model.md §4.13). experts > 0: every layer's MLP is a router
+  // Mixture of experts (docs/model.md §4.11). experts > 0: every layer's MLP is a router
   // (a hidden x experts linear) over `experts` routed experts, each an MLP of width moe_ffn
   // (gated_mlp and activation as the dense one), of which each token runs `topk`; plus
   // shared experts that every token runs, shared_ffn wide in all (0 = none; Qwen2-MoE's

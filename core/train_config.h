@@ -92,7 +92,7 @@ struct TrainConfig {
   // Megatron-Core's parallel folding takes the ep ranks from the tp x cp x dp ranks of a
   // stage (expert tensor parallelism 1, which dsplan plans), so ep divides tp x cp x dp and
   // adds no GPUs; the experts' gradients reduce over the tp x cp x dp / ep ranks holding the
-  // same experts (expert_dp). docs/model.md §4.13.
+  // same experts (expert_dp). docs/model.md §4.11.
   int ep = 1;
   // Megatron-Core's uneven pipeline split (--account-for-embedding-in-pipeline-split,
   // --account-for-loss-in-pipeline-split; Megatron-LM since 2025-02): the embedding and/or

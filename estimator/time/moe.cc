@@ -1,4 +1,4 @@
-// MoE layer passes and all-to-all time (moe.h; docs/model.md §4.13).
+// MoE layer passes and all-to-all time (moe.h; docs/model.md §4.11).
 #include "estimator/time/moe.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Mixture-of-experts layer costs beyond the GEMMs (docs/model.md §4.13), as Megatron-Core
+// Mixture-of-experts layer costs beyond the GEMMs (docs/model.md §4.11), as Megatron-Core
 // runs a dropless MoE layer with the all-to-all token dispatcher, grouped expert GEMMs and
 // expert tensor parallelism 1:
 //  - the router: a hidden x experts linear (priced with the layer's GEMMs), its logits

@@ -17,6 +17,8 @@ def main() -> int:
     ap.add_argument("--dsplan", required=True)
     ap.add_argument("--file", required=True)
     ap.add_argument("--rows", type=int, required=True, help="time rows the file must yield")
+    ap.add_argument("--skipped", type=int, default=0,
+                    help="rows the file keeps that dsplan does not model (each skipped with a reason)")
     ap.add_argument("--max-mape", type=float, required=True, help="bound on the time MAPE (fraction)")
     ap.add_argument("--max-over-40", type=int, default=0, help="rows allowed beyond 40%% error")
     ap.add_argument("--max-not-fit", type=int, default=None,
@@ -35,8 +37,8 @@ def main() -> int:
         return 1
     s = json.loads(run.stdout)
     summ, fails = s["summary"], []
-    if s["skipped"]:
-        fails.append(f"rows skipped: {s['skipped']}")
+    if len(s["skipped"]) != a.skipped:
+        fails.append(f"rows skipped: expected {a.skipped}, got {len(s['skipped'])}: {s['skipped']}")
     if summ["unpredicted_rows"]:
         fails.append(f"{summ['unpredicted_rows']} rows without a valid configuration")
     if summ["time_rows"] != a.rows:

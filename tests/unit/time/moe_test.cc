@@ -1,4 +1,4 @@
-// Mixture-of-experts pricing (docs/model.md §4.13): the routed experts' grouped GEMMs and how
+// Mixture-of-experts pricing (docs/model.md §4.11): the routed experts' grouped GEMMs and how
 // expert parallelism shapes them, the all-to-all time, the TP collectives an MoE layer keeps,
 // the experts' model states over the expert data-parallel ranks, and the search's rules.
 // Hand-derived numbers below.
