@@ -82,9 +82,13 @@ void print_micro_batch(std::ostream& os, const StepTimeModel& m, const TrainConf
   os << indent << "  layer forward   " << three_way(l.fwd, split.fwd_linear, split.fwd_attention) << "\n";
   os << indent << "  layer backward  " << three_way(l.bwd, split.bwd_linear, split.bwd_attention) << "\n";
   if (l.recompute.v > 0) os << indent << "  layer recompute " << ms(l.recompute) << " ms\n";
-  if (l.tp_comm_fwd.v > 0 || l.tp_comm_bwd.v > 0)
-    os << indent << "  layer TP collectives (exposed) " << ms(l.tp_comm_fwd) << " ms forward, "
-       << ms(l.tp_comm_bwd) << " ms backward\n";
+  const Seconds tp_fwd = l.tp_comm_fwd - l.ep_comm_fwd, tp_bwd = l.tp_comm_bwd - l.ep_comm_bwd;
+  if (tp_fwd.v > 0 || tp_bwd.v > 0)
+    os << indent << "  layer TP collectives (exposed) " << ms(tp_fwd) << " ms forward, " << ms(tp_bwd)
+       << " ms backward\n";
+  if (l.ep_comm_fwd.v > 0 || l.ep_comm_bwd.v > 0)
+    os << indent << "  layer MoE all-to-alls (exposed) " << ms(l.ep_comm_fwd) << " ms forward, "
+       << ms(l.ep_comm_bwd) << " ms backward\n";
   std::string alone;  // the layer's data-parallel collectives, each as if alone
   if (l.param_gather.v > 0) alone += "ZeRO-3 parameter gather " + ms(l.param_gather) + " ms";
   if (l.grad_reduce.v > 0)
@@ -118,6 +122,8 @@ Json micro_batch_json(const StepTimeModel& m, const TrainConfig& cfg) {
                 {"recompute_s", l.recompute.v},
                 {"tp_comm_forward_s", l.tp_comm_fwd.v},
                 {"tp_comm_backward_s", l.tp_comm_bwd.v},
+                {"moe_all_to_all_forward_s", l.ep_comm_fwd.v},  // the part of tp_comm_* that is MoE's
+                {"moe_all_to_all_backward_s", l.ep_comm_bwd.v},
                 {"zero3_gather_s", l.param_gather.v},
                 {"grad_reduce_s", l.grad_reduce.v}};
   return Json{{"layer", layer},
