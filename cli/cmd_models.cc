@@ -40,11 +40,23 @@ std::string billions(std::int64_t v) {
 
 Json params_json(const ModelSpec& m) {
   const ParamCounts c = count_params(m);
-  return Json{{"word_embedding", c.word_embedding}, {"other_embedding", c.other_embedding},
-              {"attention_per_layer", c.attention}, {"mlp_per_layer", c.mlp},
-              {"layer_norms_per_layer", c.layer_norms}, {"per_layer", c.per_layer()},
-              {"final_norm", c.final_norm}, {"lm_head", c.lm_head}, {"pooler", c.pooler},
-              {"largest_module", c.largest_module}, {"total", c.total(m.layers)}};
+  Json j{{"word_embedding", c.word_embedding},
+         {"other_embedding", c.other_embedding},
+         {"attention_per_layer", c.attention},
+         {"mlp_per_layer", c.mlp},
+         {"layer_norms_per_layer", c.layer_norms},
+         {"per_layer", c.per_layer()},
+         {"final_norm", c.final_norm},
+         {"lm_head", c.lm_head},
+         {"pooler", c.pooler},
+         {"largest_module", c.largest_module},
+         {"total", c.total(m.layers)}};
+  if (is_moe(m)) {  // MoE models only, so dense listings keep their JSON
+    j["router_per_layer"] = c.router;
+    j["experts_per_layer"] = c.experts;
+    j["active"] = active_params(m);
+  }
+  return j;
 }
 
 void print_table(const std::vector<ModelSpec>& models) {
@@ -92,18 +104,28 @@ void print_one(const ModelSpec& m, const std::string& source) {
   if (windowed_layers_of(m) > 0) extra.push_back(window_phrase(m));
   if (m.attn_softcap) extra.push_back("soft-capped attention scores");
   if (m.logit_softcap) extra.push_back("soft-capped logits");
+  if (is_moe(m))
+    extra.push_back(
+        "mixture of experts: " + std::to_string(m.experts) + " experts of width " +
+        std::to_string(m.moe_ffn) + ", top-" + std::to_string(m.topk) +
+        (m.shared_ffn > 0 ? ", shared experts of width " + std::to_string(m.shared_ffn) : std::string()) +
+        " (the ffn width above is not used)");
   if (!extra.empty()) std::printf("  block: %s\n", join(extra).c_str());
   std::printf("parameters\n");
   print_row("word embedding", c.word_embedding);
   print_row("other embeddings", c.other_embedding, "positions, token types, embedding norm");
   print_row("per layer", c.per_layer(),
             "attention " + grouped(c.attention) + ", mlp " + grouped(c.mlp) + ", norms " +
-                grouped(c.layer_norms));
+                grouped(c.layer_norms) +
+                (is_moe(m) ? ", router " + grouped(c.router) + ", experts " + grouped(c.experts) : ""));
   print_row(("x " + std::to_string(m.layers) + " layers").c_str(), c.per_layer() * m.layers);
   print_row("final norm", c.final_norm);
   print_row("lm head", c.lm_head, m.tied_embeddings ? "tied to the word embedding" : "");
   print_row("pooler", c.pooler);
   print_row("total", c.total(m.layers), "(" + billions(c.total(m.layers)) + " B)");
+  if (is_moe(m))
+    print_row("active per token", active_params(m),
+              "(" + billions(active_params(m)) + " B: topk of the experts)");
 }
 
 int run_list(bool json) {

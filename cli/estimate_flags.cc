@@ -20,7 +20,8 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--inter-node-gbps", o.inter_node_gbps, "Network bandwidth per node, Gbit/s")
       ->check(number_check(false, kMinInterNodeGbps, kMaxInterNodeGbps,
                            "Gbit/s per node in [0.01, 1000000], e.g. 1600"));
-  sub->add_option("--framework", o.framework, "deepspeed (default), megatron, fsdp or ddp");
+  sub->add_option("--framework", o.framework,
+                  "deepspeed (default; megatron for a mixture-of-experts model), megatron, fsdp or ddp");
   sub->add_option("--precision", o.precision,
                   "fp32, fp16 or bf16 (default bf16 where supported, else fp16); fp8: bf16 with Transformer "
                   "Engine FP8 linears (Megatron, Hopper)");

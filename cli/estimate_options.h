@@ -23,7 +23,7 @@ struct EstimateOptions {
   std::string hw = "dgx-a100";
   std::optional<int> gpus_per_node;
   std::optional<double> inter_node_gbps;
-  std::string framework = "deepspeed";
+  std::string framework;  // empty: deepspeed, or megatron for a mixture-of-experts model
   std::string precision;  // empty: bf16 where supported, else fp16
   std::string optimizer = "adam";
   int seq = 0;            // 0: the model's maximum context (max_positions)

@@ -250,12 +250,15 @@ const std::vector<std::pair<std::string, Family>>& families() {
       {"gpt_neox", gpt_neox},
       {"llama", [](Hf& h, ModelSpec& m) { llama(h, m, false); }},
       {"mistral", [](Hf& h, ModelSpec& m) { llama(h, m, true); }},
+      {"mixtral", mixtral},
       {"mpt", mpt},
       {"olmo2", olmo2},
       {"opt", opt},
       {"phi3", phi3},
       {"qwen2", qwen2},
+      {"qwen2_moe", qwen2_moe},
       {"qwen3", qwen3},
+      {"qwen3_moe", qwen3_moe},
       {"roberta", [](Hf& h, ModelSpec& m) { bert(h, m, true); }},
       {"starcoder2", starcoder2},
   };
@@ -286,19 +289,24 @@ namespace detail {
 
 Expected<ModelSpec> parse_hf_config(const Json& j, const std::string& file) {
   const std::string type = j["model_type"].get<std::string>();
-  // Mixture-of-experts keys (a Mixtral-style mistral config; mixtral, qwen2_moe, deepseek):
-  // dsplan's model is dense, and pricing one expert's MLP as the whole would be wrong.
+  // Mixture-of-experts keys on a dense family's config (a Mixtral-style mistral config) or
+  // on an MoE family dsplan does not import (deepseek_v2/v3: multi-head latent attention
+  // and dense first layers; olmoe, jamba, ...): pricing one expert's MLP as the whole would
+  // be wrong. The MoE families (hf_moe.cc) read them.
   auto fam =
       std::find_if(families().begin(), families().end(), [&](const auto& f) { return f.first == type; });
+  const bool moe_family = type == "mixtral" || type == "qwen2_moe" || type == "qwen3_moe";
   for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"})
-    if (j.contains(key) && j[key].is_number() && j[key].get<double>() > 1)
+    if (!moe_family && j.contains(key) && j[key].is_number() && j[key].get<double>() > 1)
       return Diagnostic{
           file, std::string("/") + key,
           "a mixture-of-experts model (" + std::string(key) + " " + j[key].dump() +
-              "): dsplan models dense transformers only",
+              ") of a type dsplan does not import as one",
           fam != families().end()
-              ? "remove the key to plan the dense model with one expert's MLP, knowing that is not this model"
-              : "dense model types: " + join(hf_model_types())};
+              ? "a Mixtral is model_type \"mixtral\", which imports its experts; or remove the key to plan "
+                "the dense model with one expert's MLP, knowing that is not this model"
+              : "mixture-of-experts types dsplan imports: mixtral, qwen2_moe, qwen3_moe; all: " +
+                    join(hf_model_types())};
   if (fam == families().end() && j.contains("text_config") && j["text_config"].is_object())
     return Diagnostic{file, "/model_type",
                       "\"" + type +

@@ -107,5 +107,9 @@ void phi3(Hf& hf, ModelSpec& m);
 void gemma(Hf& hf, ModelSpec& m, int version);
 void starcoder2(Hf& hf, ModelSpec& m);
 void olmo2(Hf& hf, ModelSpec& m);
+// The mixture-of-experts families (hf_moe.cc).
+void mixtral(Hf& hf, ModelSpec& m);
+void qwen2_moe(Hf& hf, ModelSpec& m);
+void qwen3_moe(Hf& hf, ModelSpec& m);
 
 }  // namespace dsplan::hf

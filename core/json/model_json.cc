@@ -24,6 +24,7 @@ void read_enum(JsonObjectReader& r, std::string_view key, const std::vector<std:
 // Fills the size keys; returns which optional sizes were given explicitly.
 struct Given {
   bool kv_heads = false, head_dim = false, ffn = false, max_positions = false;
+  bool topk = false, moe_ffn = false, shared_ffn = false;
 };
 
 Given read_sizes(JsonObjectReader& r, ModelSpec& m) {
@@ -39,6 +40,11 @@ Given read_sizes(JsonObjectReader& r, ModelSpec& m) {
   r.get("position_offset_rows", m.position_offset_rows, false, 0, 64);
   r.get("type_vocab", m.type_vocab, false, 0, kMaxDim);
   r.get("vocab_pad_multiple", m.vocab_pad_multiple, false, 1, 1 << 16);
+  // Mixture of experts (ModelSpec::experts): every layer's MLP routed to topk of them.
+  r.get("experts", m.experts, false, 1, 1 << 16);
+  g.topk = r.get("topk", m.topk, false, 1, 1 << 16);
+  g.moe_ffn = r.get("moe_ffn", m.moe_ffn, false, 1, kMaxDim);
+  g.shared_ffn = r.get("shared_ffn", m.shared_ffn, false, 0, kMaxDim);
   return g;
 }
 
@@ -74,7 +80,18 @@ void read_flags(JsonObjectReader& r, ModelSpec& m) {
 // ffn_hidden = 4 * hidden, max_positions = 2048 unless the positions are a learned table.
 void apply_defaults(const Given& g, JsonObjectReader& r, ModelSpec& m) {
   if (!g.kv_heads) m.kv_heads = m.heads;
-  if (!g.ffn) m.ffn_hidden = 4 * m.hidden;
+  // An MoE model's ffn_hidden is unused by the pricing; absent, it is one expert's width.
+  if (!g.ffn) m.ffn_hidden = is_moe(m) && m.moe_ffn > 0 ? m.moe_ffn : 4 * m.hidden;
+  if (!is_moe(m)) {
+    const char* stray = g.topk ? "topk" : g.moe_ffn ? "moe_ffn" : g.shared_ffn ? "shared_ffn" : nullptr;
+    if (stray)
+      r.error(stray, "given without \"experts\"", "add \"experts\" (routed experts per layer) or remove it");
+  } else {
+    if (!g.topk)
+      r.error("topk", "missing: an MoE model (\"experts\") needs it", "experts each token runs, e.g. 2");
+    if (!g.moe_ffn)
+      r.error("moe_ffn", "missing: an MoE model (\"experts\") needs it", "each expert's MLP width");
+  }
   if (!g.head_dim && m.heads > 0 && m.hidden > 0) {
     if (m.hidden % m.heads != 0)
       r.error("heads", "hidden " + std::to_string(m.hidden) + " is not divisible by heads " +
@@ -133,6 +150,9 @@ Diagnostics validate_model(const ModelSpec& m, const std::string& file) {
   check_positive(out, file, "vocab", m.vocab);
   check_positive(out, file, "max_positions", m.max_positions);
   check_positive(out, file, "vocab_pad_multiple", m.vocab_pad_multiple);
+  if (is_moe(m) && (m.topk < 1 || m.topk > m.experts))
+    out.push_back({file, "/topk", "topk " + std::to_string(m.topk) + " is not in [1, experts]",
+                   "at most the " + std::to_string(m.experts) + " experts"});
   if (m.norms_per_layer == 1 && !m.parallel_residual)
     out.push_back({file, "/norms_per_layer", "one norm per block needs parallel_residual",
                    "a sequential block normalises before attention and before the MLP: 2"});
@@ -248,6 +268,12 @@ Json model_to_json(const ModelSpec& m) {
   j["pooler"] = m.pooler;
   j["vocab_pad_multiple"] = m.vocab_pad_multiple;
   j["dropout"] = has_dropout(m);
+  if (is_moe(m)) {  // written for MoE models only, so dense models keep their JSON
+    j["experts"] = m.experts;
+    j["topk"] = m.topk;
+    j["moe_ffn"] = m.moe_ffn;
+    j["shared_ffn"] = m.shared_ffn;
+  }
   return j;
 }
 #if defined(__GNUC__) && !defined(__clang__)

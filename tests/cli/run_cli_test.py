@@ -104,6 +104,22 @@ def contract_check(check, doc):
                 (i, configs[i].get("cp"), configs[i].get("flash_attention"), configs[i]["tp"],
                  configs[i]["pp"], configs[i]["dp"]) for i in bad] + \
             ([] if len(notes) == 1 else ["want one context-parallelism assumption, got %d" % len(notes)])
+    if check == "moe":
+        # A mixture-of-experts plan: Megatron, every config's ep divides the model's experts and
+        # tp x cp x dp (no extra GPUs: tp x pp x cp x dp is the GPU count), sequence parallel
+        # when tp > 1, and the Megatron-Core assumption stated once.
+        experts = doc["model"].get("experts", 0)
+        sizes = {c["tp"] * c["pp"] * c.get("cp", 1) * c["dp"] for c in configs}
+        bad = [i for i, c in enumerate(configs)
+               if c["framework"] != "megatron" or experts % c.get("ep", 1) != 0
+               or (c["tp"] * c.get("cp", 1) * c["dp"]) % c.get("ep", 1) != 0
+               or (c["tp"] > 1 and not c["sequence_parallel"])]
+        notes = [a for a in doc.get("assumptions", []) if a.startswith("mixture of experts: Megatron-Core")]
+        return (["model has no experts"] if experts <= 0 else []) + \
+            (["configs span GPU counts %s" % sorted(sizes)] if len(sizes) > 1 else []) + \
+            ["config %d breaks an expert-parallel rule: %r" % (i, {k: configs[i].get(k) for k in
+             ("framework", "tp", "dp", "ep", "sequence_parallel")}) for i in bad] + \
+            ([] if len(notes) == 1 else ["want one MoE assumption, got %d" % len(notes)])
     if check == "accounted_split":
         # 126 layers divide over none of the pp offered (8, 16) but 128 units do: every config
         # counts the embedding and the loss as layers, its GPUs tp x pp x dp.

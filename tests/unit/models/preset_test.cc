@@ -66,7 +66,22 @@ struct Count {
 //     = 107,155,456 + 24*50,358,272 + 4,096 = 1,315,758,080.
 //  mpt-7b and falcon-7b: arithmetic beside their Hugging Face fixtures in hf_config_test.cc
 //     (6,649,286,656 and 6,921,720,704).
+// Mixture of experts (layer = attention + router + experts + norms):
+//   mixtral-8x7b h4096, 32/8 heads of 128, 8 experts of 14336 gated, V32000 untied:
+//     4096*(4096 + 2048) + 4096^2 = 41,943,040; router 4096*8 = 32,768; experts
+//     8*3*4096*14336 = 1,409,286,144; norms 8,192: 1,451,270,144 a layer;
+//     32 layers + 2*32000*4096 + 4096 = 46,702,792,704 (Mistral AI: 46.7B).
+//   mixtral-8x22b h6144, 48/8 heads of 128, 8 experts of 16384, V32768 untied:
+//     6144*(6144 + 2048) + 6144^2 = 88,080,384; router 49,152; experts 2,415,919,104; norms
+//     12,288: 2,504,060,928; 56 layers + 2*32768*6144 + 6144 = 140,630,071,296 (141B).
+//   qwen3-30b-a3b h2048, 32/4 heads of 128 (q 4096, kv 512), 128 experts of 768, V151936:
+//     2048*(4096 + 1024) + 4096*2048 = 18,874,368; router 2048*128 = 262,144; experts
+//     128*3*2048*768 = 603,979,776; norms 2*2048 + q/k norms 2*128 = 4,352: 623,120,640;
+//     48 layers + 2*151936*2048 + 2048 = 30,532,122,624 (Qwen: 30.5B).
 const Count kCounts[] = {
+    {"mixtral-8x7b", 46'702'792'704},
+    {"mixtral-8x22b", 140'630'071'296},
+    {"qwen3-30b-a3b", 30'532'122'624},
     {"gpt2", 124'439'808},
     {"gpt2-medium", 354'823'168},
     {"gpt2-large", 774'030'080},
