@@ -113,6 +113,7 @@ std::string experiment_name(const TrainConfig& c) {
   s << 'z' << c.zero_stage << "_tp" << c.tp << "_pp" << c.pp << "_gas" << c.grad_accum
     << "_tmbspg" << c.micro_batch;
   if (c.vpp > 1) s << "_vpp" << c.vpp;
+  if (c.ep > 1) s << "_ep" << c.ep;  // MoE: plans differing only in expert parallelism
   if (c.checkpointing == Checkpointing::selective) s << "_cksel";
   if (c.checkpointing == Checkpointing::full) s << "_ckfull";
   if (c.checkpointing == Checkpointing::block) s << "_ckblock" << c.recompute_layers;

@@ -305,6 +305,39 @@ TEST(MegatronArgs, Fp8Flags) {
   EXPECT_LT(at("--fp8-format"), static_cast<long>(a.size()));
 }
 
+// An MoE plan: the experts, router top-k and expert width, the ep degree with expert TP 1,
+// the all-to-all dispatcher and grouped GEMMs it was priced with; the shared experts where
+// the model has them; and ep in the experiment's name. A dense model gets none of them.
+TEST(MegatronArgs, MixtureOfExperts) {
+  TrainConfig c = config(1, 2, 1, 2);
+  c.framework = Framework::megatron;
+  c.ep = 4;
+  ModelSpec m = small_gpt();
+  m.experts = 8;
+  m.topk = 2;
+  m.moe_ffn = 96;
+  auto a = megatron_args(c, m);
+  const auto value = [&](const std::string& f) {
+    const auto it = std::find(a.begin(), a.end(), f);
+    return it == a.end() || it + 1 == a.end() ? std::string("none") : *(it + 1);
+  };
+  EXPECT_EQ(value("--num-experts"), "8");
+  EXPECT_EQ(value("--moe-router-topk"), "2");
+  EXPECT_EQ(value("--moe-ffn-hidden-size"), "96");
+  EXPECT_EQ(value("--expert-model-parallel-size"), "4");
+  EXPECT_EQ(value("--expert-tensor-parallel-size"), "1");
+  EXPECT_EQ(value("--moe-token-dispatcher-type"), "alltoall");
+  EXPECT_NE(std::find(a.begin(), a.end(), "--moe-grouped-gemm"), a.end());
+  EXPECT_EQ(value("--moe-shared-expert-intermediate-size"), "none");
+  m.shared_ffn = 128;
+  a = megatron_args(c, m);
+  EXPECT_EQ(value("--moe-shared-expert-intermediate-size"), "128");
+  EXPECT_EQ(experiment_name(c), "z1_tp1_pp1_gas1_tmbspg2_ep4_megatron");
+  c.ep = 1;
+  a = megatron_args(c, small_gpt());
+  EXPECT_EQ(value("--num-experts"), "none");
+}
+
 // A pinned attention kernel becomes Megatron-Core's --attention-backend: cuDNN is TE's
 // "fused" backend, FA2/FA3 its "flash" one; auto leaves the choice to Transformer Engine.
 TEST(MegatronArgs, AttentionBackend) {
