@@ -79,6 +79,11 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "Expert-parallel degrees to search for a mixture-of-experts model, e.g. 1,8 (default: the "
                   "powers of two that divide the experts and the GPUs; Megatron-Core's "
                   "--expert-model-parallel-size, taken from tp x cp x dp)");
+  sub->add_option("--etp", o.etp,
+                  "Expert tensor parallelism of a mixture-of-experts model (default 1, what Megatron-Core's "
+                  "performance recipes run; Megatron-Core's own default is the TP degree): each expert's "
+                  "matrices split over etp ranks, which gather their tokens and reduce-scatter the outputs")
+      ->check(number_check(true, 1, 64, "an integer in [1, 64]"));
   sub->add_option(
          "--logit-metrics", o.logit_metrics,
          "Training metrics the loop computes on each micro-batch's logits besides the loss "

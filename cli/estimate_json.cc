@@ -56,6 +56,7 @@ Json config_to_json(const Evaluation& e) {
   j["pp"] = c.pp;
   if (c.cp > 1) j["cp"] = c.cp;  // context parallelism (--cp)
   if (c.ep > 1) j["ep"] = c.ep;  // expert parallelism (--ep; MoE)
+  if (c.etp > 1) j["etp"] = c.etp;  // expert tensor parallelism (--etp; MoE)
   j["dp"] = c.dp;
   j["vpp"] = c.vpp;
   // Megatron's uneven split (TrainConfig::stage_layers): what counts as a layer beside them.

@@ -236,8 +236,14 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (moe && o.framework.empty())
     plan.assumptions.push_back(
         "mixture of experts: Megatron-Core (--framework megatron) with the all-to-all "
-        "dispatcher, grouped expert GEMMs, expert tensor parallelism 1, dropless routing "
+        "dispatcher, grouped expert GEMMs, expert tensor parallelism " +
+        std::to_string(std::max(1, o.etp)) +
+        ", dropless routing "
         "priced as balanced across the experts");
+  s.run.etp = o.etp;
+  if (o.etp > 1 && model && !is_moe(*model))
+    errs.push_back(flag_error("etp", "expert tensor parallelism needs a mixture-of-experts model",
+                              "leave --etp out for " + model->name));
   if (!o.ep.empty()) {
     s.ep = parse_ints("ep", o.ep, false, 1, 1 << 16, errs);
     if (model && !is_moe(*model) && std::any_of(s.ep.begin(), s.ep.end(), [](int e) { return e > 1; }))

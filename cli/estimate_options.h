@@ -42,6 +42,7 @@ struct EstimateOptions {
   int logit_metrics = 0;  // train metrics over the logits per micro-batch (Composer + llm-foundry: 2)
   std::string cp;         // context-parallel degrees (Megatron-Core); empty: 1
   std::string ep;         // expert-parallel degrees (MoE models); empty: the default range
+  int etp = 1;            // expert tensor parallelism (MoE models)
   std::string cross_entropy = "eager";  // the loss kernel: eager or fused
   std::string norm_kernel = "auto";     // RMSNorm: auto, eager, fused or torch
   std::string fp8_recipe;               // FP8 scaling: delayed (default) or tensorwise

@@ -43,6 +43,7 @@ std::string describe_config(const Evaluation& e) {
   if (c.cp > 1) s += " cp" + std::to_string(c.cp);
   s += " dp" + std::to_string(c.dp);
   if (c.ep > 1) s += " ep" + std::to_string(c.ep);
+  if (c.etp > 1) s += " etp" + std::to_string(c.etp);
   if (c.vpp > 1) s += " vpp" + std::to_string(c.vpp);
   s += " mbs" + std::to_string(c.micro_batch) + " gas" + std::to_string(c.grad_accum);
   if (c.checkpointing != Checkpointing::none) s += std::string(" ckpt=") + name(c.checkpointing);

@@ -188,7 +188,7 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
     // all-to-all dispatcher, grouped expert GEMMs, expert tensor parallelism 1.
     a.insert(a.end(), {"--num-experts", str(m.experts), "--moe-router-topk", str(m.topk),
                        "--moe-ffn-hidden-size", str(m.moe_ffn), "--expert-model-parallel-size",
-                       str(std::max(1, c.ep)), "--expert-tensor-parallel-size", "1",
+                       str(std::max(1, c.ep)), "--expert-tensor-parallel-size", str(std::max(1, c.etp)),
                        "--moe-token-dispatcher-type", "alltoall", "--moe-grouped-gemm"});
     if (m.shared_ffn > 0) a.insert(a.end(), {"--moe-shared-expert-intermediate-size", str(m.shared_ffn)});
   }

@@ -131,6 +131,13 @@ Diagnostics check_candidate_layout(const Candidate& cand, const Json& cj, const 
                    " experts and tp x cp x dp = " + std::to_string(ranks),
                "allowed: " + allowed_values(std::min(m.experts, ranks),
                                             [&](int e) { return m.experts % e == 0 && ranks % e == 0; })}};
+    const int etp = std::max(1, c.etp);  // expert TP: the expert grid is etp x ep of those ranks
+    if (ranks % (ep * etp) != 0 || m.moe_ffn % etp != 0)
+      return {{file, at("etp"),
+               "etp " + std::to_string(etp) + " with ep " + std::to_string(ep) +
+                   " does not divide tp x cp x dp = " + std::to_string(ranks) + " or the expert width " +
+                   std::to_string(m.moe_ffn),
+               "an etp that divides " + std::to_string(ranks / ep) + " and " + std::to_string(m.moe_ffn)}};
   }
   if (cj.is_object() && cj.contains("global_batch")) {
     const Json& gb = cj["global_batch"];

@@ -94,6 +94,11 @@ struct TrainConfig {
   // adds no GPUs; the experts' gradients reduce over the tp x cp x dp / ep ranks holding the
   // same experts (expert_dp). docs/model.md §4.11.
   int ep = 1;
+  // Expert tensor parallelism (--expert-tensor-parallel-size): each expert's matrices split
+  // over etp ranks, which all-gather the tokens the all-to-all brought and reduce-scatter
+  // the experts' outputs. The expert grid is etp x ep (etp innermost) out of tp x cp x dp.
+  // A run-wide setting (not searched): 1, what dsplan plans, unless a run states otherwise.
+  int etp = 1;
   // Megatron-Core's uneven pipeline split (--account-for-embedding-in-pipeline-split,
   // --account-for-loss-in-pipeline-split; Megatron-LM since 2025-02): the embedding and/or
   // the loss count as one transformer layer each, so a rank holds (layers + e + l) / pp
@@ -173,7 +178,7 @@ struct TrainConfig {
   }
   int gpus() const { return tp * pp * cp * dp; }
   // Ranks that hold the same routed experts (Megatron-Core's expert data-parallel group).
-  int expert_dp() const { return tp * cp * dp / (ep > 0 ? ep : 1); }
+  int expert_dp() const { return tp * cp * dp / ((ep > 0 ? ep : 1) * (etp > 0 ? etp : 1)); }
   // Transformer layers each pipeline rank holds over all its chunks: the first rank, a
   // middle rank and the last (middle = the larger end with pp <= 2, which has none).
   // Even split: ceil(layers / pp) each (DeepSpeed's uneven partition is priced at its

@@ -79,17 +79,15 @@ std::optional<Diagnostic> expert_layout(const Json& p, const ModelSpec& m, Searc
   if (s.cp[0] > 1) notes.push_back("context parallelism " + std::to_string(s.cp[0]) + " (parallel.cp)");
   s.ep = {std::max(1, inum(p, "ep", 1))};
   if (!is_moe(m)) return std::nullopt;
-  // Megatron-Core (0.10 on) defaults the expert TP degree to the TP degree; dsplan plans 1.
+  // Megatron-Core (0.10 on) defaults the expert TP degree to the TP degree when the run
+  // does not set it.
   const int tp = std::max(1, inum(p, "tp", 1));
-  const int etp = at(p, "etp").is_number() ? inum(p, "etp", 1) : tp;
-  if (etp != 1)
-    return Diagnostic{"", "/parallel/etp",
-                      "expert tensor parallelism " + std::to_string(etp) +
-                          (at(p, "etp").is_number() ? "" : " (Megatron-Core's default: the TP degree)") +
-                          " is not modelled (dsplan plans expert TP 1)",
-                      ""};
+  const bool stated = at(p, "etp").is_number();
+  s.run.etp = std::max(1, stated ? inum(p, "etp", 1) : tp);
   s.run.framework = Framework::megatron;
-  notes.push_back("expert parallelism " + std::to_string(s.ep[0]) + ", expert TP 1 (parallel.ep, etp)");
+  notes.push_back(
+      "expert parallelism " + std::to_string(s.ep[0]) + ", expert TP " + std::to_string(s.run.etp) +
+      (stated ? " (parallel.ep, etp)" : " (parallel.ep; etp unset: Megatron-Core's default, the TP degree)"));
   return std::nullopt;
 }
 

@@ -175,9 +175,8 @@ std::optional<Diagnostic> unsupported_architecture(const Json& model);
 // A shape-only row's head width (model.kv_channels or head_dim) and query/key norms
 // (qk_layernorm), and its experts (model.experts, topk, moe_ffn, shared_ffn) where given.
 std::optional<Diagnostic> moe_details(const Json& model, ModelSpec& spec, std::vector<std::string>& notes);
-// parallel.cp and parallel.ep into the space; an MoE row with expert TP other than 1
-// (parallel.etp; unset: Megatron-Core's default, the TP degree) is not modelled. MoE rows
-// run Megatron-Core.
+// parallel.cp and parallel.ep into the space, and an MoE row's expert TP (parallel.etp;
+// unset: Megatron-Core's default, the TP degree). MoE rows run Megatron-Core.
 std::optional<Diagnostic> expert_layout(const Json& parallel, const ModelSpec& m, SearchSpace& s,
                                         std::vector<std::string>& notes);
 int inferred_heads(int hidden, std::vector<std::string>& notes);

@@ -42,7 +42,8 @@ LayerActivation layer_activation(const LayerShape& x) {
   // token copies (the experts' FC1 input) and the expert outputs the probability-weighted
   // combine reads back (e h each per copy), the router's fp32 probabilities (4 per expert)
   // and the top-k indices and weights (8 + 4 per copy).
-  if (x.moe_copies > 0) a.sharded += sb / x.t * (x.moe_copies * (2 * x.e * x.h + 12) + 4 * x.experts);
+  if (x.moe_copies > 0)
+    a.sharded += sb / x.t * (x.moe_copies * ((1 + x.moe_gathered) * x.e * x.h + 12) + 4 * x.experts);
   if (x.qk_norm) a.sharded += n16 * sb * (x.q + x.kv) / x.t;             // pre-norm Q, K
   if (x.repeat_kv && x.kv < x.q) a.sharded += 2 * x.e * sb * (x.q - x.kv) / x.t;  // repeat_kv
   const double s2 = x.b * x.heads * x.s * x.s / x.t;

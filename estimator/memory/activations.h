@@ -20,6 +20,7 @@ struct LayerShape {
   // experts, for the router's and the permutation's saved tensors.
   double moe_copies = 0;
   double experts = 0;
+  double moe_gathered = 1;  // expert TP: the experts' input is gathered etp-fold
   double norms = 2;    // norms per block (1: one norm output feeds both parallel branches;
                        // 4: sandwich norms, whose two post-norm outputs feed residual adds
                        // and whose inputs are the 16-bit sublayer outputs)

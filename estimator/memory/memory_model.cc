@@ -43,9 +43,9 @@ RankParams rank_params(const ModelSpec& m, const ParamCounts& c, const TrainConf
   const double layer_rep = static_cast<double>(c.layer_norms) + bias_rep;
   RankParams r;
   // MoE: the router is replicated over TP and each rank holds experts / ep whole experts.
-  const double moe_rank =
-      static_cast<double>(c.router) + static_cast<double>(c.experts) / std::max(1, cfg.ep);
-  r.layer_expert = static_cast<double>(c.experts) / std::max(1, cfg.ep);
+  const double expert_split = std::max(1, cfg.ep) * std::max(1, cfg.etp);
+  const double moe_rank = static_cast<double>(c.router) + static_cast<double>(c.experts) / expert_split;
+  r.layer_expert = static_cast<double>(c.experts) / expert_split;
   r.layer =
       (static_cast<double>(c.per_layer() - c.router - c.experts) - layer_rep) / t + layer_rep + moe_rank;
   const double vp = static_cast<double>(padded_vocab(m, cfg.tp));
@@ -81,6 +81,7 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   x.kv = d * kv_heads_of(m);
   x.f = active_ffn(m);  // MoE: topk experts' width and the shared experts'
   x.moe_copies = is_moe(m) ? m.topk : 0;
+  x.moe_gathered = std::max(1, cfg.etp);
   x.experts = is_moe(m) ? m.experts : 0;
   x.mlp_tensors = !m.gated_mlp ? 2 : cfg.framework == Framework::megatron ? 3 : 4;
   x.t = cfg.tp;
@@ -256,7 +257,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
     ModelStateInputs dense = in, experts = in;
     experts.params = rp.layer_expert * st.layers;
     dense.params = in.params - experts.params;
-    experts.dp = std::max(1, cfg.tp * cfg.dp / std::max(1, cfg.ep));
+    experts.dp = std::max(1, cfg.tp * cfg.dp / (std::max(1, cfg.ep) * std::max(1, cfg.etp)));
     const ModelStateMemory a = model_state_memory(dense), b = model_state_memory(experts);
     ms.params = a.params + b.params;
     ms.grads = a.grads + b.grads;

@@ -142,7 +142,13 @@ void set_expert_parallel(const ModelSpec& m, int ep, TrainConfig& cfg, std::vect
   if (m.experts % cfg.ep != 0)
     why.push_back("ep " + std::to_string(cfg.ep) + " does not divide the " + std::to_string(m.experts) +
                   " experts");
-  const int ranks = cfg.tp * cfg.cp * cfg.dp;
+  const int ranks = cfg.tp * cfg.cp * cfg.dp, etp = std::max(1, cfg.etp);
+  if (etp > 1 && ranks % (cfg.ep * etp) != 0)
+    why.push_back("ep x etp = " + std::to_string(cfg.ep * etp) +
+                  " does not divide tp x cp x dp = " + std::to_string(ranks));
+  if (m.moe_ffn % etp != 0)
+    why.push_back("etp " + std::to_string(etp) + " does not divide the expert width " +
+                  std::to_string(m.moe_ffn));
   if (ranks % cfg.ep != 0)
     why.push_back("ep " + std::to_string(cfg.ep) + " does not divide tp x cp x dp = " +
                   std::to_string(ranks) + " (Megatron-Core takes the expert-parallel ranks from them)");

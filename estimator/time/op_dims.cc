@@ -46,6 +46,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.fe = m.moe_ffn;
   d.fs = m.shared_ffn;
   d.ep = std::max(1, k.ep);
+  d.etp = std::max(1, k.etp);
   d.routed = d.moe ? d.Ts * d.topk : 0.0;
   return d;
 }

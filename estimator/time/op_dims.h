@@ -34,6 +34,7 @@ struct Dims {
   // routed = Ts x topk, the token copies one rank dispatches (and, balanced, receives).
   bool moe;
   double experts, topk, fe, fs, ep, routed;
+  double etp;  // expert tensor parallelism: each expert's widths split etp ways, its tokens gathered etp-fold
 };
 
 Dims dims(const ModelSpec& m, const OpKey& k);

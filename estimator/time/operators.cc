@@ -268,10 +268,11 @@ std::vector<LinearShape> layer_gemm_shapes(const Dims& d) {
     v.push_back({d.T, d.h, f / d.t, kFc2});
   }
   if (d.moe) {
-    const double per_expert = d.ep * d.routed / d.experts, local = d.experts / d.ep;
+    // Expert TP: the etp ranks gather each other's received tokens and split the widths.
+    const double per_expert = d.etp * d.ep * d.routed / d.experts, local = d.experts / d.ep;
     v.push_back({d.Ts, d.experts, d.h, kMoe});
-    v.push_back({per_expert, d.fe * g, d.h, kMoe, local});
-    v.push_back({per_expert, d.h, d.fe, kMoe, local});
+    v.push_back({per_expert, d.fe * g / d.etp, d.h, kMoe, local});
+    v.push_back({per_expert, d.h, d.fe / d.etp, kMoe, local});
   }
   return v;
 }
@@ -297,7 +298,7 @@ void layer_gemms(Acc& a, const Dims& d, bool backward, std::array<Seconds, kRole
 // experts), and the router and the rank's experts/ep whole experts.
 double layer_weight_params(const ModelSpec& m, const Dims& d) {
   const ParamCounts c = count_params(m);
-  return double(c.attention + c.mlp) / d.t + double(c.router) + double(c.experts) / d.ep;
+  return double(c.attention + c.mlp) / d.t + double(c.router) + double(c.experts) / (d.ep * d.etp);
 }
 
 void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, const GpuSpec& gpu,

@@ -38,6 +38,7 @@ struct OpKey {
   // Expert parallelism (MoE models): ranks the routed experts are split over; sets the
   // tokens each local expert's GEMMs see (estimator/time/moe.h).
   int ep = 1;
+  int etp = 1;  // expert tensor parallelism (TrainConfig::etp)
   bool operator==(const OpKey&) const = default;
 };
 

@@ -90,11 +90,19 @@ void tp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
 // its Ts x topk token copies (moe.h), twice forward and twice backward.
 void ep_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const Placement& pl,
               const CollectiveModel& c) {
-  if (!is_moe(m) || cfg.ep <= 1) return;
+  if (!is_moe(m) || cfg.ep * cfg.etp <= 1) return;
   const double tokens =
       double(cfg.micro_batch) * cfg.seq_len / (cfg.sequence_parallel ? std::max(1, cfg.tp) : 1);
   const double bytes = tokens * m.topk * m.hidden * element_bytes(cfg.precision);
   o.ep_layer_fwd = all_to_all_time(c, bytes, pl.ep) * 2.0;
+  // Expert TP: the etp ranks all-gather the tokens the dispatch brought (etp x bytes in all)
+  // before the experts and reduce-scatter the experts' outputs after them; the backward
+  // runs the mirror pair.
+  if (cfg.etp > 1) {
+    const Bytes gathered(bytes * cfg.etp);
+    o.ep_layer_fwd += c.time(Collective::all_gather, gathered, pl.etp) +
+                      c.time(Collective::reduce_scatter, gathered, pl.etp);
+  }
   o.ep_layer_bwd = o.ep_layer_fwd;
 }
 
@@ -315,9 +323,12 @@ Placement place(const TrainConfig& cfg, const SystemSpec& node) {
   const int shard = cfg.shard_degree(gpn);
   p.dp_shard = shard < dp ? CommGroup{shard, shard} : p.dp;
   p.dp_replicas = {shard < dp ? dp / shard : 1, 1};
-  const int ep = std::max(1, cfg.ep), edp = std::max(1, tp * dp / ep);
-  p.ep = {ep, std::min(ep, gpn)};
-  p.edp = {edp, ep >= gpn ? 1 : std::min(edp, gpn / ep)};
+  // The expert grid: etp innermost, then ep (stride etp), then the expert data-parallel
+  // ranks (stride ep x etp).
+  const int etp = std::max(1, cfg.etp), ep = std::max(1, cfg.ep), edp = std::max(1, tp * dp / (ep * etp));
+  p.etp = {etp, std::min(etp, gpn)};
+  p.ep = {ep, etp >= gpn ? 1 : std::min(ep, gpn / etp)};
+  p.edp = {edp, ep * etp >= gpn ? 1 : std::min(edp, gpn / (ep * etp))};
   return p;
 }
 
@@ -342,7 +353,7 @@ StageParams stage_params(const ModelSpec& m, const TrainConfig& cfg) {
   s.layers_per_rank = sl.most();
   s.first_layers = sl.first;
   s.last_layers = sl.last;
-  s.layer_expert = double(c.experts) / std::max(1, cfg.ep);
+  s.layer_expert = double(c.experts) / (std::max(1, cfg.ep) * std::max(1, cfg.etp));
   s.layer = (c.attention + c.mlp) / t + c.layer_norms + c.router + s.layer_expert;
   s.layer_gathered = (c.attention + c.mlp) / t;
   const double word = double(padded_vocab(m, cfg.tp)) * m.hidden / t;

@@ -27,10 +27,11 @@ namespace dsplan {
 
 struct Placement {
   CommGroup tp, dp, pp_p2p, embed;
-  // MoE (TrainConfig::ep, expert tensor parallelism 1): the ep ranks exchanging tokens
-  // (consecutive ranks: Megatron-Core's expert grid puts EP innermost) and the ranks
-  // holding the same experts, tp x dp / ep of them at stride ep (dp here includes cp).
-  CommGroup ep, edp;
+  // MoE (TrainConfig::ep, etp): the etp ranks splitting each expert (consecutive), the ep
+  // ranks exchanging tokens (stride etp: Megatron-Core's expert grid orders etp, ep, dp) and
+  // the ranks holding the same experts, tp x dp / (ep x etp) of them at stride ep x etp (dp
+  // here includes cp).
+  CommGroup ep, edp, etp;
   // The group parameters are sharded over (dp; FSDP hybrid sharding: a node's dp ranks)
   // and its replicas across nodes (one rank per node; 1 rank without hybrid sharding).
   CommGroup dp_shard, dp_replicas;

@@ -36,6 +36,7 @@ OpKey op_key(const TrainConfig& c) {
   k.fp8_recipe = c.fp8 ? c.fp8_recipe : Fp8Recipe::delayed;
   k.cp = std::max(1, c.cp);
   k.ep = std::max(1, c.ep);
+  k.etp = std::max(1, c.etp);
   return k;
 }
 
@@ -44,7 +45,7 @@ CommKey comm_key(const TrainConfig& c) {
   k.tp = std::max(1, c.tp);
   k.pp = std::max(1, c.pp);
   k.dp = std::max(1, c.dp);
-  k.ep = std::max(1, c.ep);
+  k.ep = std::max(1, c.ep) * 1024 + std::max(1, c.etp);  // both degrees, for the expert groups
   // The micro-batch and sequence reach the entry only through the pipeline's activation
   // sends (the TP collectives are the operator entry's): without a pipeline, one entry
   // serves every micro-batch.
@@ -98,7 +99,7 @@ std::uint64_t hash_of(const OpKey& k) {
   put(std::uint64_t(k.fp8_recipe), 1);
   // The 64 bits are spent; context and expert parallelism (rare, > 1) are mixed in on top.
   if (k.cp > 1) h = hash_mix(h, std::uint64_t(k.cp));
-  return k.ep > 1 ? hash_mix(h, std::uint64_t(k.ep) << 32) : h;
+  return k.ep > 1 || k.etp > 1 ? hash_mix(h, std::uint64_t(k.ep) << 32 | std::uint64_t(k.etp)) : h;
 }
 
 // The communication key packed into four words (degrees and shapes in two, the flags and
@@ -177,7 +178,7 @@ const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const 
     const double experts = sp.expert_stage();
     double shard =
         (sp.max_stage() - experts) / (sharded ? std::max(1, cfg.shard_degree(cl.gpus_per_node())) : 1) +
-        experts / (sharded ? std::max(1, cfg.tp * cfg.dp / std::max(1, cfg.ep)) : 1);
+        experts / (sharded ? std::max(1, cfg.tp * cfg.dp / (std::max(1, cfg.ep) * std::max(1, cfg.etp))) : 1);
     int tensors = stage_tensors(m, sp, cfg);
     const double bw = cl.node.gpu.hbm_bw.v * eff.hbm_fraction;
     if (cfg.ddp_zero_redundancy()) {

@@ -152,6 +152,46 @@ TEST(Moe, TpCollectivesAndAllToAllsOfALayer) {
   EXPECT_NEAR(pm.ep_layer_bwd.v, 2.0 * a2a, 1e-15);
 }
 
+// Expert TP 2 at ep 4 (8 GPUs, tp 1): each rank's experts are 8/4 = 2, split in width two ways;
+// the two etp ranks gather each other's received copies, so each expert GEMM sees
+// 2 x 4 x 8192 / 8 = 8192 tokens of width 14336 / 2 (FC1: 2 x 7168 with the gate). The pair
+// of etp collectives moves the gathered 2 x 67,108,864 B, forward and again backward.
+TEST(Moe, ExpertTensorParallelismSplitsWidthsAndGathersTokens) {
+  const ModelSpec m = mixtral();
+  const GpuSpec gpu = test::h200();
+  const Efficiency eff = default_efficiency(gpu);
+  OpKey k = key(1, 4);
+  k.etp = 2;
+  auto lin = [&](double rows, double n, double kk, double batch) {
+    return estimate_gemm(GemmShape{.m = rows, .n = n, .k = kk, .batch = batch, .m_free = true},
+                         Precision::bf16, gpu, eff)
+        .time.v;
+  };
+  const double expected = lin(4096, 4096 + 2 * 1024, 4096, 1) + lin(4096, 4096, 4096, 1) +
+                          lin(4096, 8, 4096, 1) + lin(8192, 14336, 4096, 2) + lin(8192, 4096, 7168, 2);
+  EXPECT_NEAR(operator_costs(m, gpu, eff, k).fwd_linear.v, expected, 1e-12);
+
+  const Cluster cl = test::cluster(test::dgx_h200(false), 8);
+  const CollectiveModel coll(cl.node, eff);
+  TrainConfig cfg;
+  cfg.framework = Framework::megatron;
+  cfg.dp = 8;
+  cfg.ep = 4;
+  cfg.etp = 2;
+  cfg.seq_len = 4096;
+  const ParallelComm pc = parallel_comm(m, cfg, cl.node, cl.node.gpu, eff, coll, CommParts::tp_only);
+  const double bytes = 4096.0 * 2 * 4096 * 2;
+  const double a2a = all_to_all_time(coll, bytes, CommGroup{4, 4}).v;
+  const double pair = coll.time(Collective::all_gather, Bytes(2 * bytes), CommGroup{2, 2}).v +
+                      coll.time(Collective::reduce_scatter, Bytes(2 * bytes), CommGroup{2, 2}).v;
+  EXPECT_NEAR(pc.ep_layer_fwd.v, 2 * a2a + pair, 1e-15);
+  EXPECT_NEAR(pc.ep_layer_bwd.v, pc.ep_layer_fwd.v, 1e-15);
+  std::vector<std::string> why;
+  set_expert_parallel(m, 8, cfg, why);  // ep 8 x etp 2 = 16 does not divide the 8 ranks
+  ASSERT_EQ(why.size(), 1u);
+  EXPECT_NE(why[0].find("ep x etp = 16"), std::string::npos) << why[0];
+}
+
 // Megatron's distributed optimizer shards the experts' fp32 states over the tp x dp / ep ranks
 // that hold the same experts. On 16 GPUs (tp 1, dp 16) a rank holds 1/ep of the experts and
 // shards their states 16/ep ways: 1/16 of them whatever ep is. Its 16-bit weights and
