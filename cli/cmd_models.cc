@@ -60,13 +60,13 @@ Json params_json(const ModelSpec& m) {
 }
 
 void print_table(const std::vector<ModelSpec>& models) {
-  std::printf("%-16s %9s %6s %6s %9s %6s %7s %6s\n", "name", "params_B", "layers", "hidden",
-              "heads/kv", "ffn", "vocab", "seq");
+  std::printf("%-16s %9s %6s %6s %9s %6s %7s %6s\n", "name", "params_B", "layers", "hidden", "heads/kv",
+              "ffn", "vocab", "seq");
   for (const auto& m : models) {
     std::string hk = std::to_string(m.heads) + "/" + std::to_string(m.kv_heads);
-    std::printf("%-16s %9s %6d %6d %9s %6d %7lld %6d\n", m.name.c_str(),
-                billions(total_params(m)).c_str(), m.layers, m.hidden, hk.c_str(), m.ffn_hidden,
-                static_cast<long long>(m.vocab), m.max_positions);
+    std::printf("%-16s %9s %6d %6d %9s %6d %7lld %6d\n", m.name.c_str(), billions(total_params(m)).c_str(),
+                m.layers, m.hidden, hk.c_str(), m.ffn_hidden, static_cast<long long>(m.vocab),
+                m.max_positions);
   }
 }
 
@@ -74,17 +74,28 @@ void print_row(const char* label, std::int64_t v, const std::string& note = "") 
   std::printf("  %-22s %18s%s\n", label, grouped(v).c_str(), note.empty() ? "" : ("  " + note).c_str());
 }
 
+// An MoE layer: the per-layer total, then its router and routed experts on rows of their
+// own (the MLP of a dense layer is the shared expert here, when the model has one).
+void print_moe_layer(const ModelSpec& m, const ParamCounts& c) {
+  print_row("per layer", c.per_layer(),
+            "attention " + grouped(c.attention) + ", norms " + grouped(c.layer_norms) +
+                (c.mlp > 0 ? ", shared experts " + grouped(c.mlp) : std::string()) + ", and");
+  print_row("  router", c.router, "hidden x " + std::to_string(m.experts) + " experts");
+  print_row("  routed experts", c.experts,
+            std::to_string(m.experts) + " x " + grouped(expert_params(m)) + " (" + (m.gated_mlp ? "3" : "2") +
+                " x " + std::to_string(m.hidden) + " x " + std::to_string(m.moe_ffn) + ")");
+}
+
 void print_one(const ModelSpec& m, const std::string& source) {
   const ParamCounts c = count_params(m);
   std::printf("%s\n", m.name.c_str());
   if (!source.empty()) std::printf("  source: %s\n", source.c_str());
-  std::printf("  %s, %d layers, hidden %d, heads %d (kv %d, head_dim %d)\n",
-              m.causal ? "decoder" : "encoder", m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim);
+  std::printf("  %s, %d layers, hidden %d, heads %d (kv %d, head_dim %d)\n", m.causal ? "decoder" : "encoder",
+              m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim);
   std::printf("  ffn %d %s%s, %s, %s positions (%d), vocab %lld (pad multiple %d)\n", m.ffn_hidden,
               name(m.activation), m.gated_mlp ? " gated" : "",
               m.norm == NormKind::layernorm && !m.norm_bias ? "layernorm (no bias)" : name(m.norm),
-              name(m.position),
-              m.max_positions, static_cast<long long>(m.vocab), m.vocab_pad_multiple);
+              name(m.position), m.max_positions, static_cast<long long>(m.vocab), m.vocab_pad_multiple);
   std::printf("  biases %s, embeddings %s%s%s%s\n",
               m.linear_bias ? "yes"
               : m.qkv_bias  ? "on Q, K, V only"
@@ -114,10 +125,12 @@ void print_one(const ModelSpec& m, const std::string& source) {
   std::printf("parameters\n");
   print_row("word embedding", c.word_embedding);
   print_row("other embeddings", c.other_embedding, "positions, token types, embedding norm");
-  print_row("per layer", c.per_layer(),
-            "attention " + grouped(c.attention) + ", mlp " + grouped(c.mlp) + ", norms " +
-                grouped(c.layer_norms) +
-                (is_moe(m) ? ", router " + grouped(c.router) + ", experts " + grouped(c.experts) : ""));
+  if (is_moe(m))
+    print_moe_layer(m, c);
+  else
+    print_row("per layer", c.per_layer(),
+              "attention " + grouped(c.attention) + ", mlp " + grouped(c.mlp) + ", norms " +
+                  grouped(c.layer_norms));
   print_row(("x " + std::to_string(m.layers) + " layers").c_str(), c.per_layer() * m.layers);
   print_row("final norm", c.final_norm);
   print_row("lm head", c.lm_head, m.tied_embeddings ? "tied to the word embedding" : "");
@@ -125,7 +138,8 @@ void print_one(const ModelSpec& m, const std::string& source) {
   print_row("total", c.total(m.layers), "(" + billions(c.total(m.layers)) + " B)");
   if (is_moe(m))
     print_row("active per token", active_params(m),
-              "(" + billions(active_params(m)) + " B: topk of the experts)");
+              "(" + billions(active_params(m)) + " B: top-" + std::to_string(m.topk) + " of the " +
+                  std::to_string(m.experts) + " routed experts in each layer)");
 }
 
 int run_list(bool json) {
@@ -133,8 +147,10 @@ int run_list(bool json) {
   Diagnostics errs;
   for (const auto& n : model_preset_names()) {
     auto m = model_preset(n);
-    if (!m) errs.insert(errs.end(), m.errors().begin(), m.errors().end());
-    else models.push_back(*m);
+    if (!m)
+      errs.insert(errs.end(), m.errors().begin(), m.errors().end());
+    else
+      models.push_back(*m);
   }
   if (!errs.empty()) return report(errs);
   if (!json) {

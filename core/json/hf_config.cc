@@ -9,6 +9,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <map>
+#include <optional>
 
 #include "core/json/hf_reader.h"
 
@@ -117,9 +118,10 @@ void opt(Hf& hf, ModelSpec& m) {
   read_dropout(hf, m, {"dropout", "attention_dropout", "activation_dropout"}, true);
   int proj = m.hidden;
   if (hf.r.get("word_embed_proj_dim", proj, false, 1, kMaxDim) && m.hidden > 0 && proj != m.hidden)
-    hf.r.error("word_embed_proj_dim", "embedding width " + std::to_string(proj) +
-                                          " differs from hidden_size " + std::to_string(m.hidden),
-               "the project_in/project_out layers (e.g. opt-350m) are not modelled");
+    hf.r.error(
+        "word_embed_proj_dim",
+        "embedding width " + std::to_string(proj) + " differs from hidden_size " + std::to_string(m.hidden),
+        "the project_in/project_out layers (e.g. opt-350m) are not modelled");
 }
 
 // bloom: ALiBi, LayerNorm after the word embeddings, 4h MLP, tied head.
@@ -175,18 +177,23 @@ void mpt(Hf& hf, ModelSpec& m) {
     JsonObjectReader f(*fc, hf.file, "/ffn_config", errs);
     std::string type = "mptmlp";
     f.get("ffn_type", type, false);
-    if (type == "mptglu") m.gated_mlp = true;
+    if (type == "mptglu")
+      m.gated_mlp = true;
     else if (type != "mptmlp")
       f.error("ffn_type", "unsupported value \"" + type + "\"", "one of: mptmlp, mptglu");
     f.get("ffn_hidden_size", m.ffn_hidden, false, 1, kMaxDim);
   }
   bool learned = true;
   hf.r.get("learned_pos_emb", learned, false);
-  if (alibi) m.position = PositionKind::alibi;
-  else if (rope) m.position = PositionKind::rotary;
-  else if (learned) m.position = PositionKind::learned;
-  else hf.r.error("learned_pos_emb", "no position scheme: alibi, rope and learned_pos_emb are all off",
-                  "dsplan models ALiBi, rotary or a learned table");
+  if (alibi)
+    m.position = PositionKind::alibi;
+  else if (rope)
+    m.position = PositionKind::rotary;
+  else if (learned)
+    m.position = PositionKind::learned;
+  else
+    hf.r.error("learned_pos_emb", "no position scheme: alibi, rope and learned_pos_emb are all off",
+               "dsplan models ALiBi, rotary or a learned table");
   const bool no_bias = hf.flag("no_bias", true);
   m.linear_bias = !no_bias;
   std::string norm = "low_precision_layernorm";
@@ -253,6 +260,7 @@ const std::vector<std::pair<std::string, Family>>& families() {
       {"mixtral", mixtral},
       {"mpt", mpt},
       {"olmo2", olmo2},
+      {"olmoe", olmoe},
       {"opt", opt},
       {"phi3", phi3},
       {"qwen2", qwen2},
@@ -274,6 +282,40 @@ Diagnostics remap_paths(Diagnostics v, const std::map<std::string, std::string>&
   return v;
 }
 
+// The mixture-of-experts families (hf_moe.cc): the only types whose expert keys are read.
+const std::vector<std::string>& moe_types() {
+  static const std::vector<std::string> t{"mixtral", "olmoe", "qwen2_moe", "qwen3_moe"};
+  return t;
+}
+
+// Mixture-of-experts configs dsplan does not import. DeepSeek-V2/V3 (and their MoE-only
+// variants) use multi-head latent attention (low-rank compressed K/V, kv_lora_rank) and
+// keep their first_k_dense_replace layers dense, neither of which ModelSpec expresses.
+// Expert keys on any other type (a dense family's config such as a Mixtral-style mistral
+// one, or jamba, dbrx, ...) would price one expert's MLP as the whole layer's.
+std::optional<Diagnostic> refuse_moe(const Json& j, const std::string& type, bool known,
+                                     const std::string& file) {
+  if (type == "deepseek_v2" || type == "deepseek_v3")
+    return Diagnostic{file, "/model_type",
+                      "\"" + type +
+                          "\" uses multi-head latent attention (compressed K/V, kv_lora_rank) and "
+                          "dense first layers (first_k_dense_replace), which dsplan does not model",
+                      "mixture-of-experts types dsplan imports: " + join(moe_types()) +
+                          " (every layer MoE, standard attention)"};
+  if (std::find(moe_types().begin(), moe_types().end(), type) != moe_types().end()) return std::nullopt;
+  for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"})
+    if (j.contains(key) && j[key].is_number() && j[key].get<double>() > 1)
+      return Diagnostic{
+          file, std::string("/") + key,
+          "a mixture-of-experts model (" + std::string(key) + " " + j[key].dump() +
+              ") of a type dsplan does not import as one",
+          known ? "a Mixtral is model_type \"mixtral\", which imports its experts; or remove the key to "
+                  "plan the dense model with one expert's MLP, knowing that is not this model"
+                : "mixture-of-experts types dsplan imports: " + join(moe_types()) +
+                      "; all: " + join(hf_model_types())};
+  return std::nullopt;
+}
+
 }  // namespace
 
 const std::vector<std::string>& hf_model_types() {
@@ -289,24 +331,9 @@ namespace detail {
 
 Expected<ModelSpec> parse_hf_config(const Json& j, const std::string& file) {
   const std::string type = j["model_type"].get<std::string>();
-  // Mixture-of-experts keys on a dense family's config (a Mixtral-style mistral config) or
-  // on an MoE family dsplan does not import (deepseek_v2/v3: multi-head latent attention
-  // and dense first layers; olmoe, jamba, ...): pricing one expert's MLP as the whole would
-  // be wrong. The MoE families (hf_moe.cc) read them.
   auto fam =
       std::find_if(families().begin(), families().end(), [&](const auto& f) { return f.first == type; });
-  const bool moe_family = type == "mixtral" || type == "qwen2_moe" || type == "qwen3_moe";
-  for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"})
-    if (!moe_family && j.contains(key) && j[key].is_number() && j[key].get<double>() > 1)
-      return Diagnostic{
-          file, std::string("/") + key,
-          "a mixture-of-experts model (" + std::string(key) + " " + j[key].dump() +
-              ") of a type dsplan does not import as one",
-          fam != families().end()
-              ? "a Mixtral is model_type \"mixtral\", which imports its experts; or remove the key to plan "
-                "the dense model with one expert's MLP, knowing that is not this model"
-              : "mixture-of-experts types dsplan imports: mixtral, qwen2_moe, qwen3_moe; all: " +
-                    join(hf_model_types())};
+  if (auto refused = refuse_moe(j, type, fam != families().end(), file)) return *refused;
   if (fam == families().end() && j.contains("text_config") && j["text_config"].is_object())
     return Diagnostic{file, "/model_type",
                       "\"" + type +

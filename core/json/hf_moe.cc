@@ -10,6 +10,10 @@
 //    pricing.
 //  - qwen3_moe (Qwen3MoeConfig): Qwen3's block (query and key norms); num_experts of
 //    moe_intermediate_size, num_experts_per_tok a token, no shared expert.
+//  - olmoe (OlmoeConfig, OLMoE-1B-7B): Llama's pre-norm block with OLMo 2's query and key
+//    norms over the full projection widths (OlmoeAttention: q_norm over hidden_size, k_norm
+//    over head_dim x num_key_value_heads); num_experts of intermediate_size,
+//    num_experts_per_tok a token. clip_qkv clamps Q, K and V: elementwise, not priced.
 // dsplan prices models whose every layer is an MoE layer: Qwen's decoder_sparse_step other
 // than 1 or a non-empty mlp_only_layers (dense layers among them) are refused.
 #include "core/json/hf_reader.h"
@@ -26,6 +30,7 @@ void read_experts(Hf& hf, ModelSpec& m, const char* experts_key, const char* wid
     hf.from["moe_ffn"] = width_key;
     hf.r.get(width_key, m.moe_ffn, true, 1, kMaxDim);
   } else {
+    hf.from["moe_ffn"] = "intermediate_size";
     m.moe_ffn = m.ffn_hidden;
   }
 }
@@ -51,11 +56,14 @@ void mixtral(Hf& hf, ModelSpec& m) {
   read_experts(hf, m, "num_local_experts", nullptr);
 }
 
+// Qwen2MoeConfig's qkv_bias (default true) drops the Q, K and V biases; the shared expert
+// is always built, so its width is required rather than taken from the class default.
 void qwen2_moe(Hf& hf, ModelSpec& m) {
   qwen2(hf, m);
+  m.qkv_bias = hf.flag("qkv_bias", true);
   read_experts(hf, m, "num_experts", "moe_intermediate_size");
   hf.from["shared_ffn"] = "shared_expert_intermediate_size";
-  hf.r.get("shared_expert_intermediate_size", m.shared_ffn, false, 0, kMaxDim);
+  hf.r.get("shared_expert_intermediate_size", m.shared_ffn, true, 1, kMaxDim);
   require_every_layer_sparse(hf);
 }
 
@@ -63,6 +71,14 @@ void qwen3_moe(Hf& hf, ModelSpec& m) {
   qwen3(hf, m);
   read_experts(hf, m, "num_experts", "moe_intermediate_size");
   require_every_layer_sparse(hf);
+}
+
+// OLMoE's experts are intermediate_size wide (OlmoeMLP); its context is 4096 unless stated.
+void olmoe(Hf& hf, ModelSpec& m) {
+  llama(hf, m, false);
+  if (hf.first_present({"max_position_embeddings"}).empty()) m.max_positions = 4096;
+  m.qk_norm = m.qk_norm_full_width = true;
+  read_experts(hf, m, "num_experts", nullptr);
 }
 
 }  // namespace dsplan::hf

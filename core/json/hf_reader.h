@@ -111,5 +111,6 @@ void olmo2(Hf& hf, ModelSpec& m);
 void mixtral(Hf& hf, ModelSpec& m);
 void qwen2_moe(Hf& hf, ModelSpec& m);
 void qwen3_moe(Hf& hf, ModelSpec& m);
+void olmoe(Hf& hf, ModelSpec& m);
 
 }  // namespace dsplan::hf

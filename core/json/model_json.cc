@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <utility>
 
 #include "core/names.h"
 
@@ -15,8 +16,7 @@ constexpr int kMaxDim = 1 << 20;
 constexpr std::int64_t kMaxVocab = 1'000'000'000;
 
 template <class E>
-void read_enum(JsonObjectReader& r, std::string_view key, const std::vector<std::string>& names,
-               E& out) {
+void read_enum(JsonObjectReader& r, std::string_view key, const std::vector<std::string>& names, E& out) {
   int idx = 0;
   if (r.get_choice(key, idx, false, names)) out = static_cast<E>(idx);
 }
@@ -76,26 +76,34 @@ void read_flags(JsonObjectReader& r, ModelSpec& m) {
   if (r.get("dropout", dropout, false)) m.dropout = dropout;
 }
 
+// The expert keys go together: "experts" needs "topk" and "moe_ffn", and each of "topk",
+// "moe_ffn" and "shared_ffn" without "experts" is an error of its own.
+void check_moe_keys(const Given& g, JsonObjectReader& r, const ModelSpec& m) {
+  if (!is_moe(m)) {
+    const std::pair<bool, const char*> keys[] = {
+        {g.topk, "topk"}, {g.moe_ffn, "moe_ffn"}, {g.shared_ffn, "shared_ffn"}};
+    for (const auto& [given, key] : keys)
+      if (given)
+        r.error(key, "given without \"experts\"", "add \"experts\" (routed experts per layer) or remove it");
+    return;
+  }
+  if (!g.topk)
+    r.error("topk", "missing: an MoE model (\"experts\") needs it", "experts each token runs, e.g. 2");
+  if (!g.moe_ffn)
+    r.error("moe_ffn", "missing: an MoE model (\"experts\") needs it", "each expert's MLP width");
+}
+
 // Defaults that depend on other keys: kv_heads = heads, head_dim = hidden / heads,
 // ffn_hidden = 4 * hidden, max_positions = 2048 unless the positions are a learned table.
 void apply_defaults(const Given& g, JsonObjectReader& r, ModelSpec& m) {
   if (!g.kv_heads) m.kv_heads = m.heads;
   // An MoE model's ffn_hidden is unused by the pricing; absent, it is one expert's width.
   if (!g.ffn) m.ffn_hidden = is_moe(m) && m.moe_ffn > 0 ? m.moe_ffn : 4 * m.hidden;
-  if (!is_moe(m)) {
-    const char* stray = g.topk ? "topk" : g.moe_ffn ? "moe_ffn" : g.shared_ffn ? "shared_ffn" : nullptr;
-    if (stray)
-      r.error(stray, "given without \"experts\"", "add \"experts\" (routed experts per layer) or remove it");
-  } else {
-    if (!g.topk)
-      r.error("topk", "missing: an MoE model (\"experts\") needs it", "experts each token runs, e.g. 2");
-    if (!g.moe_ffn)
-      r.error("moe_ffn", "missing: an MoE model (\"experts\") needs it", "each expert's MLP width");
-  }
+  check_moe_keys(g, r, m);
   if (!g.head_dim && m.heads > 0 && m.hidden > 0) {
     if (m.hidden % m.heads != 0)
-      r.error("heads", "hidden " + std::to_string(m.hidden) + " is not divisible by heads " +
-                           std::to_string(m.heads),
+      r.error("heads",
+              "hidden " + std::to_string(m.hidden) + " is not divisible by heads " + std::to_string(m.heads),
               "give \"head_dim\" explicitly if the attention width differs from hidden");
     else
       m.head_dim = m.hidden / m.heads;
@@ -133,8 +141,7 @@ Expected<ModelSpec> parse_dsplan(const Json& j, const std::string& file) {
 }
 
 void check_positive(Diagnostics& out, const std::string& file, const char* key, std::int64_t v) {
-  if (v < 1)
-    out.push_back({file, std::string("/") + key, "must be positive, got " + std::to_string(v), ""});
+  if (v < 1) out.push_back({file, std::string("/") + key, "must be positive, got " + std::to_string(v), ""});
 }
 
 }  // namespace
@@ -153,6 +160,9 @@ Diagnostics validate_model(const ModelSpec& m, const std::string& file) {
   if (is_moe(m) && (m.topk < 1 || m.topk > m.experts))
     out.push_back({file, "/topk", "topk " + std::to_string(m.topk) + " is not in [1, experts]",
                    "at most the " + std::to_string(m.experts) + " experts"});
+  if (is_moe(m) && m.moe_ffn < 1)
+    out.push_back({file, "/moe_ffn", "must be positive for an MoE model, got " + std::to_string(m.moe_ffn),
+                   "each expert's MLP width"});
   if (m.norms_per_layer == 1 && !m.parallel_residual)
     out.push_back({file, "/norms_per_layer", "one norm per block needs parallel_residual",
                    "a sequential block normalises before attention and before the MLP: 2"});
@@ -178,18 +188,17 @@ Diagnostics validate_model(const ModelSpec& m, const std::string& file) {
   if (m.type_vocab < 0)
     out.push_back({file, "/type_vocab", "must not be negative, got " + std::to_string(m.type_vocab), ""});
   if (m.heads > 0 && m.kv_heads > 0 && (m.kv_heads > m.heads || m.heads % m.kv_heads != 0))
-    out.push_back({file, "/kv_heads",
-                   "heads " + std::to_string(m.heads) + " is not a multiple of kv_heads " +
-                       std::to_string(m.kv_heads),
-                   "kv_heads must divide heads (MHA: kv_heads = heads, MQA: 1, GQA: a divisor)"});
+    out.push_back(
+        {file, "/kv_heads",
+         "heads " + std::to_string(m.heads) + " is not a multiple of kv_heads " + std::to_string(m.kv_heads),
+         "kv_heads must divide heads (MHA: kv_heads = heads, MQA: 1, GQA: a divisor)"});
   return out;
 }
 
 Expected<ModelSpec> parse_model_json(const Json& j, const std::string& file) {
   if (j.is_object() && j.contains("model_type")) {
     if (!j["model_type"].is_string())
-      return Diagnostic{file, "/model_type", "expected a string",
-                        "one of: " + join(hf_model_types())};
+      return Diagnostic{file, "/model_type", "expected a string", "one of: " + join(hf_model_types())};
     return detail::parse_hf_config(j, file);
   }
   // A Hugging Face config.json without its model_type would otherwise be read as dsplan's

@@ -78,10 +78,17 @@ struct Count {
 //     2048*(4096 + 1024) + 4096*2048 = 18,874,368; router 2048*128 = 262,144; experts
 //     128*3*2048*768 = 603,979,776; norms 2*2048 + q/k norms 2*128 = 4,352: 623,120,640;
 //     48 layers + 2*151936*2048 + 2048 = 30,532,122,624 (Qwen: 30.5B).
+//   qwen2-57b-a14b h3584, 28/4 heads of 128 (q 3584, kv 512), Q/K/V biases, 64 experts of
+//     2560 top-8, one shared expert of 20480, V151936 untied: 3584*(3584 + 1024) + 4608
+//     + 3584^2 = 29,364,736; shared 3*3584*20480 = 220,200,960; router 3584*64 = 229,376;
+//     experts 64*3*3584*2560 = 1,761,607,680; norms 7,168: 2,011,409,920 a layer;
+//     28 layers + 2*151936*3584 + 3584 = 57,408,558,592 (Qwen: 57B; the shared expert's
+//     3584 x 1 sigmoid gate, 100,352 in all, is not counted).
 const Count kCounts[] = {
     {"mixtral-8x7b", 46'702'792'704},
     {"mixtral-8x22b", 140'630'071'296},
     {"qwen3-30b-a3b", 30'532'122'624},
+    {"qwen2-57b-a14b", 57'408'558'592},
     {"gpt2", 124'439'808},
     {"gpt2-medium", 354'823'168},
     {"gpt2-large", 774'030'080},
@@ -133,8 +140,8 @@ TEST(Presets, EveryPresetIsCountedAboveAndCitesASource) {
   const auto names = model_preset_names();
   EXPECT_EQ(names.size(), std::size(kCounts));
   for (const auto& n : names) {
-    EXPECT_TRUE(std::any_of(std::begin(kCounts), std::end(kCounts),
-                            [&](const Count& c) { return n == c.preset; }))
+    EXPECT_TRUE(
+        std::any_of(std::begin(kCounts), std::end(kCounts), [&](const Count& c) { return n == c.preset; }))
         << n << " has no count test";
     EXPECT_FALSE(model_preset_source(n).empty()) << n;
     auto m = model_preset(n);
@@ -212,6 +219,9 @@ TEST(ResolveModel, PresetsNamedOtherWays) {
       {"Qwen/Qwen3-0.6B", "qwen3-0.6b"},
       {"google/gemma-3-1b-pt", "gemma3-1b"},  // the pretrained checkpoint's id
       {"bigcode/starcoder2-3b", "starcoder2-3b"},
+      {"mistralai/Mixtral-8x7B-v0.1", "mixtral-8x7b"},
+      {"Qwen/Qwen3-30B-A3B", "qwen3-30b-a3b"},
+      {"Qwen/Qwen2-57B-A14B", "qwen2-57b-a14b"},
   };
   for (const auto& [given, preset] : cases) {
     auto m = resolve_model(given, read_text_file);
