@@ -177,8 +177,13 @@ struct TrainConfig {
     return static_cast<std::int64_t>(micro_batch) * grad_accum * dp;
   }
   int gpus() const { return tp * pp * cp * dp; }
-  // Ranks that hold the same routed experts (Megatron-Core's expert data-parallel group).
-  int expert_dp() const { return tp * cp * dp / ((ep > 0 ? ep : 1) * (etp > 0 ? etp : 1)); }
+  // Ranks that hold the same routed experts (Megatron-Core's expert data-parallel group),
+  // on the per-rank view the estimators price (cp_rank_view, whose dp counts the cp ranks;
+  // a config with cp 1 is its own view): tp x dp / (ep x etp), at least 1.
+  int expert_dp() const {
+    const int n = (tp > 0 ? tp : 1) * (dp > 0 ? dp : 1) / ((ep > 0 ? ep : 1) * (etp > 0 ? etp : 1));
+    return n > 1 ? n : 1;
+  }
   // Transformer layers each pipeline rank holds over all its chunks: the first rank, a
   // middle rank and the last (middle = the larger end with pp <= 2, which has none).
   // Even split: ceil(layers / pp) each (DeepSpeed's uneven partition is priced at its

@@ -257,7 +257,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
     ModelStateInputs dense = in, experts = in;
     experts.params = rp.layer_expert * st.layers;
     dense.params = in.params - experts.params;
-    experts.dp = std::max(1, cfg.tp * cfg.dp / (std::max(1, cfg.ep) * std::max(1, cfg.etp)));
+    experts.dp = cfg.expert_dp();
     const ModelStateMemory a = model_state_memory(dense), b = model_state_memory(experts);
     ms.params = a.params + b.params;
     ms.grads = a.grads + b.grads;

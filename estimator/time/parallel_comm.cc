@@ -325,7 +325,7 @@ Placement place(const TrainConfig& cfg, const SystemSpec& node) {
   p.dp_replicas = {shard < dp ? dp / shard : 1, 1};
   // The expert grid: etp innermost, then ep (stride etp), then the expert data-parallel
   // ranks (stride ep x etp).
-  const int etp = std::max(1, cfg.etp), ep = std::max(1, cfg.ep), edp = std::max(1, tp * dp / (ep * etp));
+  const int etp = std::max(1, cfg.etp), ep = std::max(1, cfg.ep), edp = cfg.expert_dp();
   p.etp = {etp, std::min(etp, gpn)};
   p.ep = {ep, etp >= gpn ? 1 : std::min(ep, gpn / etp)};
   p.edp = {edp, ep * etp >= gpn ? 1 : std::min(edp, gpn / (ep * etp))};

@@ -178,7 +178,7 @@ const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const 
     const double experts = sp.expert_stage();
     double shard =
         (sp.max_stage() - experts) / (sharded ? std::max(1, cfg.shard_degree(cl.gpus_per_node())) : 1) +
-        experts / (sharded ? std::max(1, cfg.tp * cfg.dp / (std::max(1, cfg.ep) * std::max(1, cfg.etp))) : 1);
+        experts / (sharded ? cfg.expert_dp() : 1);
     int tensors = stage_tensors(m, sp, cfg);
     const double bw = cl.node.gpu.hbm_bw.v * eff.hbm_fraction;
     if (cfg.ddp_zero_redundancy()) {
