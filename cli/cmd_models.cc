@@ -50,11 +50,16 @@ Json params_json(const ModelSpec& m) {
          {"lm_head", c.lm_head},
          {"pooler", c.pooler},
          {"largest_module", c.largest_module},
-         {"total", c.total(m.layers)}};
+         {"total", c.total()}};
   if (is_moe(m)) {  // MoE models only, so dense listings keep their JSON
     j["router_per_layer"] = c.router;
     j["experts_per_layer"] = c.experts;
     j["active"] = active_params(m);
+    j["moe_layers"] = c.moe_layers;
+    if (has_dense_layers(m)) {  // per_layer is then an MoE layer's; a dense layer's here
+      j["dense_layer"] = c.dense_layer();
+      j["dense_mlp_per_layer"] = c.dense_mlp;
+    }
   }
   return j;
 }
@@ -75,15 +80,32 @@ void print_row(const char* label, std::int64_t v, const std::string& note = "") 
 }
 
 // An MoE layer: the per-layer total, then its router and routed experts on rows of their
-// own (the MLP of a dense layer is the shared expert here, when the model has one).
+// own (the MLP of a dense layer is the shared expert here, when the model has one); then,
+// where some layers keep a dense MLP of ffn_hidden, such a layer.
 void print_moe_layer(const ModelSpec& m, const ParamCounts& c) {
-  print_row("per layer", c.per_layer(),
+  const bool dense = has_dense_layers(m);
+  print_row(dense ? "per MoE layer" : "per layer", c.per_layer(),
             "attention " + grouped(c.attention) + ", norms " + grouped(c.layer_norms) +
                 (c.mlp > 0 ? ", shared experts " + grouped(c.mlp) : std::string()) + ", and");
   print_row("  router", c.router, "hidden x " + std::to_string(m.experts) + " experts");
   print_row("  routed experts", c.experts,
             std::to_string(m.experts) + " x " + grouped(expert_params(m)) + " (" + (m.gated_mlp ? "3" : "2") +
                 " x " + std::to_string(m.hidden) + " x " + std::to_string(m.moe_ffn) + ")");
+  if (dense)
+    print_row("per dense layer", c.dense_layer(),
+              "attention " + grouped(c.attention) + ", mlp " + grouped(c.dense_mlp) + ", norms " +
+                  grouped(c.layer_norms));
+}
+
+// Which layers of an MoE model with dense layers route to experts, and how many keep the
+// dense MLP: ", 45 MoE layers after the first 1, 1 dense layer with the ffn above".
+std::string moe_layers_phrase(const ModelSpec& m) {
+  const int moe = moe_layer_count(m), dense = m.layers - moe;
+  std::string s = ", " + std::to_string(moe) + " MoE layers";
+  if (m.moe_layer_step > 1) s += " (one in every " + std::to_string(m.moe_layer_step) + ")";
+  if (m.first_dense_layers > 0) s += " after the first " + std::to_string(m.first_dense_layers);
+  return s + ", " + std::to_string(dense) + (dense == 1 ? " dense layer" : " dense layers") +
+         " with the ffn above";
 }
 
 void print_one(const ModelSpec& m, const std::string& source) {
@@ -120,7 +142,7 @@ void print_one(const ModelSpec& m, const std::string& source) {
         "mixture of experts: " + std::to_string(m.experts) + " experts of width " +
         std::to_string(m.moe_ffn) + ", top-" + std::to_string(m.topk) +
         (m.shared_ffn > 0 ? ", shared experts of width " + std::to_string(m.shared_ffn) : std::string()) +
-        " (the ffn width above is not used)");
+        (has_dense_layers(m) ? moe_layers_phrase(m) : " in every layer (the ffn width above is not used)"));
   if (!extra.empty()) std::printf("  block: %s\n", join(extra).c_str());
   std::printf("parameters\n");
   print_row("word embedding", c.word_embedding);
@@ -131,15 +153,19 @@ void print_one(const ModelSpec& m, const std::string& source) {
     print_row("per layer", c.per_layer(),
               "attention " + grouped(c.attention) + ", mlp " + grouped(c.mlp) + ", norms " +
                   grouped(c.layer_norms));
-  print_row(("x " + std::to_string(m.layers) + " layers").c_str(), c.per_layer() * m.layers);
+  print_row(("x " + std::to_string(m.layers) + " layers").c_str(), c.all_layers(),
+            has_dense_layers(m)
+                ? std::to_string(c.moe_layers) + " MoE, " + std::to_string(m.layers - c.moe_layers) + " dense"
+                : "");
   print_row("final norm", c.final_norm);
   print_row("lm head", c.lm_head, m.tied_embeddings ? "tied to the word embedding" : "");
   print_row("pooler", c.pooler);
-  print_row("total", c.total(m.layers), "(" + billions(c.total(m.layers)) + " B)");
+  print_row("total", c.total(), "(" + billions(c.total()) + " B)");
   if (is_moe(m))
     print_row("active per token", active_params(m),
               "(" + billions(active_params(m)) + " B: top-" + std::to_string(m.topk) + " of the " +
-                  std::to_string(m.experts) + " routed experts in each layer)");
+                  std::to_string(m.experts) + " routed experts in each " +
+                  (has_dense_layers(m) ? "MoE layer)" : "layer)"));
 }
 
 int run_list(bool json) {

@@ -191,6 +191,13 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
                        str(std::max(1, c.ep)), "--expert-tensor-parallel-size", str(std::max(1, c.etp)),
                        "--moe-token-dispatcher-type", "alltoall", "--moe-grouped-gemm"});
     if (m.shared_ffn > 0) a.insert(a.end(), {"--moe-shared-expert-intermediate-size", str(m.shared_ffn)});
+    if (has_dense_layers(m)) {
+      // Which layers are MoE, as the per-layer list Megatron evaluates (1 = MoE, 0 = dense).
+      std::string pattern = "[";
+      for (int i = 0; i < m.layers; ++i)
+        pattern += std::string(i ? "," : "") + (is_moe_layer(m, i) ? "1" : "0");
+      a.insert(a.end(), {"--moe-layer-freq", pattern + "]"});
+    }
   }
   if (c.checkpointing == Checkpointing::selective) a.push_back("--recompute-activations");
   if (c.checkpointing == Checkpointing::full)

@@ -2,7 +2,8 @@
 // exactly and to list every GEMM and memory-bound kernel of a training step.
 // Covers decoder-only GPT/Llama/Mistral/NeoX/OPT/BLOOM and encoder BERT/DistilBERT
 // families, and mixture-of-experts variants of the decoders (Mixtral, Qwen-MoE, OLMoE:
-// every layer's MLP routed to top-k of n experts, optional shared experts).
+// every layer's MLP routed to top-k of n experts, optional shared experts; GLM-4.5 and
+// Llama 4: some layers dense).
 #pragma once
 
 #include <cstdint>
@@ -98,16 +99,48 @@ struct ModelSpec {
   // (a hidden x experts linear) over `experts` routed experts, each an MLP of width moe_ffn
   // (gated_mlp and activation as the dense one), of which each token runs `topk`; plus
   // shared experts that every token runs, shared_ffn wide in all (0 = none; Qwen2-MoE's
-  // shared_expert_intermediate_size). ffn_hidden is then unused. Experts carry no biases.
+  // shared_expert_intermediate_size). ffn_hidden is then the dense layers' width (below). Experts carry no
+  // biases.
   int experts = 0;
   int topk = 0;
   int moe_ffn = 0;
   int shared_ffn = 0;
+  // Which layers are MoE (is_moe_layer): after the first `first_dense_layers` layers, every
+  // moe_layer_step-th one; the others keep a dense MLP of ffn_hidden. DeepSeek-V2/V3 and
+  // GLM-4.5 start with dense layers (first_k_dense_replace), Llama 4 Maverick alternates
+  // (interleave_moe_layer_step 2; Megatron's --moe-layer-freq). Defaults: every layer.
+  int first_dense_layers = 0;
+  int moe_layer_step = 1;
+  // Multi-head latent attention (DeepSeek-V2/V3, Kimi K2; Megatron-Core's
+  // MLASelfAttention; docs/model.md §4.12), on when kv_lora_rank > 0: keys and values come
+  // up from a kv_lora_rank-wide latent (one hidden -> kv_lora_rank + qk_rope_head_dim
+  // projection, an RMSNorm, then kv_lora_rank -> heads x (head_dim + v_head_dim)), queries
+  // from a q_lora_rank-wide one the same way (q_lora_rank 0: one hidden -> heads x
+  // (head_dim + qk_rope_head_dim) projection). head_dim is then the per-head query/key part
+  // without rotary (qk_nope_head_dim), qk_rope_head_dim the rotary part shared by every
+  // head's key, v_head_dim the value and attention-output width per head; kv_heads = heads.
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
 };
 
 inline bool is_moe(const ModelSpec& m) { return m.experts > 0; }
-// The MLP width one token runs through in a layer: ffn_hidden, or topk routed experts and
-// the shared ones.
+// Whether layer i (0-based) of an MoE model routes its MLP to experts (ModelSpec::
+// first_dense_layers, moe_layer_step), and how many layers do.
+inline bool is_moe_layer(const ModelSpec& m, int i) {
+  const int step = m.moe_layer_step > 0 ? m.moe_layer_step : 1;
+  return is_moe(m) && i >= m.first_dense_layers && (i - m.first_dense_layers) % step == step - 1;
+}
+inline int moe_layer_count(const ModelSpec& m) {
+  int n = 0;
+  for (int i = 0; i < m.layers; ++i) n += is_moe_layer(m, i) ? 1 : 0;
+  return n;
+}
+// Whether some layers of an MoE model keep a dense MLP.
+inline bool has_dense_layers(const ModelSpec& m) { return is_moe(m) && moe_layer_count(m) < m.layers; }
+// The MLP width one token runs through in an MoE layer (topk routed experts and the shared
+// ones), or a dense layer's ffn_hidden.
 inline double active_ffn(const ModelSpec& m) {
   return is_moe(m) ? double(m.topk) * m.moe_ffn + m.shared_ffn : double(m.ffn_hidden);
 }
@@ -118,6 +151,15 @@ inline int head_dim_of(const ModelSpec& m) {
   return m.head_dim > 0 ? m.head_dim : m.hidden / (m.heads > 0 ? m.heads : 1);
 }
 inline int kv_heads_of(const ModelSpec& m) { return m.kv_heads > 0 ? m.kv_heads : m.heads; }
+inline bool is_mla(const ModelSpec& m) { return m.kv_lora_rank > 0; }
+// Per-head widths the attention core multiplies: queries and keys (with MLA their rotary
+// part too), and values (= the attention output's per head).
+inline int qk_head_dim_of(const ModelSpec& m) {
+  return head_dim_of(m) + (is_mla(m) ? m.qk_rope_head_dim : 0);
+}
+inline int v_head_dim_of(const ModelSpec& m) {
+  return is_mla(m) && m.v_head_dim > 0 ? m.v_head_dim : head_dim_of(m);
+}
 
 // Layers whose attention is windowed: window_layers, or every layer when it is 0.
 inline int windowed_layers_of(const ModelSpec& m) {

@@ -4,8 +4,12 @@
 //    alone with qkv_bias); a head_dim RMSNorm weight each for queries and keys (qk_norm).
 //  - MLP: gated (SwiGLU) has gate, up and down matrices, otherwise up and down.
 //  - MoE: shared experts as a dense MLP of shared_ffn, a bias-free hidden x experts router,
-//    and `experts` bias-free expert MLPs of moe_ffn (Mixtral, Qwen-MoE, OLMoE layouts).
+//    and `experts` bias-free expert MLPs of moe_ffn (Mixtral, Qwen-MoE, OLMoE layouts), in
+//    the MoE layers; the dense layers among them (DeepSeek, GLM-4.5, Llama 4) a dense MLP.
 //  - LayerNorm has weight and bias, RMSNorm only a weight; norms_per_layer norms a layer.
+//  - Multi-head latent attention (mla_weights): the down and up projections of the query
+//    and key/value latents, an RMSNorm on each latent, and the heads x v_head_dim -> hidden
+//    projection (DeepSeek-V2/V3 layout; no biases).
 #include "estimator/params.h"
 
 #include <algorithm>
@@ -32,8 +36,13 @@ ParamCounts count_params(const ModelSpec& m) {
   const std::int64_t qkv = h * (q + 2 * kv) + (qkv_b ? q + 2 * kv : 0);
   const std::int64_t proj = q * h + (b ? h : 0);
   c.attention = qkv + proj;
+  const MlaWeights mla = mla_weights(m);
+  if (is_mla(m)) c.attention = std::int64_t(mla.total()) + (b ? h : 0);
   const std::int64_t mats = m.gated_mlp ? 3 : 2;
+  c.layers = m.layers;
   if (is_moe(m)) {
+    c.moe_layers = moe_layer_count(m);
+    c.dense_mlp = mats * h * f + (b ? (mats - 1) * f + h : 0);
     const std::int64_t sf = m.shared_ffn;
     c.mlp = sf > 0 ? mats * h * sf + (b ? (mats - 1) * sf + h : 0) : 0;
     c.router = h * m.experts;
@@ -42,16 +51,19 @@ ParamCounts count_params(const ModelSpec& m) {
     c.mlp = mats * h * f + (b ? (mats - 1) * f + h : 0);
   }
   c.layer_norms = m.norms_per_layer * norm + (!m.qk_norm ? 0 : m.qk_norm_full_width ? q + kv : 2 * d);
+  if (is_mla(m)) c.layer_norms += m.q_lora_rank + m.kv_lora_rank;  // the latents' RMSNorms
   c.final_norm = m.final_norm ? norm : 0;
   c.lm_head = m.tied_embeddings ? 0 : m.vocab * h;
   c.pooler = m.pooler ? h * h + h : 0;
 
   // Separate Q, K and V (or gate and up) linears are modules of their own.
   const std::int64_t qkv_module = m.fused_qkv ? qkv : h * q + (qkv_b ? q : 0);
-  const std::int64_t up_width = is_moe(m) ? std::max<std::int64_t>(m.shared_ffn, m.moe_ffn) : f;
+  const std::int64_t up_width =
+      !is_moe(m) ? f : std::max<std::int64_t>({m.shared_ffn, m.moe_ffn, has_dense_layers(m) ? f : 0});
   const std::int64_t up_module =
       (m.gated_mlp && m.fused_gate_up ? 2 : 1) * (h * up_width + (b ? up_width : 0));
-  c.largest_module = std::max({c.word_embedding, qkv_module, proj, up_module, c.lm_head});
+  c.largest_module = std::max({c.word_embedding, is_mla(m) ? std::int64_t(mla.largest()) : qkv_module,
+                               is_mla(m) ? std::int64_t(mla.proj) : proj, up_module, c.lm_head});
   return c;
 }
 
@@ -75,8 +87,12 @@ int bias_tensors(const ModelSpec& m, const LayerLinears& l) {
 
 double matmul_params_per_layer(const ModelSpec& m) {
   const double h = m.hidden, hd = head_dim_of(m), q = m.heads * hd, kv = kv_heads_of(m) * hd;
-  const double router = is_moe(m) ? h * m.experts : 0.0;
-  return h * (q + 2 * kv) + q * h + h * active_ffn(m) * (m.gated_mlp ? 3.0 : 2.0) + router;
+  const double mats = m.gated_mlp ? 3.0 : 2.0;
+  const double attention = is_mla(m) ? mla_weights(m).total() : h * (q + 2 * kv) + q * h;
+  if (!is_moe(m)) return attention + h * m.ffn_hidden * mats;
+  const double moe = h * active_ffn(m) * mats + h * m.experts, dense = h * m.ffn_hidden * mats;
+  const double share = m.layers > 0 ? double(moe_layer_count(m)) / m.layers : 1.0;
+  return attention + share * moe + (1.0 - share) * dense;
 }
 
 std::int64_t expert_params(const ModelSpec& m) {
@@ -86,7 +102,53 @@ std::int64_t expert_params(const ModelSpec& m) {
 std::int64_t active_params(const ModelSpec& m) {
   const ParamCounts c = count_params(m);
   const std::int64_t inactive = is_moe(m) ? (m.experts - m.topk) * expert_params(m) : 0;
-  return c.total(m.layers) - inactive * m.layers;
+  return c.total() - inactive * c.moe_layers;
+}
+
+MlaWeights mla_weights(const ModelSpec& m) {
+  MlaWeights w;
+  if (!is_mla(m)) return w;
+  const double h = m.hidden, H = m.heads, dn = head_dim_of(m), dr = m.qk_rope_head_dim, dv = v_head_dim_of(m);
+  const double ql = m.q_lora_rank, kl = m.kv_lora_rank;
+  w.q_down = ql > 0 ? h * ql : 0.0;
+  w.q_up = (ql > 0 ? ql : h) * H * (dn + dr);
+  w.kv_down = h * (kl + dr);
+  w.kv_up = kl * H * (dn + dv);
+  w.proj = H * dv * h;
+  return w;
+}
+
+double moe_layer_share(const ModelSpec& m, const TrainConfig& cfg) {
+  if (!has_dense_layers(m)) return 1.0;
+  const int pp = std::max(1, cfg.pp), v = pp > 1 ? std::max(1, cfg.vpp) : 1;
+  const int front = pp > 1 && cfg.pp_account_embedding ? 1 : 0;
+  const int back = pp > 1 && cfg.pp_account_loss ? 1 : 0;
+  const int units = m.layers + front + back, chunks = pp * v;
+  const int size = (units + chunks - 1) / chunks;  // units per chunk (the last may hold fewer)
+  // The busiest rank is priced as its most layers, of which the most MoE layers any rank
+  // holds (no rank costs more when an MoE layer costs more than a dense one).
+  int most = 0, most_moe = 0;
+  for (int r = 0; r < pp; ++r) {
+    int layers = 0, moe = 0;
+    for (int j = r; j < chunks; j += pp)
+      for (int u = j * size; u < std::min(units, (j + 1) * size); ++u) {
+        const int layer = u - front;
+        if (layer < 0 || layer >= m.layers) continue;  // the embedding's or the loss's unit
+        ++layers;
+        moe += is_moe_layer(m, layer) ? 1 : 0;
+      }
+    most = std::max(most, layers);
+    most_moe = std::max(most_moe, moe);
+  }
+  return most > 0 ? double(most_moe) / most : 1.0;
+}
+
+ModelSpec dense_layer_view(const ModelSpec& m) {
+  ModelSpec d = m;
+  d.experts = d.topk = d.moe_ffn = d.shared_ffn = 0;
+  d.first_dense_layers = 0;
+  d.moe_layer_step = 1;
+  return d;
 }
 
 std::int64_t padded_vocab(const ModelSpec& m, int tp) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "core/model_spec.h"
+#include "core/train_config.h"
 
 namespace dsplan {
 
@@ -20,17 +21,46 @@ struct ParamCounts {
   std::int64_t final_norm = 0;
   std::int64_t lm_head = 0;         // 0 when tied to the word embedding
   std::int64_t pooler = 0;          // BERT pooler
+  // MoE models with dense layers (ModelSpec::first_dense_layers, moe_layer_step): how many
+  // layers route to experts, and a dense layer's MLP (ffn_hidden wide).
+  int layers = 0;
+  int moe_layers = 0;
+  std::int64_t dense_mlp = 0;
+  // Parameters of a layer: an MoE layer's in an MoE model (the fields above), and a dense
+  // layer's (the MoE fields' place taken by dense_mlp; the same as per_layer() in a dense model).
   std::int64_t per_layer() const { return attention + mlp + layer_norms + router + experts; }
-  std::int64_t total(int layers) const {
-    return word_embedding + other_embedding + per_layer() * layers + final_norm + lm_head +
-           pooler;
+  std::int64_t dense_layer() const {
+    return moe_layers > 0 ? attention + dense_mlp + layer_norms : per_layer();
+  }
+  std::int64_t all_layers() const {
+    return moe_layers > 0 ? per_layer() * moe_layers + dense_layer() * (layers - moe_layers)
+                          : per_layer() * layers;
+  }
+  std::int64_t total() const {
+    return word_embedding + other_embedding + all_layers() + final_norm + lm_head + pooler;
   }
   // Largest single module's own parameters (DeepSpeed's largest_layer_params).
   std::int64_t largest_module = 0;
 };
 
+// Multi-head latent attention's weight matrices (ModelSpec::kv_lora_rank > 0; zero
+// otherwise): the query latent's down projection (0 without q_lora_rank) and its up
+// projection (or the direct query projection) to heads x (head_dim + qk_rope_head_dim), the
+// key/value down projection to kv_lora_rank + qk_rope_head_dim and its up projection to
+// heads x (head_dim + v_head_dim), and the output projection from heads x v_head_dim.
+struct MlaWeights {
+  double q_down = 0, q_up = 0, kv_down = 0, kv_up = 0, proj = 0;
+  double total() const { return q_down + q_up + kv_down + kv_up + proj; }
+  double largest() const {
+    double l = q_down;
+    for (double x : {q_up, kv_down, kv_up}) l = x > l ? x : l;
+    return l;
+  }
+};
+MlaWeights mla_weights(const ModelSpec& m);
+
 ParamCounts count_params(const ModelSpec& m);
-inline std::int64_t total_params(const ModelSpec& m) { return count_params(m).total(m.layers); }
+inline std::int64_t total_params(const ModelSpec& m) { return count_params(m).total(); }
 // Parameters one token runs through (MoE: topk of the routed experts; the total otherwise).
 std::int64_t active_params(const ModelSpec& m);
 // Matrices of one routed expert (gate, up and down, or up and down).
@@ -57,8 +87,18 @@ int bias_tensors(const ModelSpec& m, const LayerLinears& l);
 
 // Weights of one layer's linears (Q, K, V, the attention projection, the MLP; no biases or
 // norms): the N of the 6N matmul FLOPs a token spends in a layer over 3 passes. MoE: the
-// router, the shared experts and topk routed experts (what one token runs).
+// router, the shared experts and topk routed experts (what one token runs), averaged over
+// the layers when some are dense (times layers, the model's matmul weights a token runs).
 double matmul_params_per_layer(const ModelSpec& m);
+
+// MoE models with dense layers: the share of MoE layers among the layers of the pipeline
+// rank that holds the most of them (1 for a model without dense layers). Layers are dealt
+// to ranks as Megatron does: chunks of layers / (pp x vpp) in order, chunk j to rank
+// j mod pp, the accounted split's embedding and loss units counted at the two ends. The
+// estimators price that rank's layers as this blend of an MoE and a dense layer.
+double moe_layer_share(const ModelSpec& m, const TrainConfig& cfg);
+// The model's dense layers alone: its MoE fields cleared (ffn_hidden wide MLPs).
+ModelSpec dense_layer_view(const ModelSpec& m);
 
 // Vocabulary as the framework allocates it: rounded up to vocab_pad_multiple x tp.
 std::int64_t padded_vocab(const ModelSpec& m, int tp);

@@ -67,9 +67,21 @@ std::optional<Diagnostic> moe_details(const Json& m, ModelSpec& spec, std::vecto
   if (spec.experts > (1 << 16) || spec.topk < 1 || spec.topk > spec.experts || spec.moe_ffn < 1 ||
       spec.moe_ffn > (1 << 20) || spec.shared_ffn > (1 << 20))
     return Diagnostic{"", "/model/experts", "an MoE row needs experts, topk in [1, experts] and moe_ffn", ""};
+  // Dense layers among the MoE ones: the first few (DeepSeek, GLM-4.5), or all but every
+  // step-th (Llama 4), each with an MLP of ffn_hidden.
+  spec.first_dense_layers = std::max(0, inum(m, "first_dense_layers"));
+  spec.moe_layer_step = std::max(1, inum(m, "moe_layer_step", 1));
+  if (spec.first_dense_layers >= spec.layers || spec.moe_layer_step > spec.layers ||
+      (has_dense_layers(spec) && spec.ffn_hidden < 1))
+    return Diagnostic{
+        "", "/model/first_dense_layers",
+        "dense layers need first_dense_layers < layers, moe_layer_step <= layers and ffn_hidden", ""};
   notes.push_back("mixture of experts: " + std::to_string(spec.experts) + " experts, top-" +
                   std::to_string(spec.topk) + ", width " + std::to_string(spec.moe_ffn) +
-                  (spec.shared_ffn > 0 ? ", shared " + std::to_string(spec.shared_ffn) : std::string()));
+                  (spec.shared_ffn > 0 ? ", shared " + std::to_string(spec.shared_ffn) : std::string()) +
+                  (has_dense_layers(spec) ? ", " + std::to_string(moe_layer_count(spec)) + " of " +
+                                                std::to_string(spec.layers) + " layers MoE, the rest dense"
+                                          : std::string()));
   return std::nullopt;
 }
 

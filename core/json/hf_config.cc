@@ -252,10 +252,14 @@ const std::vector<std::pair<std::string, Family>>& families() {
       {"gemma", [](Hf& h, ModelSpec& m) { gemma(h, m, 1); }},
       {"gemma2", [](Hf& h, ModelSpec& m) { gemma(h, m, 2); }},
       {"gemma3_text", [](Hf& h, ModelSpec& m) { gemma(h, m, 3); }},
+      {"glm4_moe", glm4_moe},
       {"gpt2", [](Hf& h, ModelSpec& m) { gpt2(h, m, false); }},
       {"gpt_bigcode", [](Hf& h, ModelSpec& m) { gpt2(h, m, true); }},
       {"gpt_neox", gpt_neox},
       {"llama", [](Hf& h, ModelSpec& m) { llama(h, m, false); }},
+      // "llama4" nests the text model's keys in text_config: parse_llama4() reads them there.
+      {"llama4", llama4_text},
+      {"llama4_text", llama4_text},
       {"mistral", [](Hf& h, ModelSpec& m) { llama(h, m, true); }},
       {"mixtral", mixtral},
       {"mpt", mpt},
@@ -284,13 +288,14 @@ Diagnostics remap_paths(Diagnostics v, const std::map<std::string, std::string>&
 
 // The mixture-of-experts families (hf_moe.cc): the only types whose expert keys are read.
 const std::vector<std::string>& moe_types() {
-  static const std::vector<std::string> t{"mixtral", "olmoe", "qwen2_moe", "qwen3_moe"};
+  static const std::vector<std::string> t{"glm4_moe", "llama4",    "llama4_text", "mixtral",
+                                          "olmoe",    "qwen2_moe", "qwen3_moe"};
   return t;
 }
 
 // Mixture-of-experts configs dsplan does not import. DeepSeek-V2/V3 (and their MoE-only
-// variants) use multi-head latent attention (low-rank compressed K/V, kv_lora_rank) and
-// keep their first_k_dense_replace layers dense, neither of which ModelSpec expresses.
+// variants) use multi-head latent attention (low-rank compressed K/V, kv_lora_rank), which
+// ModelSpec does not express (their dense first layers, first_k_dense_replace, it does).
 // Expert keys on any other type (a dense family's config such as a Mixtral-style mistral
 // one, or jamba, dbrx, ...) would price one expert's MLP as the whole layer's.
 std::optional<Diagnostic> refuse_moe(const Json& j, const std::string& type, bool known,
@@ -298,10 +303,11 @@ std::optional<Diagnostic> refuse_moe(const Json& j, const std::string& type, boo
   if (type == "deepseek_v2" || type == "deepseek_v3")
     return Diagnostic{file, "/model_type",
                       "\"" + type +
-                          "\" uses multi-head latent attention (compressed K/V, kv_lora_rank) and "
-                          "dense first layers (first_k_dense_replace), which dsplan does not model",
-                      "mixture-of-experts types dsplan imports: " + join(moe_types()) +
-                          " (every layer MoE, standard attention)"};
+                          "\" uses multi-head latent attention (low-rank compressed K/V, kv_lora_rank), "
+                          "which dsplan does not model",
+                      "mixture-of-experts types dsplan imports (standard multi-head or grouped-query "
+                      "attention): " +
+                          join(moe_types())};
   if (std::find(moe_types().begin(), moe_types().end(), type) != moe_types().end()) return std::nullopt;
   for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"})
     if (j.contains(key) && j[key].is_number() && j[key].get<double>() > 1)
@@ -314,6 +320,27 @@ std::optional<Diagnostic> refuse_moe(const Json& j, const std::string& type, boo
                 : "mixture-of-experts types dsplan imports: " + join(moe_types()) +
                       "; all: " + join(hf_model_types())};
   return std::nullopt;
+}
+
+// Llama 4 (Llama4ForConditionalGeneration, model_type "llama4"): the text model's keys nest
+// in text_config and are read as a "llama4_text" config (Llama4ForCausalLM's), errors
+// pointing into text_config. The vision tower (vision_config) and the multi-modal
+// projector are not modelled: the plan is the text transformer's alone, as with the other
+// multimodal configs (ModelSpec has no place for a note, hence this comment).
+Expected<ModelSpec> parse_llama4(const Json& j, const std::string& file) {
+  if (!j.contains("text_config") || !j["text_config"].is_object())
+    return Diagnostic{file, "/text_config",
+                      "missing: a \"llama4\" config holds its text model in text_config",
+                      "an object with the text model's keys, or a config of model_type \"llama4_text\""};
+  Json text = j["text_config"];
+  text["model_type"] = "llama4_text";
+  if (j.contains("_name_or_path") && !text.contains("_name_or_path"))
+    text["_name_or_path"] = j["_name_or_path"];
+  auto m = detail::parse_hf_config(text, file);
+  if (m) return m;
+  Diagnostics errs = m.errors();
+  for (auto& d : errs) d.json_path = "/text_config" + d.json_path;
+  return errs;
 }
 
 }  // namespace
@@ -334,6 +361,7 @@ Expected<ModelSpec> parse_hf_config(const Json& j, const std::string& file) {
   auto fam =
       std::find_if(families().begin(), families().end(), [&](const auto& f) { return f.first == type; });
   if (auto refused = refuse_moe(j, type, fam != families().end(), file)) return *refused;
+  if (type == "llama4") return parse_llama4(j, file);
   if (fam == families().end() && j.contains("text_config") && j["text_config"].is_object())
     return Diagnostic{file, "/model_type",
                       "\"" + type +

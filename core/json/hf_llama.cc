@@ -33,29 +33,6 @@ void read_window(Hf& hf, ModelSpec& m, int windowed) {
   m.window_layers = windowed >= m.layers ? 0 : windowed;
 }
 
-// The Llama-style decoders (RMSNorm, gated MLP, rotary, no biases unless stated): the
-// keys they share. `head_dim` is read where the family allows it to differ from
-// hidden / heads.
-void llama_like(Hf& hf, ModelSpec& m, int default_positions, bool tied) {
-  hf.get("layers", {"num_hidden_layers"}, m.layers, true);
-  hf.get("hidden", {"hidden_size"}, m.hidden, true);
-  hf.get("heads", {"num_attention_heads"}, m.heads, true);
-  m.kv_heads = m.heads;
-  hf.get("kv_heads", {"num_key_value_heads"}, m.kv_heads, false);
-  hf.get("head_dim", {"head_dim"}, m.head_dim, false);
-  hf.get("ffn_hidden", {"intermediate_size"}, m.ffn_hidden, true);
-  m.max_positions = default_positions;
-  hf.get("max_positions", {"max_position_embeddings"}, m.max_positions, false);
-  m.activation = Activation::silu;
-  m.tied_embeddings = hf.flag("tie_word_embeddings", tied);
-  m.gated_mlp = true;
-  m.norm = NormKind::rmsnorm;
-  m.position = PositionKind::rotary;
-  m.linear_bias = false;
-  m.fused_qkv = m.fused_gate_up = false;  // q/k/v_proj; gate_proj, up_proj
-  read_dropout(hf, m, {"attention_dropout"}, false);
-}
-
 // final_logit_softcapping or attn_logit_softcapping: a positive cap, or null (none).
 bool softcap(Hf& hf, const char* key) {
   double cap = 0;
@@ -73,6 +50,30 @@ int qwen_windowed_layers(Hf& hf, const ModelSpec& m) {
 }
 
 }  // namespace
+
+// The Llama-style decoders (RMSNorm, gated MLP, rotary, no biases unless stated): the
+// keys they share (hf_reader.h). `head_dim` is read where the family allows it to differ
+// from hidden / heads.
+void llama_like(Hf& hf, ModelSpec& m, int default_positions, bool tied) {
+  hf.get("layers", {"num_hidden_layers"}, m.layers, true);
+  hf.get("hidden", {"hidden_size"}, m.hidden, true);
+  hf.get("heads", {"num_attention_heads"}, m.heads, true);
+  m.kv_heads = m.heads;
+  hf.get("kv_heads", {"num_key_value_heads"}, m.kv_heads, false);
+  hf.get("head_dim", {"head_dim"}, m.head_dim, false);
+  hf.get("ffn_hidden", {"intermediate_size"}, m.ffn_hidden, true);
+  m.max_positions = default_positions;
+  // Contexts beyond kMaxDim exist (Llama 4 Scout: 10,485,760); dsplan's schema allows 2^26.
+  hf.get("max_positions", {"max_position_embeddings"}, m.max_positions, false, 1 << 26);
+  m.activation = Activation::silu;
+  m.tied_embeddings = hf.flag("tie_word_embeddings", tied);
+  m.gated_mlp = true;
+  m.norm = NormKind::rmsnorm;
+  m.position = PositionKind::rotary;
+  m.linear_bias = false;
+  m.fused_qkv = m.fused_gate_up = false;  // q/k/v_proj; gate_proj, up_proj
+  read_dropout(hf, m, {"attention_dropout"}, false);
+}
 
 // llama and mistral: RMSNorm, SwiGLU, rotary, no biases, untied head, optional GQA;
 // mistral's sliding_window (v0.1) windows every layer.

@@ -30,8 +30,10 @@ struct Hf {
       if (json.contains(k) && !json[k].is_null()) return k;
     return "";
   }
-  // Reads the first present key into `out`; a missing one is an error if `required`.
-  bool get(const char* field, std::initializer_list<const char*> keys, int& out, bool required) {
+  // Reads the first present key into `out` (at most `hi`); a missing one is an error if
+  // `required`.
+  bool get(const char* field, std::initializer_list<const char*> keys, int& out, bool required,
+           int hi = kMaxDim) {
     std::string k = first_present(keys);
     if (k.empty()) {
       if (required) {
@@ -41,7 +43,7 @@ struct Hf {
       return false;
     }
     from[field] = k;
-    return r.get(k, out, true, 1, kMaxDim);
+    return r.get(k, out, true, 1, hi);
   }
   bool flag(const char* key, bool fallback) {
     bool v = fallback;
@@ -99,7 +101,9 @@ inline void read_activation(Hf& hf, const char* key, ModelSpec& m) {
              "one of: gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, quick_gelu, relu, silu, swish");
 }
 
-// The Llama-style families (hf_llama.cc).
+// The Llama-style families (hf_llama.cc), and the keys they share: layers, sizes, heads,
+// intermediate_size (ffn_hidden), RMSNorm, SwiGLU, rotary, bias-free separate linears.
+void llama_like(Hf& hf, ModelSpec& m, int default_positions, bool tied);
 void llama(Hf& hf, ModelSpec& m, bool mistral);
 void qwen2(Hf& hf, ModelSpec& m);
 void qwen3(Hf& hf, ModelSpec& m);
@@ -112,5 +116,8 @@ void mixtral(Hf& hf, ModelSpec& m);
 void qwen2_moe(Hf& hf, ModelSpec& m);
 void qwen3_moe(Hf& hf, ModelSpec& m);
 void olmoe(Hf& hf, ModelSpec& m);
+void glm4_moe(Hf& hf, ModelSpec& m);
+// llama4_text: the text model of Llama 4 (a "llama4" config's text_config, hf_config.cc).
+void llama4_text(Hf& hf, ModelSpec& m);
 
 }  // namespace dsplan::hf

@@ -25,6 +25,7 @@ void read_enum(JsonObjectReader& r, std::string_view key, const std::vector<std:
 struct Given {
   bool kv_heads = false, head_dim = false, ffn = false, max_positions = false;
   bool topk = false, moe_ffn = false, shared_ffn = false;
+  bool first_dense = false, moe_step = false;
 };
 
 Given read_sizes(JsonObjectReader& r, ModelSpec& m) {
@@ -40,11 +41,14 @@ Given read_sizes(JsonObjectReader& r, ModelSpec& m) {
   r.get("position_offset_rows", m.position_offset_rows, false, 0, 64);
   r.get("type_vocab", m.type_vocab, false, 0, kMaxDim);
   r.get("vocab_pad_multiple", m.vocab_pad_multiple, false, 1, 1 << 16);
-  // Mixture of experts (ModelSpec::experts): every layer's MLP routed to topk of them.
+  // Mixture of experts (ModelSpec::experts): the MoE layers' MLP routed to topk of them;
+  // which layers are MoE: after first_dense_layers dense ones, every moe_layer_step-th.
   r.get("experts", m.experts, false, 1, 1 << 16);
   g.topk = r.get("topk", m.topk, false, 1, 1 << 16);
   g.moe_ffn = r.get("moe_ffn", m.moe_ffn, false, 1, kMaxDim);
   g.shared_ffn = r.get("shared_ffn", m.shared_ffn, false, 0, kMaxDim);
+  g.first_dense = r.get("first_dense_layers", m.first_dense_layers, false, 0, kMaxDim);
+  g.moe_step = r.get("moe_layer_step", m.moe_layer_step, false, 1, kMaxDim);
   return g;
 }
 
@@ -77,11 +81,15 @@ void read_flags(JsonObjectReader& r, ModelSpec& m) {
 }
 
 // The expert keys go together: "experts" needs "topk" and "moe_ffn", and each of "topk",
-// "moe_ffn" and "shared_ffn" without "experts" is an error of its own.
+// "moe_ffn", "shared_ffn", "first_dense_layers" and "moe_layer_step" without "experts" is
+// an error of its own. Dense layers among the MoE ones need their MLP width, "ffn_hidden".
 void check_moe_keys(const Given& g, JsonObjectReader& r, const ModelSpec& m) {
   if (!is_moe(m)) {
-    const std::pair<bool, const char*> keys[] = {
-        {g.topk, "topk"}, {g.moe_ffn, "moe_ffn"}, {g.shared_ffn, "shared_ffn"}};
+    const std::pair<bool, const char*> keys[] = {{g.topk, "topk"},
+                                                 {g.moe_ffn, "moe_ffn"},
+                                                 {g.shared_ffn, "shared_ffn"},
+                                                 {g.first_dense, "first_dense_layers"},
+                                                 {g.moe_step, "moe_layer_step"}};
     for (const auto& [given, key] : keys)
       if (given)
         r.error(key, "given without \"experts\"", "add \"experts\" (routed experts per layer) or remove it");
@@ -91,13 +99,18 @@ void check_moe_keys(const Given& g, JsonObjectReader& r, const ModelSpec& m) {
     r.error("topk", "missing: an MoE model (\"experts\") needs it", "experts each token runs, e.g. 2");
   if (!g.moe_ffn)
     r.error("moe_ffn", "missing: an MoE model (\"experts\") needs it", "each expert's MLP width");
+  if (!g.ffn && (m.first_dense_layers > 0 || m.moe_layer_step > 1))
+    r.error("ffn_hidden",
+            "missing: an MoE model with dense layers (first_dense_layers, moe_layer_step) needs it",
+            "the dense layers' MLP width, e.g. 4 x hidden");
 }
 
 // Defaults that depend on other keys: kv_heads = heads, head_dim = hidden / heads,
 // ffn_hidden = 4 * hidden, max_positions = 2048 unless the positions are a learned table.
 void apply_defaults(const Given& g, JsonObjectReader& r, ModelSpec& m) {
   if (!g.kv_heads) m.kv_heads = m.heads;
-  // An MoE model's ffn_hidden is unused by the pricing; absent, it is one expert's width.
+  // An MoE model's ffn_hidden is its dense layers' MLP width; with none (every layer MoE)
+  // it is unused by the pricing, and absent it is one expert's width.
   if (!g.ffn) m.ffn_hidden = is_moe(m) && m.moe_ffn > 0 ? m.moe_ffn : 4 * m.hidden;
   check_moe_keys(g, r, m);
   if (!g.head_dim && m.heads > 0 && m.hidden > 0) {
@@ -144,6 +157,39 @@ void check_positive(Diagnostics& out, const std::string& file, const char* key, 
   if (v < 1) out.push_back({file, std::string("/") + key, "must be positive, got " + std::to_string(v), ""});
 }
 
+// Which layers are MoE (ModelSpec::first_dense_layers, moe_layer_step): keys of an MoE
+// model only, within the layers, leaving at least one MoE layer.
+void check_moe_layers(Diagnostics& out, const std::string& file, const ModelSpec& m) {
+  const std::string layers = std::to_string(m.layers);
+  if (!is_moe(m)) {
+    if (m.first_dense_layers != 0)
+      out.push_back({file, "/first_dense_layers", "dense leading layers in a model without experts",
+                     "only an MoE model (\"experts\") has them; remove first_dense_layers"});
+    if (m.moe_layer_step != 1)
+      out.push_back({file, "/moe_layer_step", "an MoE layer step in a model without experts",
+                     "only an MoE model (\"experts\") has one; remove moe_layer_step"});
+    return;
+  }
+  const bool first_ok = m.first_dense_layers >= 0 && m.first_dense_layers < m.layers;
+  const bool step_ok = m.moe_layer_step >= 1 && m.moe_layer_step <= m.layers;
+  if (!first_ok)
+    out.push_back(
+        {file, "/first_dense_layers",
+         std::to_string(m.first_dense_layers) + " is not in [0, layers): the model has " + layers + " layers",
+         "the leading layers with a dense MLP, 0 to " + std::to_string(m.layers - 1)});
+  if (!step_ok)
+    out.push_back(
+        {file, "/moe_layer_step",
+         std::to_string(m.moe_layer_step) + " is not in [1, layers]: the model has " + layers + " layers",
+         "1 (every layer after the dense ones is MoE) to " + layers});
+  if (first_ok && step_ok && moe_layer_count(m) == 0)
+    out.push_back({file, "/moe_layer_step",
+                   "first_dense_layers " + std::to_string(m.first_dense_layers) + " and moe_layer_step " +
+                       std::to_string(m.moe_layer_step) + " leave no MoE layer among the " + layers,
+                   "an MoE model needs one: at most " + std::to_string(m.layers - m.first_dense_layers) +
+                       " with " + std::to_string(m.first_dense_layers) + " dense leading layers"});
+}
+
 }  // namespace
 
 Diagnostics validate_model(const ModelSpec& m, const std::string& file) {
@@ -163,6 +209,7 @@ Diagnostics validate_model(const ModelSpec& m, const std::string& file) {
   if (is_moe(m) && m.moe_ffn < 1)
     out.push_back({file, "/moe_ffn", "must be positive for an MoE model, got " + std::to_string(m.moe_ffn),
                    "each expert's MLP width"});
+  check_moe_layers(out, file, m);
   if (m.norms_per_layer == 1 && !m.parallel_residual)
     out.push_back({file, "/norms_per_layer", "one norm per block needs parallel_residual",
                    "a sequential block normalises before attention and before the MLP: 2"});
@@ -282,6 +329,9 @@ Json model_to_json(const ModelSpec& m) {
     j["topk"] = m.topk;
     j["moe_ffn"] = m.moe_ffn;
     j["shared_ffn"] = m.shared_ffn;
+    // Written where not the default (every layer MoE), so those models keep their JSON.
+    if (m.first_dense_layers != 0) j["first_dense_layers"] = m.first_dense_layers;
+    if (m.moe_layer_step != 1) j["moe_layer_step"] = m.moe_layer_step;
   }
   return j;
 }

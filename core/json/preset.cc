@@ -110,7 +110,8 @@ std::optional<std::string> preset_for_name(std::string_view name) {
   static const std::pair<const char*, const char*> aliases[] = {{"distilbertbase", "distilbert"},
                                                                 {"gpt2small", "gpt2"},
                                                                 {"bloom", "bloom-176b"},
-                                                                {"gemma31bpt", "gemma3-1b"}};
+                                                                {"gemma31bpt", "gemma3-1b"},
+                                                                {"llama4maverick17b128e", "llama4-maverick"}};
   const std::string key = name_key(name);
   if (key.empty()) return std::nullopt;
   for (const auto& [alias, preset] : aliases)

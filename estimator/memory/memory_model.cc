@@ -43,11 +43,15 @@ RankParams rank_params(const ModelSpec& m, const ParamCounts& c, const TrainConf
   const double layer_rep = static_cast<double>(c.layer_norms) + bias_rep;
   RankParams r;
   // MoE: the router is replicated over TP and each rank holds experts / ep whole experts.
+  // With dense layers, the busiest rank's layer is the blend of the two kinds
+  // (moe_layer_share): its MLP partly dense, its experts and router in that share.
   const double expert_split = std::max(1, cfg.ep) * std::max(1, cfg.etp);
-  const double moe_rank = static_cast<double>(c.router) + static_cast<double>(c.experts) / expert_split;
-  r.layer_expert = static_cast<double>(c.experts) / expert_split;
-  r.layer =
-      (static_cast<double>(c.per_layer() - c.router - c.experts) - layer_rep) / t + layer_rep + moe_rank;
+  const double share = is_moe(m) ? moe_layer_share(m, cfg) : 1.0;
+  const double moe_rank =
+      share * (static_cast<double>(c.router) + static_cast<double>(c.experts) / expert_split);
+  r.layer_expert = share * static_cast<double>(c.experts) / expert_split;
+  const double mlp = share * static_cast<double>(c.mlp) + (1.0 - share) * static_cast<double>(c.dense_mlp);
+  r.layer = (static_cast<double>(c.attention + c.layer_norms) + mlp - layer_rep) / t + layer_rep + moe_rank;
   const double vp = static_cast<double>(padded_vocab(m, cfg.tp));
   r.embed = vp * h / t;
   r.other_embed = static_cast<double>(c.other_embedding);
@@ -63,7 +67,7 @@ RankParams rank_params(const ModelSpec& m, const ParamCounts& c, const TrainConf
   const double mats = (h + qkv) + (d * m.heads + h) + (m.gated_mlp ? 3 : 2) * (h + f);
   const double vecs =
       static_cast<double>(c.layer_norms) + (has_qkv_bias(m) ? qkv : 0) + (m.linear_bias ? 2 * h + fb * t : 0);
-  const double total = static_cast<double>(c.total(m.layers));
+  const double total = static_cast<double>(c.total());
   const double fact = m.layers * (mats + vecs) + (vp + h) * (r.untied_head ? 2 : 1) +
                       r.other_embed + r.tail;
   r.adafactor_bpp = total > 0 ? 4 * fact / total : 4;
@@ -79,10 +83,13 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   x.heads = m.heads;
   x.q = d * m.heads;
   x.kv = d * kv_heads_of(m);
-  x.f = active_ffn(m);  // MoE: topk experts' width and the shared experts'
-  x.moe_copies = is_moe(m) ? m.topk : 0;
+  // MoE: topk experts' width and the shared experts'; with dense layers the busiest
+  // rank's blend of that and the dense layers' width (moe_layer_share).
+  const double share = is_moe(m) ? moe_layer_share(m, cfg) : 1.0;
+  x.f = share * active_ffn(m) + (1.0 - share) * m.ffn_hidden;
+  x.moe_copies = is_moe(m) ? share * m.topk : 0;
   x.moe_gathered = std::max(1, cfg.etp);
-  x.experts = is_moe(m) ? m.experts : 0;
+  x.experts = is_moe(m) ? share * m.experts : 0;
   x.mlp_tensors = !m.gated_mlp ? 2 : cfg.framework == Framework::megatron ? 3 : 4;
   x.t = cfg.tp;
   x.sp = cfg.sequence_parallel && cfg.tp > 1;

@@ -45,4 +45,22 @@ Seconds all_to_all_time(const CollectiveModel& c, double bytes, CommGroup g) {
   return lat + Seconds(std::max(intra, inter));
 }
 
+OpCosts blend_layers(const OpCosts& moe, const OpCosts& dense, double share) {
+  OpCosts o = moe;
+  const double a = share, b = 1.0 - share;
+  auto mix = [&](auto OpCosts::*f) { o.*f = moe.*f * a + dense.*f * b; };
+  auto mix_host = [&](Seconds OpCosts::Host::*f) { o.host.*f = moe.host.*f * a + dense.host.*f * b; };
+  for (auto f : {&OpCosts::fwd, &OpCosts::bwd, &OpCosts::recompute, &OpCosts::attn_core_fwd,
+                 &OpCosts::attn_core_bwd, &OpCosts::fwd_linear, &OpCosts::bwd_linear, &OpCosts::wgrad_qkv,
+                 &OpCosts::wgrad_fc1, &OpCosts::fp8_weight_cast, &OpCosts::fp8_weight_transpose})
+    mix(f);
+  for (auto f : {&OpCosts::attn_core_flops_hw, &OpCosts::fwd_flops_hw, &OpCosts::bwd_flops_hw,
+                 &OpCosts::recompute_flops_hw})
+    mix(f);
+  for (auto f :
+       {&OpCosts::Host::fwd, &OpCosts::Host::bwd, &OpCosts::Host::recompute, &OpCosts::Host::attn_core_fwd})
+    mix_host(f);
+  return o;
+}
+
 }  // namespace dsplan

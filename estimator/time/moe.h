@@ -18,6 +18,7 @@
 #include "estimator/time/collectives.h"
 #include "estimator/time/elementwise.h"
 #include "estimator/time/op_dims.h"
+#include "estimator/time/operators.h"
 
 namespace dsplan {
 
@@ -33,5 +34,10 @@ double moe_all_to_all_bytes(const op::Dims& d);
 // at once, bounded by each GPU's NVLink bandwidth for the peers inside the node and by its
 // share of the node's NICs for the rest.
 Seconds all_to_all_time(const CollectiveModel& c, double bytes, CommGroup g);
+
+// A rank whose layers are part MoE, part dense (ModelSpec::first_dense_layers,
+// moe_layer_step; params.h moe_layer_share): every per-layer cost of the two layer kinds
+// weighted share : 1 - share. The embedding and head costs are the same in both.
+OpCosts blend_layers(const OpCosts& moe, const OpCosts& dense, double share);
 
 }  // namespace dsplan

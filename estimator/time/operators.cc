@@ -475,7 +475,11 @@ OpCosts operator_costs(const ModelSpec& m, const GpuSpec& gpu, const Efficiency&
   layer_costs(o, m, d, k, gpu, eff, memo);
   embedding_costs(o, m, d, k, gpu, eff, memo);
   head_costs(o, m, d, k, gpu, eff, memo);
-  return o;
+  if (!has_dense_layers(m) || k.moe_share >= 1.0) return o;
+  OpCosts dense;
+  const ModelSpec dm = dense_layer_view(m);
+  layer_costs(dense, dm, dims(dm, k), k, gpu, eff, memo);
+  return blend_layers(o, dense, k.moe_share);
 }
 
 void set_recompute(OpCosts& o, Checkpointing ckpt) {

@@ -39,6 +39,9 @@ struct OpKey {
   // tokens each local expert's GEMMs see (estimator/time/moe.h).
   int ep = 1;
   int etp = 1;  // expert tensor parallelism (TrainConfig::etp)
+  // MoE models with dense layers: the MoE share of the busiest rank's layers, whose cost
+  // blends an MoE and a dense layer (params.h moe_layer_share); 1 otherwise.
+  double moe_share = 1.0;
   bool operator==(const OpKey&) const = default;
 };
 

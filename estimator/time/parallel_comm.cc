@@ -71,8 +71,10 @@ void tp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
       cfg.fp8 && cfg.sequence_parallel ? c.time(Collective::all_gather, Bytes(elems), pl.tp) : ag;
   // An MoE layer's routed experts take the rank's sequence-parallel slice whole (expert
   // TP 1): only shared experts keep the MLP's pair of collectives.
-  o.tp_mlp = !is_moe(m) || m.shared_ffn > 0;
-  const double pairs = o.tp_mlp ? 2.0 : 1.0;
+  // A rank with dense layers among its MoE ones (moe_layer_share) runs both kinds' pairs.
+  const double share = moe_layer_share(m, cfg);
+  const double pairs = !is_moe(m) || m.shared_ffn > 0 ? 2.0 : share * 1.0 + (1.0 - share) * 2.0;
+  o.tp_mlp = pairs > 1.0;
   o.tp_layer_fwd = cfg.sequence_parallel ? (ag_in + rs) * pairs : pair * pairs;
   o.tp_layer_bwd = pair * pairs;
   o.tp_bwd_input_grad = cfg.sequence_parallel ? rs : ar;
@@ -103,6 +105,7 @@ void ep_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
     o.ep_layer_fwd += c.time(Collective::all_gather, gathered, pl.etp) +
                       c.time(Collective::reduce_scatter, gathered, pl.etp);
   }
+  o.ep_layer_fwd *= moe_layer_share(m, cfg);  // the MoE layers' share of the rank's layers
   o.ep_layer_bwd = o.ep_layer_fwd;
 }
 
@@ -353,9 +356,12 @@ StageParams stage_params(const ModelSpec& m, const TrainConfig& cfg) {
   s.layers_per_rank = sl.most();
   s.first_layers = sl.first;
   s.last_layers = sl.last;
-  s.layer_expert = double(c.experts) / (std::max(1, cfg.ep) * std::max(1, cfg.etp));
-  s.layer = (c.attention + c.mlp) / t + c.layer_norms + c.router + s.layer_expert;
-  s.layer_gathered = (c.attention + c.mlp) / t;
+  // MoE with dense layers: the busiest rank's blend of the two kinds (moe_layer_share).
+  const double share = is_moe(m) ? moe_layer_share(m, cfg) : 1.0;
+  const double mlp = share * double(c.mlp) + (1.0 - share) * double(c.dense_mlp);
+  s.layer_expert = share * double(c.experts) / (std::max(1, cfg.ep) * std::max(1, cfg.etp));
+  s.layer = (c.attention + mlp) / t + c.layer_norms + share * c.router + s.layer_expert;
+  s.layer_gathered = (c.attention + mlp) / t;
   const double word = double(padded_vocab(m, cfg.tp)) * m.hidden / t;
   const double first = word + c.other_embedding;
   double last = c.final_norm + c.pooler + c.lm_head / t;

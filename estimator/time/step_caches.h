@@ -34,6 +34,7 @@ struct CommKey {
   bool sequence_parallel = false;
   std::uint8_t pp_split = 0;  // bit 0: embedding counted as a layer, bit 1: the loss
   double reduce_bucket = 0, allgather_bucket = 0, prefetch_bucket = 0;
+  double moe_share = 1.0;  // OpKey::moe_share: the busiest rank's parameters depend on it
   bool operator==(const CommKey&) const = default;
 };
 

@@ -99,6 +99,7 @@ std::uint64_t hash_of(const OpKey& k) {
   put(std::uint64_t(k.fp8_recipe), 1);
   // The 64 bits are spent; context and expert parallelism (rare, > 1) are mixed in on top.
   if (k.cp > 1) h = hash_mix(h, std::uint64_t(k.cp));
+  if (k.moe_share < 1.0) h = hash_mix(h, std::uint64_t(k.moe_share * (1 << 20)));
   return k.ep > 1 || k.etp > 1 ? hash_mix(h, std::uint64_t(k.ep) << 32 | std::uint64_t(k.etp)) : h;
 }
 
@@ -122,7 +123,7 @@ std::uint64_t hash_of(const CommKey& k) {
   }
   std::uint64_t h = 1099511628211ULL;
   for (std::uint64_t v : {degrees, shape, flags, buckets}) h = hash_mix(h, v);
-  return h;
+  return k.moe_share < 1.0 ? hash_mix(h, std::uint64_t(k.moe_share * (1 << 20))) : h;
 }
 
 StepTimeModel::StepTimeModel(const ModelSpec& model, const Cluster& cluster, const Efficiency& eff)
@@ -147,7 +148,8 @@ StepTimeModel::~StepTimeModel() = default;
 
 const OpEntry& op_entry(StepTimeModel::Caches& c, const ModelSpec& m, const Cluster& cl,
                         const Efficiency& eff, const TrainConfig& cfg) {
-  const OpKey k = op_key(cfg);
+  OpKey k = op_key(cfg);
+  k.moe_share = moe_layer_share(m, cfg);
   return c.ops.get(k, hash_of(k), [&] {
     OpKey base = k;
     base.ckpt = Checkpointing::none;
@@ -165,7 +167,8 @@ const OpEntry& op_entry(StepTimeModel::Caches& c, const ModelSpec& m, const Clus
 
 const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const Cluster& cl,
                             const Efficiency& eff, const TrainConfig& cfg) {
-  const CommKey k = comm_key(cfg);
+  CommKey k = comm_key(cfg);
+  k.moe_share = moe_layer_share(m, cfg);
   return c.comm.get(k, hash_of(k), [&] {
     CommEntry e;
     e.comm = parallel_comm(m, cfg, cl.node, cl.node.gpu, eff, c.coll, CommParts::without_tp);

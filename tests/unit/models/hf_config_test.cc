@@ -358,11 +358,12 @@ TEST_P(HfErrors, ExplainsTheProblem) {
 INSTANTIATE_TEST_SUITE_P(
     Bad, HfErrors,
     ::testing::Values(
-        BadCase{"hf_unsupported.json",
-                {"/model_type", "unsupported Hugging Face model_type \"t5\"",
-                 "supported: bert, bloom, distilbert, falcon, gemma, gemma2, gemma3_text, gpt2, gpt_bigcode, "
-                 "gpt_neox, llama, mistral, mixtral, mpt, olmo2, olmoe, opt, phi3, qwen2, qwen2_moe, "
-                 "qwen3, qwen3_moe, roberta"}},
+        BadCase{
+            "hf_unsupported.json",
+            {"/model_type", "unsupported Hugging Face model_type \"t5\"",
+             "supported: bert, bloom, distilbert, falcon, gemma, gemma2, gemma3_text, glm4_moe, gpt2, "
+             "gpt_bigcode, gpt_neox, llama, llama4, llama4_text, mistral, mixtral, mpt, olmo2, olmoe, opt, "
+             "phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, roberta"}},
         BadCase{"hf_typo_type.json", {"did you mean \"llama\"?", nullptr, nullptr}},
         BadCase{"hf_wrong_type.json",
                 {"/num_hidden_layers: expected an integer, found a string",
@@ -373,11 +374,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"hf_layer_types_short.json", {"/layer_types", "one string per layer (42)", nullptr}},
         BadCase{"hf_softcap_string.json", {"/final_logit_softcapping", "expected a number", nullptr}},
         BadCase{"hf_multimodal.json", {"multimodal config", "text_config", "\"gemma3_text\""}},
+        // decoder_sparse_step 2 with layer 5 dense as well: not dsplan's layer pattern.
         BadCase{"hf_moe_sparse_step.json",
-                {"/decoder_sparse_step", "MoE layers every 2 layers", "whose every layer is MoE"}},
+                {"/mlp_only_layers", "the MoE layers of decoder_sparse_step 2 and mlp_only_layers",
+                 "not leading dense layers followed by every n-th layer MoE"}},
         BadCase{"hf_deepseek_v3.json",
                 {"/model_type: \"deepseek_v3\" uses multi-head latent attention",
-                 "dense first layers (first_k_dense_replace)", "mixtral, olmoe, qwen2_moe, qwen3_moe"}}));
+                 "kv_lora_rank), which dsplan does not model",
+                 "glm4_moe, llama4, llama4_text, mixtral, olmoe, qwen2_moe, qwen3_moe"}}));
 
 TEST(HfConfig, UnknownKeysAreIgnoredButMissingSizesAreNot) {
   Json j{{"model_type", "llama"}, {"hidden_size", 64}, {"some_future_key", {1, 2}}};

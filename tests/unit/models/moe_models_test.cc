@@ -1,6 +1,8 @@
 // Loading mixture-of-experts models: the presets' active parameter counts, the Hugging Face
 // MoE families (mixtral, qwen2_moe, qwen3_moe, olmoe) and the configs dsplan refuses, and
-// the expert keys of dsplan's own model JSON. Total counts of the presets and fixtures are
+// the expert keys of dsplan's own model JSON. MoE models with dense layers (glm4_moe,
+// llama4, Qwen's layer patterns, first_dense_layers and moe_layer_step) are in
+// moe_dense_layers_test.cc. Total counts of the presets and fixtures are
 // in preset_test.cc and hf_config_test.cc; the arithmetic of each is beside it here.
 #include <gtest/gtest.h>
 
@@ -114,20 +116,11 @@ TEST(HfMoe, Qwen2MoeLayerCount) {
   EXPECT_EQ(count_params(*nb).per_layer(), 570'558'464 - 3 * 2048);
 }
 
-// Qwen-MoE's layer pattern must make every layer MoE; the shared expert's width is needed.
-TEST(HfMoe, Qwen2MoeRefusesDenseLayersAndAMissingSharedWidth) {
-  Json step = qwen15_moe();
-  step["decoder_sparse_step"] = 2;
-  std::string text = errors_of(step, "step.json");
-  EXPECT_NE(text.find("/decoder_sparse_step: MoE layers every 2 layers"), std::string::npos) << text;
-  EXPECT_NE(text.find("whose every layer is MoE"), std::string::npos) << text;
-  Json dense = qwen15_moe();
-  dense["mlp_only_layers"] = Json::array({0, 1});
-  text = errors_of(dense, "dense.json");
-  EXPECT_NE(text.find("/mlp_only_layers: dense layers among the MoE layers"), std::string::npos) << text;
+// Qwen-MoE's shared expert's width is required (its dense-layer patterns: moe_dense_layers_test.cc).
+TEST(HfMoe, Qwen2MoeNeedsItsSharedWidth) {
   Json shared = qwen15_moe();
   shared.erase("shared_expert_intermediate_size");
-  text = errors_of(shared, "shared.json");
+  const std::string text = errors_of(shared, "shared.json");
   EXPECT_NE(text.find("/shared_expert_intermediate_size: missing required key"), std::string::npos) << text;
 }
 
@@ -168,7 +161,8 @@ TEST(HfMoe, OlmoeImportsWithFullWidthQkNorms) {
   EXPECT_EQ(active_params(*m), 1'282'017'280);
 }
 
-// DeepSeek-V2/V3: multi-head latent attention and dense first layers, refused by type.
+// DeepSeek-V2/V3: multi-head latent attention, refused by type; their dense first layers
+// are not the reason (dsplan models those: first_dense_layers).
 TEST(HfMoe, DeepseekIsRefusedSayingWhy) {
   for (const char* type : {"deepseek_v2", "deepseek_v3"}) {
     Json j{{"model_type", type},         {"hidden_size", 5120},        {"num_hidden_layers", 60},
@@ -177,7 +171,9 @@ TEST(HfMoe, DeepseekIsRefusedSayingWhy) {
     const std::string text = errors_of(j, "ds.json");
     EXPECT_NE(text.find("/model_type"), std::string::npos) << text;
     EXPECT_NE(text.find("multi-head latent attention"), std::string::npos) << text;
-    EXPECT_NE(text.find("first_k_dense_replace"), std::string::npos) << text;
+    EXPECT_NE(text.find("kv_lora_rank"), std::string::npos) << text;
+    EXPECT_EQ(text.find("first_k_dense_replace"), std::string::npos) << text;
+    EXPECT_EQ(text.find("dense"), std::string::npos) << text;
   }
 }
 
@@ -194,8 +190,10 @@ TEST(HfMoe, ExpertKeysOnOtherTypesAreRefused) {
   Json other{{"model_type", "jamba"}, {"num_experts", 16}, {"hidden_size", 64}};
   text = errors_of(other, "jamba.json");
   EXPECT_NE(text.find("/num_experts"), std::string::npos) << text;
-  EXPECT_NE(text.find("mixture-of-experts types dsplan imports: mixtral, olmoe, qwen2_moe, qwen3_moe"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("mixture-of-experts types dsplan imports: glm4_moe, llama4, llama4_text, mixtral, olmoe, "
+                "qwen2_moe, qwen3_moe"),
+      std::string::npos)
       << text;
 }
 

@@ -84,7 +84,28 @@ struct Count {
 //     experts 64*3*3584*2560 = 1,761,607,680; norms 7,168: 2,011,409,920 a layer;
 //     28 layers + 2*151936*3584 + 3584 = 57,408,558,592 (Qwen: 57B; the shared expert's
 //     3584 x 1 sigmoid gate, 100,352 in all, is not counted).
+// Mixture of experts with dense layers (layers = MoE layers x MoE layer + dense layers x
+// dense layer; a dense layer = attention + dense MLP 3*h*ffn + norms):
+//   glm-4.5-air h4096, 96/8 heads of 128 (q 12288, kv 1024), Q/K/V biases, 46 layers of
+//     which the first dense (ffn 10944), then 128 experts of 1408 top-8 and one shared
+//     expert of 1408, V151552 untied: attention 4096*(12288 + 2048) + 14,336 biases
+//     + 12288*4096 = 109,066,240; norms 8,192. Dense layer: + 3*4096*10944 = 134,479,872
+//     -> 243,554,304. MoE layer: + shared 3*4096*1408 = 17,301,504, router 4096*128 =
+//     524,288, experts 128*17,301,504 = 2,214,592,512 -> 2,341,492,736. 45 x 2,341,492,736
+//     + 243,554,304 = 105,610,727,424; + 2*151552*4096 = 1,241,513,984 + 4,096 =
+//     106,852,245,504 (Zhipu: 106B; the checkpoint's multi-token-prediction layer, about
+//     2.4B more, and the routers' e_score_correction_bias buffers are not counted).
+//   llama4-maverick h5120, 40/8 heads of 128 (q 5120, kv 1024), 48 layers alternating dense
+//     (ffn 16384) and MoE (odd layers: 128 experts of 8192 top-1 and one shared expert of
+//     8192), V202048 untied: attention 5120*(5120 + 2048) + 5120^2 = 62,914,560; norms
+//     10,240. Dense layer: + 3*5120*16384 = 251,658,240 -> 314,583,040. MoE layer: + shared
+//     3*5120*8192 = 125,829,120, router 5120*128 = 655,360, experts 128*125,829,120 =
+//     16,106,127,360 -> 16,295,536,640. 24 x 16,295,536,640 + 24 x 314,583,040 =
+//     398,642,872,320; + 2*202048*5120 = 2,068,971,520 + 5,120 = 400,711,848,960 (Meta:
+//     400B; the text model only, without the vision tower and projector).
 const Count kCounts[] = {
+    {"glm-4.5-air", 106'852'245'504},
+    {"llama4-maverick", 400'711'848'960},
     {"mixtral-8x7b", 46'702'792'704},
     {"mixtral-8x22b", 140'630'071'296},
     {"qwen3-30b-a3b", 30'532'122'624},
@@ -222,6 +243,8 @@ TEST(ResolveModel, PresetsNamedOtherWays) {
       {"mistralai/Mixtral-8x7B-v0.1", "mixtral-8x7b"},
       {"Qwen/Qwen3-30B-A3B", "qwen3-30b-a3b"},
       {"Qwen/Qwen2-57B-A14B", "qwen2-57b-a14b"},
+      {"zai-org/GLM-4.5-Air", "glm-4.5-air"},
+      {"meta-llama/Llama-4-Maverick-17B-128E", "llama4-maverick"},
   };
   for (const auto& [given, preset] : cases) {
     auto m = resolve_model(given, read_text_file);
