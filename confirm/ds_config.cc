@@ -183,6 +183,13 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   if (c.vpp > 1 && c.pp > 1)
     a.insert(a.end(), {"--num-layers-per-virtual-pipeline-stage", str(units / (c.pp * c.vpp))});
   if (c.cp > 1) a.insert(a.end(), {"--context-parallel-size", str(c.cp)});
+  if (is_mla(m)) {
+    // --qk-layernorm: with MLA, the latents' RMSNorms (DeepSeek's q_a_layernorm, kv_a_layernorm).
+    a.insert(a.end(), {"--multi-latent-attention", "--qk-layernorm", "--kv-lora-rank", str(m.kv_lora_rank),
+                       "--qk-head-dim", str(head_dim_of(m)), "--qk-pos-emb-head-dim", str(m.qk_rope_head_dim),
+                       "--v-head-dim", str(v_head_dim_of(m))});
+    if (m.q_lora_rank > 0) a.insert(a.end(), {"--q-lora-rank", str(m.q_lora_rank)});
+  }
   if (is_moe(m)) {
     // The MoE layer dsplan priced (docs/model.md §4.11): dropless top-k routing, the
     // all-to-all dispatcher, grouped expert GEMMs, expert tensor parallelism 1.

@@ -58,6 +58,12 @@ struct MlaWeights {
   }
 };
 MlaWeights mla_weights(const ModelSpec& m);
+// Attention weights every TP rank holds whole: MLA's down projections (Megatron-Core runs
+// them duplicated); 0 otherwise. The rest of ParamCounts::attention splits over TP.
+inline double tp_replicated_attention(const ModelSpec& m) {
+  const MlaWeights w = mla_weights(m);
+  return w.q_down + w.kv_down;
+}
 
 ParamCounts count_params(const ModelSpec& m);
 inline std::int64_t total_params(const ModelSpec& m) { return count_params(m).total(); }

@@ -82,7 +82,7 @@ void flop_convention(const Json& row, ValidationCase& c) {
     // Megatron's num_floating_point_operations writes it: the linears and the logits over 3
     // passes, and every s x s attention score, not halved for the causal mask (dsplan's own
     // model FLOPs halve it: they would read 4% low at 8K tokens on a 405B, 30% at 128K).
-    const double aw = m.heads * double(head_dim_of(m));
+    const double aw = m.heads * 0.5 * (qk_head_dim_of(m) + v_head_dim_of(m));
     const double logits = m.vocab_logits ? 6 * h * V : 0;
     c.source_flops_per_sample = s * (6 * matmul_params_per_layer(m) * l + logits + 12 * l * s * aw);
     c.flops_note =

@@ -59,6 +59,21 @@ std::optional<Diagnostic> moe_details(const Json& m, ModelSpec& spec, std::vecto
   const int hd = std::max(inum(m, "kv_channels"), inum(m, "head_dim"));
   if (hd > 0 && hd <= (1 << 16)) spec.head_dim = hd;
   if (at(m, "qk_layernorm").is_boolean() && at(m, "qk_layernorm").get<bool>()) spec.qk_norm = true;
+  if (num(m, "kv_lora_rank") > 0) {  // multi-head latent attention (DeepSeek-V2/V3)
+    spec.kv_lora_rank = inum(m, "kv_lora_rank");
+    spec.q_lora_rank = std::max(0, inum(m, "q_lora_rank"));
+    spec.qk_rope_head_dim = inum(m, "qk_rope_head_dim");
+    spec.v_head_dim = inum(m, "v_head_dim");
+    spec.kv_heads = spec.heads;
+    spec.qk_norm = false;  // its norms are the latents' (counted with them)
+    if (spec.kv_lora_rank > (1 << 16) || spec.q_lora_rank > (1 << 16) || spec.qk_rope_head_dim < 1 ||
+        spec.qk_rope_head_dim > 1024 || spec.v_head_dim < 1 || spec.v_head_dim > 1024)
+      return Diagnostic{"", "/model/kv_lora_rank",
+                        "an MLA row needs kv_lora_rank, qk_rope_head_dim and v_head_dim", ""};
+    notes.push_back("multi-head latent attention: q rank " + std::to_string(spec.q_lora_rank) + ", kv rank " +
+                    std::to_string(spec.kv_lora_rank) + ", rope " + std::to_string(spec.qk_rope_head_dim) +
+                    ", v " + std::to_string(spec.v_head_dim));
+  }
   if (num(m, "experts") <= 0) return std::nullopt;
   spec.experts = inum(m, "experts");
   spec.topk = inum(m, "topk");

@@ -13,6 +13,8 @@
 //    being freed. Selective recomputation and FlashAttention drop these; FlashAttention
 //    saves a 4-byte logsumexp per row and head instead.
 // MoE: f is topk x the expert width (+ shared experts), and see the MoE term below.
+// MLA: Q, K and V at their widths (qk_head_dim, v_head_dim), the output at v_head_dim, and
+// the latents e sb (2 (q_lora_rank + kv_lora_rank) + qk_rope_head_dim), split with SP.
 // With e = 2, q = kv = h, f = 4h, dropout: 10 sbh + 24 sbh/t + 5 a s^2 b / t (Korthikanti).
 // FP8 linears (Transformer Engine) save the inputs of QKV, FC1, the projection and FC2 as
 // 1-byte FP8 (the transposed copy their weight-gradient GEMM reads) instead of e bytes.
@@ -36,7 +38,9 @@ LayerActivation layer_activation(const LayerShape& x) {
   const double li = x.fp8 ? 1 : x.e;  // bytes per saved linear-input element
   const double linear_inputs = std::min(x.norms, 2.0) + x.input_copies;
   a.replicated = (norms + linear_inputs * li * sb * x.h + masks) / (x.sp ? x.t : 1);
-  a.sharded = (x.e * sb * (x.q + 2 * x.kv + (x.mlp_tensors - 1) * x.f) + li * sb * (x.q + x.f)) / x.t;
+  const double out = x.out > 0 ? x.out : x.q;  // the projection's input
+  a.sharded = (x.e * sb * (x.q + 2 * x.kv + (x.mlp_tensors - 1) * x.f) + li * sb * (out + x.f)) / x.t;
+  a.replicated += x.e * sb * x.latent / (x.sp ? x.t : 1);                // MLA's latents
   if (x.eager_rotary) a.sharded += x.e * sb * (x.q + x.kv) / x.t;        // pre-rotation Q, K
   // MoE, on the rank's sequence-parallel slice of tokens (expert TP 1): the permuted
   // token copies (the experts' FC1 input) and the expert outputs the probability-weighted

@@ -14,7 +14,11 @@ struct LayerShape {
   double h = 1;        // hidden
   double heads = 1;    // attention heads (a)
   double q = 1;        // heads x head_dim (Q and attention-output width)
-  double kv = 1;       // kv_heads x head_dim (K and V width)
+  double kv = 1;       // kv_heads x head_dim (K and V width; MLA: their mean)
+  double out = 0;      // the attention output's width when it is not q (MLA: heads x v_head_dim)
+  // MLA: elements a token saves of the latents (each before and after its norm) and the
+  // rotary key: 2 (q_lora_rank + kv_lora_rank) + qk_rope_head_dim.
+  double latent = 0;
   double f = 4;        // FFN intermediate width (MoE: topk x expert width + shared)
   // MoE (layer_activation): token copies per token (topk; 0 for a dense layer) and routed
   // experts, for the router's and the permutation's saved tensors.

@@ -51,7 +51,9 @@ RankParams rank_params(const ModelSpec& m, const ParamCounts& c, const TrainConf
       share * (static_cast<double>(c.router) + static_cast<double>(c.experts) / expert_split);
   r.layer_expert = share * static_cast<double>(c.experts) / expert_split;
   const double mlp = share * static_cast<double>(c.mlp) + (1.0 - share) * static_cast<double>(c.dense_mlp);
-  r.layer = (static_cast<double>(c.attention + c.layer_norms) + mlp - layer_rep) / t + layer_rep + moe_rank;
+  const double mla_rep = tp_replicated_attention(m);  // MLA's down projections, whole on each rank
+  r.layer = (static_cast<double>(c.attention + c.layer_norms) + mlp - layer_rep - mla_rep) / t + layer_rep +
+            mla_rep + moe_rank;
   const double vp = static_cast<double>(padded_vocab(m, cfg.tp));
   r.embed = vp * h / t;
   r.other_embed = static_cast<double>(c.other_embedding);
@@ -83,6 +85,12 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   x.heads = m.heads;
   x.q = d * m.heads;
   x.kv = d * kv_heads_of(m);
+  if (is_mla(m)) {  // per-head keys of the query's width, values and output v_head_dim wide
+    x.q = double(qk_head_dim_of(m)) * m.heads;
+    x.kv = 0.5 * (qk_head_dim_of(m) + v_head_dim_of(m)) * m.heads;
+    x.out = double(v_head_dim_of(m)) * m.heads;
+    x.latent = 2.0 * (m.q_lora_rank + m.kv_lora_rank) + m.qk_rope_head_dim;
+  }
   // MoE: topk experts' width and the shared experts'; with dense layers the busiest
   // rank's blend of that and the dense layers' width (moe_layer_share).
   const double share = is_moe(m) ? moe_layer_share(m, cfg) : 1.0;

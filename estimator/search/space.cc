@@ -67,7 +67,7 @@ std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c, Framework f
 SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
   // A flash-class kernel needs Ampere or newer, 16-bit inputs and heads it takes.
   const bool flash_possible = c.node.gpu.arch != GpuArch::volta && s.run.precision != Precision::fp32 &&
-                              head_dim_of(m) <= kMaxFlashHeadDim;
+                              qk_head_dim_of(m) <= kMaxFlashHeadDim;
   if (s.zero.empty()) s.zero = {0, 1, 2, 3};
   if (s.tp.empty())
     for (int t = 1; t <= 64; t *= 2)
@@ -259,9 +259,9 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
   if (flash && s.run.precision == Precision::fp32) why.push_back("FlashAttention needs fp16 or bf16");
   // FlashAttention-2 and -3, PyTorch SDPA's flash backend and cuDNN's fused attention take
   // head dimensions up to 256 (flash-attn README; SDPA's sdp_utils checks).
-  if (flash && head_dim_of(m) > kMaxFlashHeadDim)
+  if (flash && qk_head_dim_of(m) > kMaxFlashHeadDim)
     why.push_back("FlashAttention kernels take head dimensions up to " + std::to_string(kMaxFlashHeadDim) +
-                  " (this model's is " + std::to_string(head_dim_of(m)) + ")");
+                  " (this model's is " + std::to_string(qk_head_dim_of(m)) + ")");
   if (sp && tp < 2) why.push_back("sequence parallelism needs tp > 1");
   if (s.run.precision == Precision::bf16 && c.node.gpu.bf16_tc_flop_per_clk_sm <= 0)
     why.push_back(c.node.gpu.name + " has no bf16 tensor cores");

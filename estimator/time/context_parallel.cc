@@ -16,7 +16,9 @@ CpRing cp_ring(const ModelSpec& m, const TrainConfig& view, const SystemSpec& no
   // K and V heads on this TP rank (GQA groups smaller than tp are replicated, one per rank).
   const double kv_heads = std::max(1.0, double(kv_heads_of(m)) / tp);
   const double e = element_bytes(view.precision);  // FP8 runs keep 16-bit K and V (TrainConfig::fp8)
-  const double kv = 2.0 * view.micro_batch * double(view.seq_len) * kv_heads * head_dim_of(m) * e;
+  // MLA passes each head's whole key (qk_head_dim_of) and value (v_head_dim_of).
+  const double width = is_mla(m) ? double(qk_head_dim_of(m) + v_head_dim_of(m)) : 2.0 * head_dim_of(m);
+  const double kv = view.micro_batch * double(view.seq_len) * kv_heads * width * e;
   // cp neighbours are tp ranks apart: on one node while a tp x cp block fits in it.
   const int gpn = std::max(1, node.gpus_per_node);
   const CommGroup pair{2, tp * view.cp <= gpn ? 2 : 1};

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "estimator/time/mla.h"
+
 namespace dsplan::op {
 
 Dims dims(const ModelSpec& m, const OpKey& k) {
@@ -48,7 +50,44 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.ep = std::max(1, k.ep);
   d.etp = std::max(1, k.etp);
   d.routed = d.moe ? d.Ts * d.topk : 0.0;
+  d.mla = is_mla(m);
+  d.ql = m.q_lora_rank;
+  d.kvl = m.kv_lora_rank;
+  d.dr = d.mla ? m.qk_rope_head_dim : 0.0;
+  d.hout = m.heads * double(v_head_dim_of(m));
+  if (d.mla) {  // every head has its own key (kv_heads = heads), qk_head_dim_of wide
+    d.hq = d.hkv = m.heads * double(qk_head_dim_of(m));
+    d.rope = false;  // the rotary part alone rotates: mla_elementwise prices it
+  }
   return d;
+}
+
+std::vector<LinearShape> layer_gemm_shapes(const Dims& d) {
+  std::vector<LinearShape> v;
+  if (d.mla) {
+    for (const MlaGemm& g : mla_input_gemms(d)) v.push_back({g.m, g.n, g.k, kQkv});
+  } else if (d.linears.qkv == 1) {
+    v.push_back({d.T, (d.hq + 2.0 * d.hkv) / d.t, d.h, kQkv});
+  } else {
+    v.push_back({d.T, d.hq / d.t, d.h, kQkv});
+    v.push_back({d.T, d.hkv / d.t, d.h, kQkv});
+    v.push_back({d.T, d.hkv / d.t, d.h, kQkv});
+  }
+  v.push_back({d.T, d.h, d.hout / d.t, kProj});
+  const double g = d.gated ? 2.0 : 1.0, f = d.moe ? d.fs : d.f;
+  if (f > 0) {
+    for (int i = 0; i < d.linears.up_gate; ++i)
+      v.push_back({d.T, f * g / d.linears.up_gate / d.t, d.h, kFc1});
+    v.push_back({d.T, d.h, f / d.t, kFc2});
+  }
+  if (d.moe) {
+    // Expert TP: the etp ranks gather each other's received tokens and split the widths.
+    const double per_expert = d.etp * d.ep * d.routed / d.experts, local = d.experts / d.ep;
+    v.push_back({d.Ts, d.experts, d.h, kMoe});
+    v.push_back({per_expert, d.fe * g / d.etp, d.h, kMoe, local});
+    v.push_back({per_expert, d.h, d.fe / d.etp, kMoe, local});
+  }
+  return v;
 }
 
 }  // namespace dsplan::op

@@ -6,6 +6,8 @@
 // stream come out in fp32; e otherwise). Shared by operators.cc and elementwise.cc.
 #pragma once
 
+#include <vector>
+
 #include "core/model_spec.h"
 #include "estimator/params.h"
 #include "estimator/time/operators.h"
@@ -35,10 +37,30 @@ struct Dims {
   bool moe;
   double experts, topk, fe, fs, ep, routed;
   double etp;  // expert tensor parallelism: each expert's widths split etp ways, its tokens gathered etp-fold
+  // Multi-head latent attention (estimator/time/mla.h): hq = hkv = heads x (head_dim +
+  // qk_rope_head_dim), the query and key widths; ql, kvl the latent ranks, dr the rotary
+  // part. hout is the value and attention-output width, heads x v_head_dim (hq otherwise).
+  bool mla;
+  double ql, kvl, dr, hout;
 };
 
 Dims dims(const ModelSpec& m, const OpKey& k);
 
+// Query/key width per head (with MLA its rotary part too), and the value width per head.
 inline double head_dim(const Dims& d) { return d.hq / (d.heads * d.t); }
+inline double v_head_dim(const Dims& d) { return d.hout / (d.heads * d.t); }
+
+// Forward (M, N, K) of a layer's linears on one TP rank, by role: QKV (one GEMM, or Q, K
+// and V; MLA: its down and up projections, mla.h), projection, FC1 (one GEMM, or the gate
+// and up GEMMs), FC2. MoE (moe.h): FC1 and FC2 are the shared experts' (TP-split, if any),
+// then the router on the rank's Ts tokens and the local experts' grouped GEMMs, batch
+// experts/ep of ep x routed / experts tokens each (expert TP: etp x as many, widths / etp).
+enum LayerLinear { kQkv, kProj, kFc1, kFc2, kMoe, kRoles };
+struct LinearShape {
+  double m, n, k;
+  LayerLinear role;
+  double batch = 1;
+};
+std::vector<LinearShape> layer_gemm_shapes(const Dims& d);
 
 }  // namespace dsplan::op

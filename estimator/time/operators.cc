@@ -37,6 +37,7 @@
 #include "estimator/time/elementwise.h"
 #include "estimator/time/fp8.h"
 #include "estimator/time/gemm.h"
+#include "estimator/time/mla.h"
 #include "estimator/time/moe.h"
 #include "estimator/time/op_dims.h"
 
@@ -47,6 +48,12 @@ namespace {
 using op::Dims;
 using op::dims;
 using op::head_dim;
+using op::kFc1;
+using op::kQkv;
+using op::kRoles;
+using op::layer_gemm_shapes;
+using op::LinearShape;
+using op::v_head_dim;
 
 struct Acc {
   const GpuSpec& gpu;
@@ -168,7 +175,7 @@ double causal_fraction(const Dims& d) {
 // SMs spread over ⌈s/128⌉ query blocks per head) overflow L2; otherwise HBM sees Q, K,
 // V and O once. The backward moves twice this.
 double flash_fwd_hbm_bytes(const Dims& d, const GpuSpec& gpu) {
-  const double hd = head_dim(d), bh = d.b * d.heads;
+  const double hd = 0.5 * (head_dim(d) + v_head_dim(d)), bh = d.b * d.heads;  // K's and V's mean
   const double blocks = std::ceil(d.s / 128.0);
   const double heads_in_flight = std::min(bh, std::ceil(std::max(1, gpu.sm_count) / blocks));
   const bool kv_in_l2 = 2.0 * d.s * hd * d.e * heads_in_flight <= gpu.l2.v;
@@ -209,9 +216,9 @@ Seconds softcap_sfu_time(const Dims& d, const GpuSpec& gpu) {
 // steps, one kernel each, over as many (s / cp)^2 blocks of score work: 1/cp of the whole
 // sequence's (context_parallel.h).
 void attention_core_fwd(Acc& a, const Dims& d) {
-  const double hd = head_dim(d), bh = d.b * d.heads;
+  const double hd = head_dim(d), dv = v_head_dim(d), bh = d.b * d.heads;
   if (d.flash) {
-    const double fl = 4.0 * bh * d.s * d.s * hd * causal_fraction(d);
+    const double fl = 2.0 * bh * d.s * d.s * (hd + dv) * causal_fraction(d);
     for (int step = 0; step < d.cp; ++step) {
       a.flops_kernel(fl, flash_fraction(a, d, false), flash_fwd_hbm_bytes(d, a.gpu));
       a.t += softcap_sfu_time(d, a.gpu);
@@ -221,13 +228,13 @@ void attention_core_fwd(Acc& a, const Dims& d) {
   const bool odd = heads_misaligned(d);
   a.gemm(d.s, d.s, hd, bh, odd);  // Q K^T
   a.mem(score_elementwise(d).fwd);
-  a.gemm(d.s, hd, d.s, bh, odd);  // P V
+  a.gemm(d.s, dv, d.s, bh, odd);  // P V
 }
 
 void attention_core_bwd(Acc& a, const Dims& d) {
-  const double hd = head_dim(d), bh = d.b * d.heads;
+  const double hd = head_dim(d), dv = v_head_dim(d), bh = d.b * d.heads;
   if (d.flash) {
-    const double fl = 10.0 * bh * d.s * d.s * hd * causal_fraction(d);
+    const double fl = 5.0 * bh * d.s * d.s * (hd + dv) * causal_fraction(d);
     for (int step = 0; step < d.cp; ++step) {
       a.flops_kernel(fl, flash_fraction(a, d, true), 2.0 * flash_fwd_hbm_bytes(d, a.gpu));
       a.t += softcap_sfu_time(d, a.gpu);
@@ -235,46 +242,9 @@ void attention_core_bwd(Acc& a, const Dims& d) {
     return;
   }
   const bool odd = heads_misaligned(d);
-  a.gemm_bwd(d.s, hd, d.s, bh, odd);  // P V
+  a.gemm_bwd(d.s, dv, d.s, bh, odd);  // P V
   a.mem(score_elementwise(d).bwd);
   a.gemm_bwd(d.s, d.s, hd, bh, odd);  // Q K^T
-}
-
-// Forward (M, N, K) of a layer's linears on one TP rank, by role: QKV (one GEMM, or Q, K
-// and V), projection, FC1 (one GEMM, or the gate and up GEMMs), FC2. MoE (moe.h): FC1 and
-// FC2 are the shared experts' (TP-split, if any), then the router on the rank's Ts tokens
-// and the local experts' grouped GEMMs, batch experts/ep of ep x routed / experts tokens
-// each, whole expert width (expert tensor parallelism 1).
-enum LayerLinear { kQkv, kProj, kFc1, kFc2, kMoe, kRoles };
-struct LinearShape {
-  double m, n, k;
-  LayerLinear role;
-  double batch = 1;
-};
-std::vector<LinearShape> layer_gemm_shapes(const Dims& d) {
-  std::vector<LinearShape> v;
-  if (d.linears.qkv == 1) {
-    v.push_back({d.T, (d.hq + 2.0 * d.hkv) / d.t, d.h, kQkv});
-  } else {
-    v.push_back({d.T, d.hq / d.t, d.h, kQkv});
-    v.push_back({d.T, d.hkv / d.t, d.h, kQkv});
-    v.push_back({d.T, d.hkv / d.t, d.h, kQkv});
-  }
-  v.push_back({d.T, d.h, d.hq / d.t, kProj});
-  const double g = d.gated ? 2.0 : 1.0, f = d.moe ? d.fs : d.f;
-  if (f > 0) {
-    for (int i = 0; i < d.linears.up_gate; ++i)
-      v.push_back({d.T, f * g / d.linears.up_gate / d.t, d.h, kFc1});
-    v.push_back({d.T, d.h, f / d.t, kFc2});
-  }
-  if (d.moe) {
-    // Expert TP: the etp ranks gather each other's received tokens and split the widths.
-    const double per_expert = d.etp * d.ep * d.routed / d.experts, local = d.experts / d.ep;
-    v.push_back({d.Ts, d.experts, d.h, kMoe});
-    v.push_back({per_expert, d.fe * g / d.etp, d.h, kMoe, local});
-    v.push_back({per_expert, d.h, d.fe / d.etp, kMoe, local});
-  }
-  return v;
 }
 
 // The forward GEMMs of a layer, or their backward: each linear's data-gradient GEMM, then its
@@ -298,7 +268,9 @@ void layer_gemms(Acc& a, const Dims& d, bool backward, std::array<Seconds, kRole
 // experts), and the router and the rank's experts/ep whole experts.
 double layer_weight_params(const ModelSpec& m, const Dims& d) {
   const ParamCounts c = count_params(m);
-  return double(c.attention + c.mlp) / d.t + double(c.router) + double(c.experts) / (d.ep * d.etp);
+  const double rep = tp_replicated_attention(m);
+  return (double(c.attention + c.mlp) - rep) / d.t + rep + double(c.router) +
+         double(c.experts) / (d.ep * d.etp);
 }
 
 void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, const GpuSpec& gpu,
@@ -309,13 +281,14 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   Acc fwd{gpu, eff, k.precision, {}, {}, 0, memo};
   layer_gemms(fwd, d, false);
   fwd.mem(w.fwd);
-  const Elementwise moe = moe_elementwise(d);
+  const Elementwise moe = moe_elementwise(d), mla = mla_elementwise(d);
   if (d.moe) fwd.mem(moe.fwd);
+  if (d.mla) fwd.mem(mla.fwd);
   double out_cols = 0;  // the linears' output widths on this rank
   for (const LinearShape& g : layer_gemm_shapes(d)) out_cols += g.n;
   const bool current = k.fp8_recipe == Fp8Recipe::tensorwise;
   const Fp8Casts casts =
-      fp8_casts(d.T, d.Ts, d.h, d.e, d.hq / d.t, d.f / d.t, out_cols, d.linears.total(), current);
+      fp8_casts(d.T, d.Ts, d.h, d.e, d.hout / d.t, d.f / d.t, out_cols, d.linears.total(), current);
   if (d.fp8) {
     fwd.mem(casts.fwd_bytes, casts.fwd_kernels);
     Acc wc{gpu, eff, k.precision, {}, {}, 0, memo}, wt = wc;
@@ -337,6 +310,7 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   layer_gemms(bwd, d, true, &wgrad);
   bwd.mem(w.bwd);
   if (d.moe) bwd.mem(moe.bwd);
+  if (d.mla) bwd.mem(mla.bwd);
   if (d.fp8) bwd.mem(casts.bwd_bytes, casts.bwd_kernels);
   if (d.autocast) bwd.mem(MemKernel::stream, cast_params * 6.0, cast_params, cast_tensors);
   // each bias gradient: a reduction over the tokens of its linear's output gradient

@@ -20,6 +20,7 @@
 
 #include "estimator/params.h"
 #include "estimator/time/gemm.h"
+#include "estimator/time/mla.h"
 #include "estimator/time/moe.h"
 
 namespace dsplan {
@@ -77,6 +78,19 @@ void tp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
   o.tp_mlp = pairs > 1.0;
   o.tp_layer_fwd = cfg.sequence_parallel ? (ag_in + rs) * pairs : pair * pairs;
   o.tp_layer_bwd = pair * pairs;
+  if (is_mla(m)) {
+    // MLA (mla.h): the attention's input collectives carry the latents, not the hidden
+    // states: SP's forward all-gather and backward reduce-scatter, or without SP the
+    // backward all-reduce of the up projections' input gradients.
+    const Bytes latent(double(cfg.micro_batch) * cfg.seq_len * mla_gathered_width(m) *
+                       element_bytes(cfg.precision));
+    if (cfg.sequence_parallel) {
+      o.tp_layer_fwd += c.time(Collective::all_gather, latent, pl.tp) - ag_in;
+      o.tp_layer_bwd += c.time(Collective::reduce_scatter, latent, pl.tp) - rs;
+    } else {
+      o.tp_layer_bwd += c.time(Collective::all_reduce, latent, pl.tp) - ar;
+    }
+  }
   o.tp_bwd_input_grad = cfg.sequence_parallel ? rs : ar;
   o.tp_bwd_blocking = cfg.sequence_parallel ? ag * pairs : Seconds{};
   o.tp_embed_fwd = cfg.sequence_parallel ? rs : ar;
@@ -360,8 +374,9 @@ StageParams stage_params(const ModelSpec& m, const TrainConfig& cfg) {
   const double share = is_moe(m) ? moe_layer_share(m, cfg) : 1.0;
   const double mlp = share * double(c.mlp) + (1.0 - share) * double(c.dense_mlp);
   s.layer_expert = share * double(c.experts) / (std::max(1, cfg.ep) * std::max(1, cfg.etp));
-  s.layer = (c.attention + mlp) / t + c.layer_norms + share * c.router + s.layer_expert;
-  s.layer_gathered = (c.attention + mlp) / t;
+  const double rep = tp_replicated_attention(m);  // MLA's down projections
+  s.layer = (c.attention - rep + mlp) / t + rep + c.layer_norms + share * c.router + s.layer_expert;
+  s.layer_gathered = (c.attention - rep + mlp) / t + rep;
   const double word = double(padded_vocab(m, cfg.tp)) * m.hidden / t;
   const double first = word + c.other_embedding;
   double last = c.final_norm + c.pooler + c.lm_head / t;

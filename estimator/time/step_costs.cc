@@ -128,7 +128,8 @@ std::uint64_t hash_of(const CommKey& k) {
 
 StepTimeModel::StepTimeModel(const ModelSpec& model, const Cluster& cluster, const Efficiency& eff)
     : model_(model), cluster_(cluster), eff_(eff), caches_(std::make_unique<Caches>(cluster, eff)) {
-  attn_width_ = model.heads * double(head_dim_of(model));
+  // Q K^T and P V per head: their mean width (MLA's query/key and value widths differ).
+  attn_width_ = model.heads * 0.5 * (qk_head_dim_of(model) + v_head_dim_of(model));
   matmul_params_per_layer_ = matmul_params_per_layer(model);
 }
 
