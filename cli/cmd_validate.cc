@@ -191,23 +191,13 @@ OrderResult run_ordering(const OrderingCase& o, const ProfileFn& profile) {
   return r;
 }
 
-// One file's rows, checked: a file without a row dsplan can compare is an error.
+// One file's rows, checked (run() refuses a set without a row dsplan can compare).
 Expected<ValidationSet> load_file(const std::string& file) {
   auto text = read_text_file(file);
   if (!text) return text.errors();
   auto json = parse_json_text(*text, file);
   if (!json) return json.errors();
-  auto set = load_validation(*json, file);
-  if (!set) return set.errors();
-  if (set->cases.empty() && set->collectives.empty() && set->orderings.empty())
-    return Diagnostics{Diagnostic{
-        file, set->skipped.empty() ? "" : set->skipped.front().json_path,
-        "no row dsplan can compare" +
-            (set->skipped.empty() ? std::string(" (the file holds no rows)")
-                                  : " (" + std::to_string(set->skipped.size()) +
-                                        " skipped; the first: " + set->skipped.front().message + ")"),
-        "rows in the format of shared/validation/published.json (docs/manual.md)"}};
-  return set;
+  return load_validation(*json, file);
 }
 
 int run(const ValidateCli& v) {
@@ -225,6 +215,17 @@ int run(const ValidateCli& v) {
     for (auto& o : one->orderings) merged.orderings.push_back(std::move(o));
     for (auto& d : one->skipped) merged.skipped.push_back(std::move(d));
   }
+  // A file whose every row is skipped (a model feature dsplan lacks) may be validated
+  // beside others; a set with no row dsplan can compare is an error.
+  if (errors.empty() && merged.cases.empty() && merged.collectives.empty() && merged.orderings.empty())
+    errors.push_back(Diagnostic{
+        v.files.size() == 1 ? v.files.front() : std::string(),
+        merged.skipped.empty() ? "" : merged.skipped.front().json_path,
+        "no row dsplan can compare" +
+            (merged.skipped.empty() ? std::string(" (the file holds no rows)")
+                                    : " (" + std::to_string(merged.skipped.size()) +
+                                          " skipped; the first: " + merged.skipped.front().message + ")"),
+        "rows in the format of shared/validation/published.json (docs/manual.md)"});
   if (!errors.empty()) return report(errors);
   const ValidationSet* set = &merged;
   const std::string files = v.files.size() == 1 ? v.files.front() : std::to_string(v.files.size()) + " files";

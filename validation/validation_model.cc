@@ -45,6 +45,12 @@ std::optional<Diagnostic> unsupported_architecture(const Json& m) {
     return Diagnostic{"", "/model/name",
                       "encoder-decoder models are not modelled (\"" + str(m, "name") + "\")",
                       "dsplan models decoder-only and encoder-only transformers"};
+  // DeepSeek-V3's multi-token prediction (Megatron's --mtp-num-layers): an extra MoE
+  // layer, projection and output head on the last pipeline stage, which recipes balance
+  // with explicit uneven splits (--decoder-last-pipeline-num-layers, a pipeline layout).
+  if (num(m, "mtp_layers") > 0)
+    return Diagnostic{"", "/model/mtp_layers", "multi-token prediction layers are not modelled",
+                      "dsplan prices the main model only, on even or accounted pipeline splits"};
   // A row that gives its experts (model.experts, topk, moe_ffn) is an MoE shape dsplan
   // prices (moe_details); a name alone is not enough to build one.
   if (num(m, "experts") <= 0 && std::regex_search(n, moe))

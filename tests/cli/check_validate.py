@@ -15,7 +15,8 @@ import sys
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dsplan", required=True)
-    ap.add_argument("--file", required=True)
+    ap.add_argument("--file", required=True, action="append",
+                    help="measurements file; give it again to validate several as one set")
     ap.add_argument("--rows", type=int, required=True, help="time rows the file must yield")
     ap.add_argument("--skipped", type=int, default=0,
                     help="rows the file keeps that dsplan does not model (each skipped with a reason)")
@@ -30,7 +31,7 @@ def main() -> int:
     ap.add_argument("--profile", default=None, help="calibration profile to validate with")
     ap.add_argument("--profile-cases", type=int, default=None, help="cases the profile must cover")
     a = ap.parse_args()
-    cmd = [a.dsplan, "validate", a.file, "--json"] + (["--profile", a.profile] if a.profile else [])
+    cmd = [a.dsplan, "validate", *a.file, "--json"] + (["--profile", a.profile] if a.profile else [])
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if run.returncode != 0:
         print(f"FAIL dsplan validate exited {run.returncode}: {run.stderr.strip()}")
