@@ -61,6 +61,12 @@ Json params_json(const ModelSpec& m) {
       j["dense_mlp_per_layer"] = c.dense_mlp;
     }
   }
+  if (is_mla(m)) {  // latent attention's projections (attention_per_layer's parts): MLA only
+    const MlaWeights w = mla_weights(m);
+    j["mla"] = Json{{"q_down", std::int64_t(w.q_down)},   {"q_up", std::int64_t(w.q_up)},
+                    {"kv_down", std::int64_t(w.kv_down)}, {"kv_up", std::int64_t(w.kv_up)},
+                    {"proj", std::int64_t(w.proj)},       {"latent_norms", m.q_lora_rank + m.kv_lora_rank}};
+  }
   return j;
 }
 
@@ -97,6 +103,16 @@ void print_moe_layer(const ModelSpec& m, const ParamCounts& c) {
                   grouped(c.layer_norms));
 }
 
+// Multi-head latent attention's widths: "multi-head latent attention: q rank 1536, kv rank
+// 512, rope 64, v 128" (q "projected directly" without a query latent).
+std::string mla_phrase(const ModelSpec& m) {
+  return "multi-head latent attention: " +
+         (m.q_lora_rank > 0 ? "q rank " + std::to_string(m.q_lora_rank)
+                            : std::string("q projected directly")) +
+         ", kv rank " + std::to_string(m.kv_lora_rank) + ", rope " + std::to_string(m.qk_rope_head_dim) +
+         ", v " + std::to_string(m.v_head_dim);
+}
+
 // Which layers of an MoE model with dense layers route to experts, and how many keep the
 // dense MLP: ", 45 MoE layers after the first 1, 1 dense layer with the ffn above".
 std::string moe_layers_phrase(const ModelSpec& m) {
@@ -114,6 +130,7 @@ void print_one(const ModelSpec& m, const std::string& source) {
   if (!source.empty()) std::printf("  source: %s\n", source.c_str());
   std::printf("  %s, %d layers, hidden %d, heads %d (kv %d, head_dim %d)\n", m.causal ? "decoder" : "encoder",
               m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim);
+  if (is_mla(m)) std::printf("  attention: %s\n", mla_phrase(m).c_str());
   std::printf("  ffn %d %s%s, %s, %s positions (%d), vocab %lld (pad multiple %d)\n", m.ffn_hidden,
               name(m.activation), m.gated_mlp ? " gated" : "",
               m.norm == NormKind::layernorm && !m.norm_bias ? "layernorm (no bias)" : name(m.norm),
@@ -126,9 +143,12 @@ void print_one(const ModelSpec& m, const std::string& source) {
               m.embedding_norm ? ", embedding norm" : "", m.pooler ? ", pooler" : "");
   // The projection layout of the model code; Megatron fuses both whatever it says.
   const bool gate_split = m.gated_mlp && !m.fused_gate_up;
-  std::printf("  linears: %s%s%s\n", m.fused_qkv ? "fused QKV" : "separate Q, K, V",
+  std::printf("  linears: %s%s%s\n",
+              is_mla(m)     ? "latent down and up projections"
+              : m.fused_qkv ? "fused QKV"
+                            : "separate Q, K, V",
               m.gated_mlp ? (gate_split ? ", separate gate and up" : ", fused gate/up") : "",
-              !m.fused_qkv || gate_split ? " (Megatron fuses them)" : "");
+              (!m.fused_qkv && !is_mla(m)) || gate_split ? " (Megatron fuses them)" : "");
   // Block details beyond the common layout, where the model has them.
   std::vector<std::string> extra;
   if (m.norms_per_layer == 4) extra.push_back("norms before and after each sublayer");

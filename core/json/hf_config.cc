@@ -247,6 +247,8 @@ const std::vector<std::pair<std::string, Family>>& families() {
   static const std::vector<std::pair<std::string, Family>> f{
       {"bert", [](Hf& h, ModelSpec& m) { bert(h, m, false); }},
       {"bloom", bloom},
+      {"deepseek_v2", deepseek_v2},
+      {"deepseek_v3", deepseek_v3},
       {"distilbert", distilbert},
       {"falcon", falcon},
       {"gemma", [](Hf& h, ModelSpec& m) { gemma(h, m, 1); }},
@@ -256,6 +258,7 @@ const std::vector<std::pair<std::string, Family>>& families() {
       {"gpt2", [](Hf& h, ModelSpec& m) { gpt2(h, m, false); }},
       {"gpt_bigcode", [](Hf& h, ModelSpec& m) { gpt2(h, m, true); }},
       {"gpt_neox", gpt_neox},
+      {"kimi_k2", deepseek_v3},  // Kimi K2: DeepseekV3Config's layout under its own type
       {"llama", [](Hf& h, ModelSpec& m) { llama(h, m, false); }},
       // "llama4" nests the text model's keys in text_config: parse_llama4() reads them there.
       {"llama4", llama4_text},
@@ -286,28 +289,19 @@ Diagnostics remap_paths(Diagnostics v, const std::map<std::string, std::string>&
   return v;
 }
 
-// The mixture-of-experts families (hf_moe.cc): the only types whose expert keys are read.
+// The mixture-of-experts families (hf_moe.cc, hf_deepseek.cc): the only types whose expert
+// keys are read.
 const std::vector<std::string>& moe_types() {
-  static const std::vector<std::string> t{"glm4_moe", "llama4",    "llama4_text", "mixtral",
-                                          "olmoe",    "qwen2_moe", "qwen3_moe"};
+  static const std::vector<std::string> t{"deepseek_v2", "deepseek_v3", "glm4_moe", "kimi_k2",   "llama4",
+                                          "llama4_text", "mixtral",     "olmoe",    "qwen2_moe", "qwen3_moe"};
   return t;
 }
 
-// Mixture-of-experts configs dsplan does not import. DeepSeek-V2/V3 (and their MoE-only
-// variants) use multi-head latent attention (low-rank compressed K/V, kv_lora_rank), which
-// ModelSpec does not express (their dense first layers, first_k_dense_replace, it does).
-// Expert keys on any other type (a dense family's config such as a Mixtral-style mistral
-// one, or jamba, dbrx, ...) would price one expert's MLP as the whole layer's.
+// Expert keys on a type that is not an MoE family (a dense family's config such as a
+// Mixtral-style mistral one, or jamba, dbrx, ...) would price one expert's MLP as the
+// whole layer's: refused.
 std::optional<Diagnostic> refuse_moe(const Json& j, const std::string& type, bool known,
                                      const std::string& file) {
-  if (type == "deepseek_v2" || type == "deepseek_v3")
-    return Diagnostic{file, "/model_type",
-                      "\"" + type +
-                          "\" uses multi-head latent attention (low-rank compressed K/V, kv_lora_rank), "
-                          "which dsplan does not model",
-                      "mixture-of-experts types dsplan imports (standard multi-head or grouped-query "
-                      "attention): " +
-                          join(moe_types())};
   if (std::find(moe_types().begin(), moe_types().end(), type) != moe_types().end()) return std::nullopt;
   for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"})
     if (j.contains(key) && j[key].is_number() && j[key].get<double>() > 1)

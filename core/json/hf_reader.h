@@ -1,4 +1,5 @@
-// The reader the Hugging Face config.json families share (hf_config.cc, hf_llama.cc):
+// The reader the Hugging Face config.json families share (hf_config.cc, hf_llama.cc,
+// hf_moe.cc, hf_deepseek.cc):
 // alternative key spellings, the config key behind each ModelSpec field (so validation
 // errors point at the user's key), dropout and activation keys. Internal to core/json.
 #pragma once
@@ -117,6 +118,10 @@ void qwen2_moe(Hf& hf, ModelSpec& m);
 void qwen3_moe(Hf& hf, ModelSpec& m);
 void olmoe(Hf& hf, ModelSpec& m);
 void glm4_moe(Hf& hf, ModelSpec& m);
+// The DeepSeek-V2/V3 decoders, multi-head latent attention (hf_deepseek.cc); kimi_k2 is
+// read as deepseek_v3.
+void deepseek_v2(Hf& hf, ModelSpec& m);
+void deepseek_v3(Hf& hf, ModelSpec& m);
 // llama4_text: the text model of Llama 4 (a "llama4" config's text_config, hf_config.cc).
 void llama4_text(Hf& hf, ModelSpec& m);
 

@@ -26,6 +26,7 @@ struct Given {
   bool kv_heads = false, head_dim = false, ffn = false, max_positions = false;
   bool topk = false, moe_ffn = false, shared_ffn = false;
   bool first_dense = false, moe_step = false;
+  bool q_lora = false, kv_lora = false, qk_rope = false, v_head = false;
 };
 
 Given read_sizes(JsonObjectReader& r, ModelSpec& m) {
@@ -49,6 +50,11 @@ Given read_sizes(JsonObjectReader& r, ModelSpec& m) {
   g.shared_ffn = r.get("shared_ffn", m.shared_ffn, false, 0, kMaxDim);
   g.first_dense = r.get("first_dense_layers", m.first_dense_layers, false, 0, kMaxDim);
   g.moe_step = r.get("moe_layer_step", m.moe_layer_step, false, 1, kMaxDim);
+  // Multi-head latent attention (ModelSpec::kv_lora_rank): on with kv_lora_rank > 0.
+  g.q_lora = r.get("q_lora_rank", m.q_lora_rank, false, 0, kMaxDim);
+  g.kv_lora = r.get("kv_lora_rank", m.kv_lora_rank, false, 0, kMaxDim);
+  g.qk_rope = r.get("qk_rope_head_dim", m.qk_rope_head_dim, false, 0, kMaxDim);
+  g.v_head = r.get("v_head_dim", m.v_head_dim, false, 0, kMaxDim);
   return g;
 }
 
@@ -105,6 +111,31 @@ void check_moe_keys(const Given& g, JsonObjectReader& r, const ModelSpec& m) {
             "the dense layers' MLP width, e.g. 4 x hidden");
 }
 
+// The latent-attention keys go together: q_lora_rank, qk_rope_head_dim and v_head_dim
+// only with kv_lora_rank > 0, which needs the rotary and value widths and, since the
+// nope part of a head is rarely hidden / heads, head_dim. kv_heads is heads (given or not).
+void check_mla_keys(const Given& g, JsonObjectReader& r, ModelSpec& m) {
+  if (!is_mla(m)) {
+    const std::pair<bool, const char*> keys[] = {
+        {g.q_lora, "q_lora_rank"}, {g.qk_rope, "qk_rope_head_dim"}, {g.v_head, "v_head_dim"}};
+    for (const auto& [given, key] : keys)
+      if (given)
+        r.error(key, "given without multi-head latent attention (kv_lora_rank > 0)",
+                "add \"kv_lora_rank\" (the key/value latent's width, e.g. 512) or remove it");
+    return;
+  }
+  if (!g.qk_rope)
+    r.error("qk_rope_head_dim", "missing: multi-head latent attention (kv_lora_rank > 0) needs it",
+            "the rotary part of each query/key head, a positive even number, e.g. 64");
+  if (!g.v_head)
+    r.error("v_head_dim", "missing: multi-head latent attention (kv_lora_rank > 0) needs it",
+            "each head's value width, e.g. 128");
+  if (!g.head_dim)
+    r.error("head_dim", "missing: multi-head latent attention (kv_lora_rank > 0) needs it",
+            "each query/key head's width without the rotary part (qk_nope_head_dim), e.g. 128");
+  if (!g.kv_heads) m.kv_heads = m.heads;
+}
+
 // Defaults that depend on other keys: kv_heads = heads, head_dim = hidden / heads,
 // ffn_hidden = 4 * hidden, max_positions = 2048 unless the positions are a learned table.
 void apply_defaults(const Given& g, JsonObjectReader& r, ModelSpec& m) {
@@ -113,7 +144,8 @@ void apply_defaults(const Given& g, JsonObjectReader& r, ModelSpec& m) {
   // it is unused by the pricing, and absent it is one expert's width.
   if (!g.ffn) m.ffn_hidden = is_moe(m) && m.moe_ffn > 0 ? m.moe_ffn : 4 * m.hidden;
   check_moe_keys(g, r, m);
-  if (!g.head_dim && m.heads > 0 && m.hidden > 0) {
+  check_mla_keys(g, r, m);
+  if (!g.head_dim && !is_mla(m) && m.heads > 0 && m.hidden > 0) {
     if (m.hidden % m.heads != 0)
       r.error("heads",
               "hidden " + std::to_string(m.hidden) + " is not divisible by heads " + std::to_string(m.heads),
@@ -190,6 +222,42 @@ void check_moe_layers(Diagnostics& out, const std::string& file, const ModelSpec
                        " with " + std::to_string(m.first_dense_layers) + " dense leading layers"});
 }
 
+// Multi-head latent attention (ModelSpec::kv_lora_rank): its widths are set together, the
+// rotary part even (it rotates pairs), and every head has its own keys and values.
+void check_mla(Diagnostics& out, const std::string& file, const ModelSpec& m) {
+  if (m.kv_lora_rank < 0)
+    out.push_back({file, "/kv_lora_rank", "must not be negative, got " + std::to_string(m.kv_lora_rank),
+                   "0 (no latent attention) or the key/value latent's width, e.g. 512"});
+  if (m.q_lora_rank < 0)
+    out.push_back({file, "/q_lora_rank", "must not be negative, got " + std::to_string(m.q_lora_rank),
+                   "0 (queries projected directly) or the query latent's width, e.g. 1536"});
+  if (!is_mla(m)) {
+    const std::pair<int, const char*> keys[] = {{m.q_lora_rank, "q_lora_rank"},
+                                                {m.qk_rope_head_dim, "qk_rope_head_dim"},
+                                                {m.v_head_dim, "v_head_dim"}};
+    for (const auto& [v, key] : keys)
+      if (v > 0)
+        out.push_back({file, std::string("/") + key,
+                       "set without multi-head latent attention (kv_lora_rank > 0)",
+                       "set kv_lora_rank (the key/value latent's width, e.g. 512) or remove it"});
+    return;
+  }
+  if (m.qk_rope_head_dim <= 0 || m.qk_rope_head_dim % 2 != 0)
+    out.push_back({file, "/qk_rope_head_dim",
+                   "must be a positive even number with multi-head latent attention, got " +
+                       std::to_string(m.qk_rope_head_dim),
+                   "the rotary part of each query/key head, e.g. 64"});
+  if (m.v_head_dim <= 0)
+    out.push_back({file, "/v_head_dim",
+                   "must be positive with multi-head latent attention, got " + std::to_string(m.v_head_dim),
+                   "each head's value width, e.g. 128"});
+  if (m.kv_heads != m.heads)
+    out.push_back({file, "/kv_heads",
+                   "kv_heads " + std::to_string(m.kv_heads) + " differs from heads " +
+                       std::to_string(m.heads) + " under multi-head latent attention",
+                   "every head has its own keys and values: kv_heads = heads (or leave it out)"});
+}
+
 }  // namespace
 
 Diagnostics validate_model(const ModelSpec& m, const std::string& file) {
@@ -210,6 +278,7 @@ Diagnostics validate_model(const ModelSpec& m, const std::string& file) {
     out.push_back({file, "/moe_ffn", "must be positive for an MoE model, got " + std::to_string(m.moe_ffn),
                    "each expert's MLP width"});
   check_moe_layers(out, file, m);
+  check_mla(out, file, m);
   if (m.norms_per_layer == 1 && !m.parallel_residual)
     out.push_back({file, "/norms_per_layer", "one norm per block needs parallel_residual",
                    "a sequential block normalises before attention and before the MLP: 2"});
@@ -234,7 +303,7 @@ Diagnostics validate_model(const ModelSpec& m, const std::string& file) {
                    "0 (every layer) or at most layers"});
   if (m.type_vocab < 0)
     out.push_back({file, "/type_vocab", "must not be negative, got " + std::to_string(m.type_vocab), ""});
-  if (m.heads > 0 && m.kv_heads > 0 && (m.kv_heads > m.heads || m.heads % m.kv_heads != 0))
+  if (!is_mla(m) && m.heads > 0 && m.kv_heads > 0 && (m.kv_heads > m.heads || m.heads % m.kv_heads != 0))
     out.push_back(
         {file, "/kv_heads",
          "heads " + std::to_string(m.heads) + " is not a multiple of kv_heads " + std::to_string(m.kv_heads),
@@ -332,6 +401,12 @@ Json model_to_json(const ModelSpec& m) {
     // Written where not the default (every layer MoE), so those models keep their JSON.
     if (m.first_dense_layers != 0) j["first_dense_layers"] = m.first_dense_layers;
     if (m.moe_layer_step != 1) j["moe_layer_step"] = m.moe_layer_step;
+  }
+  if (is_mla(m)) {  // latent attention's widths, for those models only
+    if (m.q_lora_rank > 0) j["q_lora_rank"] = m.q_lora_rank;
+    j["kv_lora_rank"] = m.kv_lora_rank;
+    j["qk_rope_head_dim"] = m.qk_rope_head_dim;
+    j["v_head_dim"] = m.v_head_dim;
   }
   return j;
 }

@@ -64,9 +64,10 @@ bool natural_less(const std::string& a, const std::string& b) {
 Diagnostic unknown_preset(std::string_view name) {
   auto names = model_preset_names();
   auto near = closest_match(name, names);
-  return Diagnostic{"", "", "unknown model \"" + std::string(name) + "\": not a preset name or a readable file",
-                    (near ? "did you mean \"" + *near + "\"? " : std::string()) + "presets: " +
-                        join(names) + "; or give the path of a model JSON or Hugging Face config.json"};
+  return Diagnostic{"", "",
+                    "unknown model \"" + std::string(name) + "\": not a preset name or a readable file",
+                    (near ? "did you mean \"" + *near + "\"? " : std::string()) + "presets: " + join(names) +
+                        "; or give the path of a model JSON or Hugging Face config.json"};
 }
 
 // The comparison key of a model name: lower case, a Hugging Face organisation ("meta-llama/")
@@ -82,9 +83,11 @@ std::string name_key(std::string_view name) {
   drop_suffix("-hf");
   drop_suffix("-uncased");
   if (s.rfind("meta-", 0) == 0) s.erase(0, 5);
-  // A trailing version: "-v0.1", "-v2".
+  // A trailing version: "-v0.1", "-v2", unless it is the only number in the name, the
+  // generation rather than a revision ("DeepSeek-V3" is not "DeepSeek-V2").
   if (auto v = s.rfind("-v"); v != std::string::npos && v + 2 < s.size() &&
-                              s.find_first_not_of("0123456789.", v + 2) == std::string::npos)
+                              s.find_first_not_of("0123456789.", v + 2) == std::string::npos &&
+                              s.find_first_of("0123456789") < v)
     s.erase(v);
   std::string out;
   for (char ch : s)
@@ -144,9 +147,8 @@ std::string model_preset_source(std::string_view name) {
   return (*j)["source"].get<std::string>();
 }
 
-Expected<ModelSpec> resolve_model(
-    std::string_view name_or_path,
-    const std::function<Expected<std::string>(const std::string&)>& read_file) {
+Expected<ModelSpec> resolve_model(std::string_view name_or_path,
+                                  const std::function<Expected<std::string>(const std::string&)>& read_file) {
   if (find_preset(name_or_path)) return model_preset(name_or_path);
   const std::string path(name_or_path);
   auto text = read_file(path);

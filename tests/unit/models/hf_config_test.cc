@@ -361,9 +361,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{
             "hf_unsupported.json",
             {"/model_type", "unsupported Hugging Face model_type \"t5\"",
-             "supported: bert, bloom, distilbert, falcon, gemma, gemma2, gemma3_text, glm4_moe, gpt2, "
-             "gpt_bigcode, gpt_neox, llama, llama4, llama4_text, mistral, mixtral, mpt, olmo2, olmoe, opt, "
-             "phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, roberta"}},
+             "supported: bert, bloom, deepseek_v2, deepseek_v3, distilbert, falcon, gemma, gemma2, "
+             "gemma3_text, glm4_moe, gpt2, gpt_bigcode, gpt_neox, kimi_k2, llama, llama4, llama4_text, "
+             "mistral, mixtral, mpt, olmo2, olmoe, opt, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, roberta"}},
         BadCase{"hf_typo_type.json", {"did you mean \"llama\"?", nullptr, nullptr}},
         BadCase{"hf_wrong_type.json",
                 {"/num_hidden_layers: expected an integer, found a string",
@@ -378,10 +378,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"hf_moe_sparse_step.json",
                 {"/mlp_only_layers", "the MoE layers of decoder_sparse_step 2 and mlp_only_layers",
                  "not leading dense layers followed by every n-th layer MoE"}},
-        BadCase{"hf_deepseek_v3.json",
-                {"/model_type: \"deepseek_v3\" uses multi-head latent attention",
-                 "kv_lora_rank), which dsplan does not model",
-                 "glm4_moe, llama4, llama4_text, mixtral, olmoe, qwen2_moe, qwen3_moe"}}));
+        // DeepSeek-V3 with moe_layer_freq 2 from layer 0: MoE, dense, MoE, ... is not a pattern
+        // of leading dense layers then every n-th layer MoE.
+        BadCase{"hf_deepseek_moe_layer_freq.json",
+                {"/moe_layer_freq: moe_layer_freq 2 with first_k_dense_replace 0 makes layer 0 MoE",
+                 "not leading dense layers followed by every n-th layer MoE",
+                 "moe_layer_freq 1, or first_k_dense_replace of at least 1"}}));
 
 TEST(HfConfig, UnknownKeysAreIgnoredButMissingSizesAreNot) {
   Json j{{"model_type", "llama"}, {"hidden_size", 64}, {"some_future_key", {1, 2}}};

@@ -103,7 +103,30 @@ struct Count {
 //     16,106,127,360 -> 16,295,536,640. 24 x 16,295,536,640 + 24 x 314,583,040 =
 //     398,642,872,320; + 2*202048*5120 = 2,068,971,520 + 5,120 = 400,711,848,960 (Meta:
 //     400B; the text model only, without the vision tower and projector).
+// Multi-head latent attention (DeepSeek; h hidden, H heads, ql/kl the query/key-value latent
+// ranks, dn/dr/dv the nope/rope/value head widths): attention = q_down h*ql + q_up
+// (ql, or h without a query latent)*H*(dn+dr) + kv_down h*(kl+dr) + kv_up kl*H*(dn+dv)
+// + o_proj H*dv*h; norms 2h + ql + kl (the latents' RMSNorms).
+//   deepseek-v3 h7168, H128, ql1536, kl512, dn128, dr64, dv128, 61 layers of which the first
+//     3 dense (ffn 18432), then 256 experts of 2048 top-8 and one shared expert of 2048,
+//     V129280 untied: attention 11,010,048 + 37,748,736 + 4,128,768 + 16,777,216
+//     + 117,440,512 = 187,105,280; norms 16,384. Dense layer: + 3*7168*18432 = 396,361,728
+//     -> 583,483,392. MoE layer: + shared 3*7168*2048 = 44,040,192, router 7168*256 =
+//     1,835,008, experts 256*44,040,192 = 11,274,289,152 -> 11,507,286,016. 58 x
+//     11,507,286,016 + 3 x 583,483,392 = 669,173,039,104; + 2*129280*7168 = 1,853,358,080
+//     + 7,168 = 671,026,404,352 (DeepSeek: 671B; the checkpoint's 685B adds the 14B
+//     multi-token-prediction module, num_nextn_predict_layers, not counted).
+//   deepseek-v2-lite h2048, H16, no query latent, kl512, dn128, dr64, dv128, 27 layers of
+//     which the first dense (ffn 10944), then 64 experts of 1408 top-6 and two shared
+//     (2816), V102400 untied: attention 2048*16*192 = 6,291,456 + 2048*576 = 1,179,648
+//     + 512*16*256 = 2,097,152 + 16*128*2048 = 4,194,304 -> 13,762,560; norms 4,608.
+//     Dense layer: + 3*2048*10944 = 67,239,936 -> 81,007,104. MoE layer: + shared
+//     3*2048*2816 = 17,301,504, router 2048*64 = 131,072, experts 64*3*2048*1408 =
+//     553,648,128 -> 584,847,872. 26 x 584,847,872 + 81,007,104 = 15,287,051,776;
+//     + 2*102400*2048 = 419,430,400 + 2,048 = 15,706,484,224 (DeepSeek: 15.7B).
 const Count kCounts[] = {
+    {"deepseek-v3", 671'026'404'352},
+    {"deepseek-v2-lite", 15'706'484'224},
     {"glm-4.5-air", 106'852'245'504},
     {"llama4-maverick", 400'711'848'960},
     {"mixtral-8x7b", 46'702'792'704},
@@ -245,12 +268,17 @@ TEST(ResolveModel, PresetsNamedOtherWays) {
       {"Qwen/Qwen2-57B-A14B", "qwen2-57b-a14b"},
       {"zai-org/GLM-4.5-Air", "glm-4.5-air"},
       {"meta-llama/Llama-4-Maverick-17B-128E", "llama4-maverick"},
+      {"deepseek-ai/DeepSeek-V3", "deepseek-v3"},
+      {"deepseek-ai/DeepSeek-V2-Lite", "deepseek-v2-lite"},
   };
   for (const auto& [given, preset] : cases) {
     auto m = resolve_model(given, read_text_file);
     ASSERT_TRUE(m.ok()) << given;
     EXPECT_EQ(m->name, preset) << given;
   }
+  // A version that is the name's only number is its generation: DeepSeek-V2 is no preset,
+  // and not deepseek-v3.
+  EXPECT_FALSE(preset_for_name("deepseek-ai/DeepSeek-V2").has_value());
   for (const char* path : {"./nope/gpt2", "configs/gpt2.json", "a/b/llama2-7b"})
     EXPECT_FALSE(resolve_model(path, read_text_file).ok()) << path;
   // Every preset's own name is its key, and no two presets share one.
