@@ -84,6 +84,11 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "performance recipes run; Megatron-Core's own default is the TP degree): each expert's "
                   "matrices split over etp ranks, which gather their tokens and reduce-scatter the outputs")
       ->check(number_check(true, 1, 64, "an integer in [1, 64]"));
+  sub->add_option("--mtp", o.mtp,
+                  "Multi-token prediction modules to train (DeepSeek-V3's; Megatron-Core's --mtp-num-layers; "
+                  "default 0): each one more transformer layer, a projection and a pass through the output "
+                  "head and loss on the last pipeline stage")
+      ->check(number_check(true, 0, 16, "an integer in [0, 16]"));
   sub->add_option(
          "--logit-metrics", o.logit_metrics,
          "Training metrics the loop computes on each micro-batch's logits besides the loss "

@@ -241,6 +241,10 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
         ", dropless routing "
         "priced as balanced across the experts");
   s.run.etp = o.etp;
+  s.run.mtp_layers = o.mtp;
+  if (o.mtp > 0 && s.run.framework != Framework::megatron)
+    errs.push_back(flag_error("mtp", "multi-token prediction is planned for Megatron-Core only",
+                              "--framework megatron, or leave --mtp out"));
   if (o.etp > 1 && model && !is_moe(*model))
     errs.push_back(flag_error("etp", "expert tensor parallelism needs a mixture-of-experts model",
                               "leave --etp out for " + model->name));

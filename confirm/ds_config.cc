@@ -183,6 +183,10 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   if (c.vpp > 1 && c.pp > 1)
     a.insert(a.end(), {"--num-layers-per-virtual-pipeline-stage", str(units / (c.pp * c.vpp))});
   if (c.cp > 1) a.insert(a.end(), {"--context-parallel-size", str(c.cp)});
+  if (c.mtp_layers > 0) a.insert(a.end(), {"--mtp-num-layers", str(c.mtp_layers)});
+  if (c.pp > 1 && c.explicit_split())
+    a.insert(a.end(), {"--decoder-first-pipeline-num-layers", str(c.pp_first_layers),
+                       "--decoder-last-pipeline-num-layers", str(c.pp_last_layers)});
   if (is_mla(m)) {
     // --qk-layernorm: with MLA, the latents' RMSNorms (DeepSeek's q_a_layernorm, kv_a_layernorm).
     a.insert(a.end(), {"--multi-latent-attention", "--qk-layernorm", "--kv-lora-rank", str(m.kv_lora_rank),

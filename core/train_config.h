@@ -106,6 +106,17 @@ struct TrainConfig {
   // 126-layer Llama 3.1 405B run on 8 or 16 stages. false/false: the even split.
   bool pp_account_embedding = false;
   bool pp_account_loss = false;
+  // An explicit uneven split (Megatron's --decoder-first-pipeline-num-layers and
+  // --decoder-last-pipeline-num-layers, or a --pipeline-model-parallel-layout whose ends
+  // differ): the first and the last virtual stage (chunk) hold these many layers, the other
+  // pp x vpp - 2 chunks share the rest evenly. -1: not set (the even or accounted split).
+  int pp_first_layers = -1;
+  int pp_last_layers = -1;
+  bool explicit_split() const { return pp_first_layers >= 0 && pp_last_layers >= 0; }
+  // Multi-token prediction (DeepSeek-V3; Megatron's --mtp-num-layers): this many extra
+  // transformer layers on the last pipeline stage, each with a projection of the hidden
+  // state and the next token's embedding and its own pass through the output head and loss.
+  int mtp_layers = 0;
   int micro_batch = 1;
   int grad_accum = 1;
   int seq_len = 1024;
@@ -197,6 +208,13 @@ struct TrainConfig {
   };
   StageLayers stage_layers(int model_layers) const {
     const int p = pp > 1 ? pp : 1;
+    if (p > 1 && explicit_split()) {
+      const int v = vpp > 1 ? vpp : 1, n = p * v;
+      const int mid = n > 2 ? (model_layers - pp_first_layers - pp_last_layers) / (n - 2) : 0;
+      StageLayers s{pp_first_layers + (v - 1) * mid, v * mid, pp_last_layers + (v - 1) * mid};
+      if (p == 2) s.middle = s.first > s.last ? s.first : s.last;
+      return s;
+    }
     if (p == 1 || !(pp_account_embedding || pp_account_loss)) {
       const int k = (model_layers + p - 1) / p;
       return {k, k, k};
@@ -227,6 +245,13 @@ struct TrainConfig {
   bool pipeline_split_fits(int layers) const {
     const bool e = pp_account_embedding, l = pp_account_loss;
     if (pp <= 1) return true;
+    if (explicit_split()) {  // Megatron's: ends as given, the middle chunks even, a layer a rank
+      const int n = pp * (vpp > 1 ? vpp : 1), rest = layers - pp_first_layers - pp_last_layers;
+      if (framework != Framework::megatron || rest < 0 || (n == 2 ? rest != 0 : rest % (n - 2) != 0))
+        return false;
+      const StageLayers s = stage_layers(layers);
+      return s.first >= 1 && s.last >= 1 && s.middle >= 1;
+    }
     if (!e && !l)
       return megatron_split_fits(layers, pp, vpp, false, false) ||
              (framework == Framework::deepspeed && vpp <= 1);
@@ -240,6 +265,7 @@ struct TrainConfig {
   // loss alone, the embedding alone. DeepSpeed keeps the accounted split it was asked for
   // (the flags on entry) where it fits. false when no split does.
   bool set_pipeline_split(int layers) {
+    if (explicit_split()) return pipeline_split_fits(layers);
     if (framework == Framework::deepspeed && pp > 1 && (pp_account_embedding || pp_account_loss) &&
         pipeline_split_fits(layers))
       return true;

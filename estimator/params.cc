@@ -125,13 +125,20 @@ double moe_layer_share(const ModelSpec& m, const TrainConfig& cfg) {
   const int back = pp > 1 && cfg.pp_account_loss ? 1 : 0;
   const int units = m.layers + front + back, chunks = pp * v;
   const int size = (units + chunks - 1) / chunks;  // units per chunk (the last may hold fewer)
+  // A chunk's first unit: even chunks, or the explicit split's ends and even middle chunks.
+  const bool ends = pp > 1 && cfg.explicit_split() && chunks > 2;
+  const int mid = ends ? (m.layers - cfg.pp_first_layers - cfg.pp_last_layers) / (chunks - 2) : 0;
+  auto start = [&](int j) {
+    if (!ends) return std::min(units, j * size);
+    return j == 0 ? 0 : std::min(units, cfg.pp_first_layers + (j - 1) * mid);
+  };
   // The busiest rank is priced as its most layers, of which the most MoE layers any rank
   // holds (no rank costs more when an MoE layer costs more than a dense one).
   int most = 0, most_moe = 0;
   for (int r = 0; r < pp; ++r) {
     int layers = 0, moe = 0;
     for (int j = r; j < chunks; j += pp)
-      for (int u = j * size; u < std::min(units, (j + 1) * size); ++u) {
+      for (int u = start(j); u < (j + 1 == chunks ? units : start(j + 1)); ++u) {
         const int layer = u - front;
         if (layer < 0 || layer >= m.layers) continue;  // the embedding's or the loss's unit
         ++layers;

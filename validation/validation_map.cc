@@ -481,7 +481,7 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   engine_settings(p, s, notes);
   s.run.norm_kernel = norm_kernel(row, *model, notes);
   s.vpp = {std::max(1, inum(p, "vpp", 1))};
-  if (auto bad = expert_layout(p, *model, s, notes)) return *bad;
+  if (auto bad = expert_layout(p, at(row, "model"), *model, s, notes)) return *bad;
   if (auto bad = layout_and_batch(p, gpus, s, notes)) return *bad;
   // FlashAttention, Megatron's sequence parallelism and its distributed optimizer all date
   // from 2022 (FlashAttention and Korthikanti et al. in 2022-05/06): a stack the row dates

@@ -45,12 +45,6 @@ std::optional<Diagnostic> unsupported_architecture(const Json& m) {
     return Diagnostic{"", "/model/name",
                       "encoder-decoder models are not modelled (\"" + str(m, "name") + "\")",
                       "dsplan models decoder-only and encoder-only transformers"};
-  // DeepSeek-V3's multi-token prediction (Megatron's --mtp-num-layers): an extra MoE
-  // layer, projection and output head on the last pipeline stage, which recipes balance
-  // with explicit uneven splits (--decoder-last-pipeline-num-layers, a pipeline layout).
-  if (num(m, "mtp_layers") > 0)
-    return Diagnostic{"", "/model/mtp_layers", "multi-token prediction layers are not modelled",
-                      "dsplan prices the main model only, on even or accounted pipeline splits"};
   // A row that gives its experts (model.experts, topk, moe_ffn) is an MoE shape dsplan
   // prices (moe_details); a name alone is not enough to build one.
   if (num(m, "experts") <= 0 && std::regex_search(n, moe))
@@ -106,9 +100,23 @@ std::optional<Diagnostic> moe_details(const Json& m, ModelSpec& spec, std::vecto
   return std::nullopt;
 }
 
-std::optional<Diagnostic> expert_layout(const Json& p, const ModelSpec& m, SearchSpace& s,
+std::optional<Diagnostic> expert_layout(const Json& p, const Json& model, const ModelSpec& m, SearchSpace& s,
                                         std::vector<std::string>& notes) {
   s.cp = {std::max(1, inum(p, "cp", 1))};
+  // DeepSeek-V3's multi-token prediction (model.mtp_layers; Megatron's --mtp-num-layers) and
+  // the explicit uneven split its recipes balance it with (parallel.pp_first_layers and
+  // pp_last_layers: the first and last virtual stages' layers).
+  s.run.mtp_layers = std::clamp(inum(model, "mtp_layers"), 0, 16);
+  if (s.run.mtp_layers > 0)
+    notes.push_back(std::to_string(s.run.mtp_layers) +
+                    " multi-token prediction layer(s) on the last stage (model.mtp_layers)");
+  if (at(p, "pp_first_layers").is_number() && at(p, "pp_last_layers").is_number()) {
+    s.run.pp_first_layers = std::clamp(inum(p, "pp_first_layers"), 0, 1 << 16);
+    s.run.pp_last_layers = std::clamp(inum(p, "pp_last_layers"), 0, 1 << 16);
+    notes.push_back("explicit pipeline split: " + std::to_string(s.run.pp_first_layers) + " layers first, " +
+                    std::to_string(s.run.pp_last_layers) +
+                    " last (parallel.pp_first_layers, pp_last_layers)");
+  }
   if (s.cp[0] > 1) notes.push_back("context parallelism " + std::to_string(s.cp[0]) + " (parallel.cp)");
   s.ep = {std::max(1, inum(p, "ep", 1))};
   if (!is_moe(m)) return std::nullopt;

@@ -177,8 +177,8 @@ std::optional<Diagnostic> unsupported_architecture(const Json& model);
 std::optional<Diagnostic> moe_details(const Json& model, ModelSpec& spec, std::vector<std::string>& notes);
 // parallel.cp and parallel.ep into the space, and an MoE row's expert TP (parallel.etp;
 // unset: Megatron-Core's default, the TP degree). MoE rows run Megatron-Core.
-std::optional<Diagnostic> expert_layout(const Json& parallel, const ModelSpec& m, SearchSpace& s,
-                                        std::vector<std::string>& notes);
+std::optional<Diagnostic> expert_layout(const Json& parallel, const Json& model, const ModelSpec& m,
+                                        SearchSpace& s, std::vector<std::string>& notes);
 int inferred_heads(int hidden, std::vector<std::string>& notes);
 void family_defaults(const Json& model, ModelSpec& spec, std::vector<std::string>& notes);
 std::optional<Diagnostic> settle_parameters(const Json& model, bool shape_only, ModelSpec& spec,

@@ -76,6 +76,16 @@ RankParams rank_params(const ModelSpec& m, const ParamCounts& c, const TrainConf
   return r;
 }
 
+// Multi-token prediction's parameters on the last stage: each module's layer, its 2h x h
+// projection (TP-split) and two norms, and with pp > 1 an untied model's word embedding,
+// which the modules look the next tokens up in.
+double mtp_params(const ModelSpec& m, const TrainConfig& cfg, const RankParams& rp) {
+  if (cfg.mtp_layers <= 0) return 0.0;
+  const double h = m.hidden;
+  const double per = rp.layer + 2.0 * h * h / std::max(1, cfg.tp) + 2.0 * h;
+  return cfg.mtp_layers * per + (cfg.pp > 1 && !m.tied_embeddings ? rp.embed : 0.0);
+}
+
 LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   LayerShape x;
   const double d = head_dim_of(m);
@@ -328,7 +338,8 @@ MemoryBreakdown MemoryModel::estimate(const TrainConfig& run) const {
   first.first = true;
   first.last = p == 1;
   first.params = layers * rp.layer + rp.embed + rp.other_embed;
-  if (p == 1) first.params += rp.tail + (rp.untied_head ? head : 0);
+  if (p == 1) first.params += rp.tail + (rp.untied_head ? head : 0) + mtp_params(model_, cfg, rp);
+  if (p == 1) first.layers += cfg.mtp_layers;
   if (p > 1) {
     first.in_flight = std::min(p, std::max(1, cfg.grad_accum));
     if (cfg.vpp > 1) first.in_flight *= 1 + (p - 1.0) / (p * static_cast<double>(cfg.vpp));
@@ -338,9 +349,9 @@ MemoryBreakdown MemoryModel::estimate(const TrainConfig& run) const {
   MemoryBreakdown best = stage_memory(model_, cluster_, options_, cfg, rp, x, lb, first);
   if (p > 1) {
     StageLoad last;
-    last.layers = sl.last;
+    last.layers = sl.last + cfg.mtp_layers;  // MTP modules keep a layer's activations each
     last.last = true;
-    last.params = sl.last * rp.layer + rp.tail + head;
+    last.params = sl.last * rp.layer + rp.tail + head + mtp_params(model_, cfg, rp);
     const MemoryBreakdown other = stage_memory(model_, cluster_, options_, cfg, rp, x, lb, last);
     if (other.device > best.device) best = other;
   }

@@ -178,8 +178,12 @@ void StepTimeModel::estimate_into(const TrainConfig& run, StepTimeBreakdown& out
     causal *= share * windowed + (1 - share);
   }
   const double logits = model_.vocab_logits ? 6.0 * model_.hidden * double(model_.vocab) : 0.0;
-  const double per_token = 6.0 * matmul_params_per_layer_ * model_.layers + logits +
-                           12.0 * model_.layers * seq * attn_width_ * causal;
+  // Multi-token prediction modules count as a layer, a 2h x h projection and the logits
+  // each (as Megatron's num_floating_point_operations counts them).
+  const double mtp = std::max(0, cfg.mtp_layers), L_all = model_.layers + mtp;
+  const double per_token = 6.0 * matmul_params_per_layer_ * L_all + logits * (1.0 + mtp) +
+                           mtp * 12.0 * model_.hidden * double(model_.hidden) +
+                           12.0 * L_all * seq * attn_width_ * causal;
   const double shards = double(std::max(1, cfg.tp)) * std::max(1, cfg.pp);
   out.model_flops = Flops(tokens * per_token / shards);
   const double layer_hw =

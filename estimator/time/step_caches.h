@@ -35,6 +35,9 @@ struct CommKey {
   std::uint8_t pp_split = 0;  // bit 0: embedding counted as a layer, bit 1: the loss
   double reduce_bucket = 0, allgather_bucket = 0, prefetch_bucket = 0;
   double moe_share = 1.0;  // OpKey::moe_share: the busiest rank's parameters depend on it
+  int pp_first = -1, pp_last = -1;  // TrainConfig::pp_first_layers, pp_last_layers
+  int vpp = 1;                      // with an explicit split the ranks' layers depend on it
+  int mtp = 0;                      // TrainConfig::mtp_layers
   bool operator==(const CommKey&) const = default;
 };
 
@@ -42,6 +45,9 @@ struct CommEntry {
   ParallelComm comm;  // all but the TP fields (those are the OpEntry's)
   OptimizerCosts opt;
   int layers_per_rank = 1, first_layers = 1, last_layers = 1;
+  // Multi-token prediction's projection (2h -> h) against a layer's matmul weights: the
+  // share of a layer's linear GEMM time it takes (assemble_costs).
+  double mtp_projection = 0;
 };
 
 struct StepTimeModel::Caches {

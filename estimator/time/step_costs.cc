@@ -66,6 +66,9 @@ CommKey comm_key(const TrainConfig& c) {
   k.offload = c.offload;
   k.sequence_parallel = c.sequence_parallel && c.tp > 1;
   k.pp_split = static_cast<std::uint8_t>((c.pp_account_embedding ? 1 : 0) | (c.pp_account_loss ? 2 : 0));
+  if (c.explicit_split())
+    k.pp_first = c.pp_first_layers, k.pp_last = c.pp_last_layers, k.vpp = std::max(1, c.vpp);
+  k.mtp = c.mtp_layers;
   k.reduce_bucket = c.zero.reduce_bucket_elems;
   k.allgather_bucket = c.zero.allgather_bucket_elems;
   k.prefetch_bucket = c.zero.prefetch_bucket_elems;
@@ -123,6 +126,8 @@ std::uint64_t hash_of(const CommKey& k) {
   }
   std::uint64_t h = 1099511628211ULL;
   for (std::uint64_t v : {degrees, shape, flags, buckets}) h = hash_mix(h, v);
+  if (k.pp_first >= 0 || k.mtp > 0)
+    h = hash_mix(h, u(k.pp_first + 1) | u(k.pp_last + 1) << 16 | u(k.vpp) << 32 | u(k.mtp) << 48);
   return k.moe_share < 1.0 ? hash_mix(h, std::uint64_t(k.moe_share * (1 << 20))) : h;
 }
 
@@ -175,6 +180,7 @@ const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const 
     e.comm = parallel_comm(m, cfg, cl.node, cl.node.gpu, eff, c.coll, CommParts::without_tp);
     const StageParams sp = stage_params(m, cfg);
     e.layers_per_rank = sp.layers_per_rank;
+    e.mtp_projection = 2.0 * m.hidden * double(m.hidden) / std::max(1.0, matmul_params_per_layer(m));
     e.first_layers = sp.first_layers;
     e.last_layers = sp.last_layers;
     const bool sharded = cfg.zero_stage >= 1 || cfg.deepspeed_bf16_optimizer();
@@ -319,6 +325,19 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.host.head_fwd = op.host.head_fwd;
   c.host.head_bwd = op.host.head_bwd + op.host.logit_metric * double(std::max(0, cfg.logit_metrics));
   c.host.optimizer = ce.opt.host;
+  // Multi-token prediction (TrainConfig::mtp_layers; Megatron-Core's MultiTokenPredictionBlock):
+  // each module on the last stage normalises the hidden state and the next token's
+  // embedding, projects the pair (2h -> h, priced at its share of a layer's linear GEMMs),
+  // runs one more transformer layer (the rank's layer, its collectives exposed) and the
+  // output head and loss again.
+  if (cfg.mtp_layers > 0) {
+    const double n = cfg.mtp_layers, r = ce.mtp_projection;
+    const Seconds head_fwd = c.head_fwd, head_bwd = c.head_bwd;
+    c.head_fwd += (c.layer.fwd + c.layer.tp_comm_fwd + op.fwd_linear * r + head_fwd) * n;
+    c.head_bwd += (c.layer.bwd + c.layer.tp_comm_bwd + op.bwd_linear * r + head_bwd) * n;
+    c.host.head_fwd += (op.host.fwd + op.host.head_fwd) * n;
+    c.host.head_bwd += (op.host.bwd + op.host.head_bwd) * n;
+  }
   return c;
 }
 
