@@ -132,13 +132,16 @@ inline bool is_moe_layer(const ModelSpec& m, int i) {
   const int step = m.moe_layer_step > 0 ? m.moe_layer_step : 1;
   return is_moe(m) && i >= m.first_dense_layers && (i - m.first_dense_layers) % step == step - 1;
 }
+// Of the layers - first_dense_layers after the leading ones, every step-th is MoE.
 inline int moe_layer_count(const ModelSpec& m) {
-  int n = 0;
-  for (int i = 0; i < m.layers; ++i) n += is_moe_layer(m, i) ? 1 : 0;
-  return n;
+  const int step = m.moe_layer_step > 0 ? m.moe_layer_step : 1;
+  return is_moe(m) && m.layers > m.first_dense_layers ? (m.layers - m.first_dense_layers) / step : 0;
 }
-// Whether some layers of an MoE model keep a dense MLP.
-inline bool has_dense_layers(const ModelSpec& m) { return is_moe(m) && moe_layer_count(m) < m.layers; }
+// Whether some layers of an MoE model keep a dense MLP: leading ones, or (step > 1) the
+// first of every step.
+inline bool has_dense_layers(const ModelSpec& m) {
+  return is_moe(m) && m.layers > 0 && (m.first_dense_layers > 0 || m.moe_layer_step > 1);
+}
 // The MLP width one token runs through in an MoE layer (topk routed experts and the shared
 // ones), or a dense layer's ffn_hidden.
 inline double active_ffn(const ModelSpec& m) {

@@ -103,6 +103,13 @@ double matmul_params_per_layer(const ModelSpec& m);
 // j mod pp, the accounted split's embedding and loss units counted at the two ends. The
 // estimators price that rank's layers as this blend of an MoE and a dense layer.
 double moe_layer_share(const ModelSpec& m, const TrainConfig& cfg);
+// A multi-token prediction module's weights besides its transformer layer, on one TP rank:
+// the 2h x h projection of the normalised hidden state and next-token embedding (split over
+// TP) and those two norms.
+inline double mtp_projection_params(const ModelSpec& m, int tp) {
+  const double h = m.hidden;
+  return 2.0 * h * h / (tp > 1 ? tp : 1) + 2.0 * h;
+}
 // The model's dense layers alone: its MoE fields cleared (ffn_hidden wide MLPs).
 ModelSpec dense_layer_view(const ModelSpec& m);
 

@@ -35,7 +35,8 @@ struct RankParams {
   bool untied_head = false;
 };
 
-RankParams rank_params(const ModelSpec& m, const ParamCounts& c, const TrainConfig& cfg, double threshold) {
+RankParams rank_params(const ModelSpec& m, const ParamCounts& c, const TrainConfig& cfg, double threshold,
+                       double share) {
   const double t = cfg.tp, h = m.hidden, f = m.ffn_hidden;
   const double d = head_dim_of(m);
   const double qkv = d * (m.heads + 2.0 * kv_heads_of(m));
@@ -46,7 +47,6 @@ RankParams rank_params(const ModelSpec& m, const ParamCounts& c, const TrainConf
   // With dense layers, the busiest rank's layer is the blend of the two kinds
   // (moe_layer_share): its MLP partly dense, its experts and router in that share.
   const double expert_split = std::max(1, cfg.ep) * std::max(1, cfg.etp);
-  const double share = is_moe(m) ? moe_layer_share(m, cfg) : 1.0;
   const double moe_rank =
       share * (static_cast<double>(c.router) + static_cast<double>(c.experts) / expert_split);
   r.layer_expert = share * static_cast<double>(c.experts) / expert_split;
@@ -81,12 +81,11 @@ RankParams rank_params(const ModelSpec& m, const ParamCounts& c, const TrainConf
 // which the modules look the next tokens up in.
 double mtp_params(const ModelSpec& m, const TrainConfig& cfg, const RankParams& rp) {
   if (cfg.mtp_layers <= 0) return 0.0;
-  const double h = m.hidden;
-  const double per = rp.layer + 2.0 * h * h / std::max(1, cfg.tp) + 2.0 * h;
-  return cfg.mtp_layers * per + (cfg.pp > 1 && !m.tied_embeddings ? rp.embed : 0.0);
+  return cfg.mtp_layers * (rp.layer + mtp_projection_params(m, cfg.tp)) +
+         (cfg.pp > 1 && !m.tied_embeddings ? rp.embed : 0.0);
 }
 
-LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
+LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg, double share) {
   LayerShape x;
   const double d = head_dim_of(m);
   x.b = cfg.micro_batch;
@@ -103,7 +102,6 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg) {
   }
   // MoE: topk experts' width and the shared experts'; with dense layers the busiest
   // rank's blend of that and the dense layers' width (moe_layer_share).
-  const double share = is_moe(m) ? moe_layer_share(m, cfg) : 1.0;
   x.f = share * active_ffn(m) + (1.0 - share) * m.ffn_hidden;
   x.moe_copies = is_moe(m) ? share * m.topk : 0;
   x.moe_gathered = std::max(1, cfg.etp);
@@ -327,7 +325,9 @@ MemoryBreakdown MemoryModel::estimate(const TrainConfig& run) const {
   // (TrainConfig::cp_rank_view).
   std::optional<TrainConfig> view;
   const TrainConfig& cfg = run.cp > 1 ? view.emplace(run.cp_rank_view()) : run;
-  const RankParams rp = rank_params(model_, counts_, cfg, cfg.zero.param_persistence_threshold);
+  // MoE with dense layers: the busiest rank's MoE share of its layers (1 otherwise).
+  const double share = moe_layer_share(model_, cfg);
+  const RankParams rp = rank_params(model_, counts_, cfg, cfg.zero.param_persistence_threshold, share);
   const int p = std::max(1, cfg.pp);
   const TrainConfig::StageLayers sl = cfg.stage_layers(model_.layers);
   const double head = rp.embed;  // untied LM head, or the tied embedding's copy (p > 1)
@@ -338,13 +338,15 @@ MemoryBreakdown MemoryModel::estimate(const TrainConfig& run) const {
   first.first = true;
   first.last = p == 1;
   first.params = layers * rp.layer + rp.embed + rp.other_embed;
-  if (p == 1) first.params += rp.tail + (rp.untied_head ? head : 0) + mtp_params(model_, cfg, rp);
-  if (p == 1) first.layers += cfg.mtp_layers;
+  if (p == 1) {
+    first.params += rp.tail + (rp.untied_head ? head : 0) + mtp_params(model_, cfg, rp);
+    first.layers += cfg.mtp_layers;
+  }
   if (p > 1) {
     first.in_flight = std::min(p, std::max(1, cfg.grad_accum));
     if (cfg.vpp > 1) first.in_flight *= 1 + (p - 1.0) / (p * static_cast<double>(cfg.vpp));
   }
-  const LayerShape x = layer_shape(model_, cfg);
+  const LayerShape x = layer_shape(model_, cfg, share);
   const LayerBytes lb = layer_bytes(cfg, x);
   MemoryBreakdown best = stage_memory(model_, cluster_, options_, cfg, rp, x, lb, first);
   if (p > 1) {

@@ -384,7 +384,7 @@ StageParams stage_params(const ModelSpec& m, const TrainConfig& cfg) {
   // Multi-token prediction: each module's layer, its 2h x h projection and two norms, and
   // (pp > 1, untied) the word embedding it looks the next tokens up in, on the last stage.
   if (cfg.mtp_layers > 0) {
-    last += cfg.mtp_layers * (s.layer + 2.0 * m.hidden * double(m.hidden) / t + 2.0 * m.hidden);
+    last += cfg.mtp_layers * (s.layer + mtp_projection_params(m, cfg.tp));
     if (!m.tied_embeddings && pp > 1) last += word;
   }
   s.first_extra = pp == 1 ? first + last : first;
