@@ -129,6 +129,30 @@ inline ModelSpec gpt(const std::string& name, int layers, int hidden, int heads,
   return m;
 }
 
+// A Llama-style decoder: RMSNorm, rotary, a SwiGLU MLP of `ffn`, grouped K/V heads of
+// `head_dim`, no biases, no dropout, an untied vocabulary (the MoE and MLA tests' base).
+inline ModelSpec llama_style(const std::string& name, int layers, int hidden, int heads, int kv_heads,
+                             int head_dim, int ffn, long vocab, int max_positions) {
+  ModelSpec m;
+  m.name = name;
+  m.layers = layers;
+  m.hidden = hidden;
+  m.heads = heads;
+  m.kv_heads = kv_heads;
+  m.head_dim = head_dim;
+  m.ffn_hidden = ffn;
+  m.gated_mlp = true;
+  m.activation = Activation::silu;
+  m.norm = NormKind::rmsnorm;
+  m.position = PositionKind::rotary;
+  m.linear_bias = false;
+  m.tied_embeddings = false;
+  m.vocab = vocab;
+  m.max_positions = max_positions;
+  m.dropout = false;
+  return m;
+}
+
 // A BERT-style encoder fine-tuned for sequence classification (no vocabulary logits).
 inline ModelSpec bert_cls(const std::string& name, int layers, int hidden, int heads, long vocab,
                           int type_vocab, bool pooler) {

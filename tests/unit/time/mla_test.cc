@@ -21,27 +21,11 @@ namespace {
 // DeepSeek-V3's attention on a dense 4-layer decoder: hidden 7168, 128 heads, q_lora_rank
 // 1536, kv_lora_rank 512, head_dim (qk_nope) 128, rope 64, v 128; SwiGLU MLP of 18432.
 ModelSpec mla() {
-  ModelSpec m;
-  m.name = "mla-test";
-  m.layers = 4;
-  m.hidden = 7168;
-  m.heads = 128;
-  m.kv_heads = 128;
-  m.head_dim = 128;
+  ModelSpec m = test::llama_style("mla-test", 4, 7168, 128, 128, 128, 18432, 129280, 4096);
   m.q_lora_rank = 1536;
   m.kv_lora_rank = 512;
   m.qk_rope_head_dim = 64;
   m.v_head_dim = 128;
-  m.ffn_hidden = 18432;
-  m.gated_mlp = true;
-  m.activation = Activation::silu;
-  m.norm = NormKind::rmsnorm;
-  m.position = PositionKind::rotary;
-  m.linear_bias = false;
-  m.tied_embeddings = false;
-  m.vocab = 129280;
-  m.max_positions = 4096;
-  m.dropout = false;
   return m;
 }
 

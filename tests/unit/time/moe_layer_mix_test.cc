@@ -22,23 +22,7 @@ namespace {
 // heads, SwiGLU; every other layer (1, 3, ..., 47) routes to top-1 of 16 experts of width
 // 512 plus a 512-wide shared expert, the others run a dense MLP of 2048. Untied vocab 1000.
 ModelSpec alternating() {
-  ModelSpec m;
-  m.name = "alternating-test";
-  m.layers = 48;
-  m.hidden = 1024;
-  m.heads = 8;
-  m.kv_heads = 2;
-  m.head_dim = 128;
-  m.ffn_hidden = 2048;
-  m.gated_mlp = true;
-  m.activation = Activation::silu;
-  m.norm = NormKind::rmsnorm;
-  m.position = PositionKind::rotary;
-  m.linear_bias = false;
-  m.tied_embeddings = false;
-  m.vocab = 1000;
-  m.max_positions = 4096;
-  m.dropout = false;
+  ModelSpec m = test::llama_style("alternating-test", 48, 1024, 8, 2, 128, 2048, 1000, 4096);
   m.experts = 16;
   m.topk = 1;
   m.moe_ffn = 512;

@@ -25,23 +25,7 @@ namespace {
 // A Mixtral-8x7B-shaped decoder: 32 layers, h 4096, 32 heads of 128, 8 KV heads, 8 experts
 // of a 14336-wide SwiGLU MLP, top-2, no biases, RMSNorm, rotary, vocabulary 32000 untied.
 ModelSpec mixtral() {
-  ModelSpec m;
-  m.name = "mixtral-test";
-  m.layers = 32;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.head_dim = 128;
-  m.ffn_hidden = 14336;
-  m.gated_mlp = true;
-  m.activation = Activation::silu;
-  m.norm = NormKind::rmsnorm;
-  m.position = PositionKind::rotary;
-  m.linear_bias = false;
-  m.tied_embeddings = false;
-  m.vocab = 32000;
-  m.max_positions = 32768;
-  m.dropout = false;
+  ModelSpec m = test::llama_style("mixtral-test", 32, 4096, 32, 8, 128, 14336, 32000, 32768);
   m.experts = 8;
   m.topk = 2;
   m.moe_ffn = 14336;

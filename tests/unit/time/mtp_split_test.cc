@@ -71,19 +71,8 @@ TEST(ExplicitSplit, MoeShareFollowsTheSplit) {
 
 // A dense 8-layer decoder (h 1024, 8 heads, MLP 4096, untied vocabulary 32000), one GPU.
 ModelSpec small() {
-  ModelSpec m;
-  m.layers = 8;
-  m.hidden = 1024;
-  m.heads = 8;
-  m.ffn_hidden = 4096;
+  ModelSpec m = test::llama_style("small", 8, 1024, 8, 8, 128, 4096, 32000, 2048);
   m.gated_mlp = false;
-  m.norm = NormKind::rmsnorm;
-  m.position = PositionKind::rotary;
-  m.linear_bias = false;
-  m.tied_embeddings = false;
-  m.vocab = 32000;
-  m.max_positions = 2048;
-  m.dropout = false;
   return m;
 }
 
