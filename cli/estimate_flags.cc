@@ -40,6 +40,10 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--recompute-layers", o.recompute_layers,
                   "Block checkpointing: layers per pipeline stage that recompute (default half)")
       ->check(number_check(true, 1, 1 << 20, "a positive number of layers"));
+  sub->add_option(
+      "--recompute-modules", o.recompute_modules,
+      "Megatron-Core's selective recompute modules (implies --ckpt selective): core_attn "
+      "(the default), moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts; comma-separated");
   sub->add_option("--flash", o.flash, "FlashAttention: on, off");
   sub->add_option(
       "--attention", o.attention,

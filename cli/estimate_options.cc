@@ -110,6 +110,42 @@ E parse_one(const std::string& flag, const std::string& text, const std::vector<
   return v.empty() ? fallback : v[0];
 }
 
+// --recompute-modules: Megatron-Core's modules (TrainConfig::recompute_modules), each one the
+// model has, under selective checkpointing (what the flag pins when --ckpt is not given).
+void recompute_modules(const EstimateOptions& o, const ModelSpec* model, SearchSpace& s, Diagnostics& errs) {
+  const std::string flag = "recompute-modules";
+  for (RecomputeModule r :
+       parse_names<RecomputeModule>(flag, o.recompute_modules, recompute_module_names(), errs))
+    s.run.recompute_modules |= module_bit(r);
+  const std::uint8_t bits = s.run.recompute_modules;
+  if (bits == 0) return;
+  if (s.run.framework != Framework::megatron)
+    errs.push_back(
+        flag_error(flag, "names Megatron-Core's modules, not " + std::string(name(s.run.framework)) + "'s",
+                   "add --framework megatron, or use --ckpt"));
+  auto needs = [&](RecomputeModule r, bool has, const std::string& what) {
+    if ((bits & module_bit(r)) && model && !has)
+      errs.push_back(flag_error(flag,
+                                std::string(name(r)) + " needs " + what + "; " + model->name + " has none",
+                                "leave " + std::string(name(r)) + " out"));
+  };
+  if (model) {
+    needs(RecomputeModule::mla_up_proj, is_mla(*model), "multi-head latent attention");
+    needs(RecomputeModule::moe_act, is_moe(*model), "mixture-of-experts layers");
+    needs(RecomputeModule::moe, is_moe(*model), "mixture-of-experts layers");
+    needs(RecomputeModule::shared_experts, is_moe(*model) && model->shared_ffn > 0, "shared experts");
+    needs(RecomputeModule::mlp, !is_moe(*model) || has_dense_layers(*model), "dense MLP layers");
+    needs(RecomputeModule::layernorm, is_moe(*model) || is_mla(*model),
+          "a norm that is a module of its own (MLA's input norm or an MoE layer's; the others are fused)");
+  }
+  if (o.ckpt.empty()) {
+    s.checkpointing = {Checkpointing::selective};
+  } else if (std::find(s.checkpointing.begin(), s.checkpointing.end(), Checkpointing::selective) ==
+             s.checkpointing.end()) {
+    errs.push_back(flag_error(flag, "applies to selective checkpointing only", "add selective to --ckpt"));
+  }
+}
+
 // A two-valued flag only one framework has: true when `value` is the non-default `alt`.
 // Reports an unknown value, or the flag given for another framework.
 bool framework_choice(const std::string& flag, const std::string& value, const std::string& dflt,
@@ -280,6 +316,7 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
       std::find(s.checkpointing.begin(), s.checkpointing.end(), Checkpointing::block) == s.checkpointing.end())
     errs.push_back(flag_error("recompute-layers", "applies to block checkpointing only",
                               "add block to --ckpt, e.g. --ckpt block"));
+  if (!o.recompute_modules.empty()) recompute_modules(o, model ? &*model : nullptr, s, errs);
   if (!o.flash.empty()) s.flash = parse_on_off("flash", o.flash, errs);
   s.run.attention = parse_one<AttentionKernel>("attention", o.attention, attention_kernel_names(),
                                               AttentionKernel::auto_, errs);

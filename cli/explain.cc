@@ -48,6 +48,8 @@ std::string describe_config(const Evaluation& e) {
   s += " mbs" + std::to_string(c.micro_batch) + " gas" + std::to_string(c.grad_accum);
   if (c.checkpointing != Checkpointing::none) s += std::string(" ckpt=") + name(c.checkpointing);
   if (c.checkpointing == Checkpointing::block) s += ":" + std::to_string(c.recompute_layers);
+  if (c.checkpointing == Checkpointing::selective && c.recompute_modules != 0)
+    s += "(" + recompute_modules_text(c.recompute_modules) + ")";
   if (c.flash_attention) s += " flash";
   if (c.sequence_parallel) s += " sp";
   if (c.offload != Offload::none) s += std::string(" offload=") + name(c.offload);

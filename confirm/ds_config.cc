@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "confirm/command.h"
+#include "core/names.h"
 
 namespace dsplan {
 namespace {
@@ -115,6 +116,8 @@ std::string experiment_name(const TrainConfig& c) {
   if (c.vpp > 1) s << "_vpp" << c.vpp;
   if (c.ep > 1) s << "_ep" << c.ep;  // MoE: plans differing only in expert parallelism
   if (c.checkpointing == Checkpointing::selective) s << "_cksel";
+  if (c.checkpointing == Checkpointing::selective && c.recompute_modules != 0)
+    s << "-" << recompute_modules_text(c.recompute_modules, '-');
   if (c.checkpointing == Checkpointing::full) s << "_ckfull";
   if (c.checkpointing == Checkpointing::block) s << "_ckblock" << c.recompute_layers;
   if (c.flash_attention) s << "_flash";
@@ -210,7 +213,13 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
       a.insert(a.end(), {"--moe-layer-freq", pattern + "]"});
     }
   }
-  if (c.checkpointing == Checkpointing::selective) a.push_back("--recompute-activations");
+  if (c.checkpointing == Checkpointing::selective && c.recompute_modules == 0)
+    a.push_back("--recompute-activations");
+  if (c.checkpointing == Checkpointing::selective && c.recompute_modules != 0) {
+    a.insert(a.end(), {"--recompute-granularity", "selective", "--recompute-modules"});
+    for (int i = 0; i < kRecomputeModules; ++i)
+      if (c.recompute_modules & module_bit(RecomputeModule(i))) a.push_back(name(RecomputeModule(i)));
+  }
   if (c.checkpointing == Checkpointing::full)
     a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "uniform",
                        "--recompute-num-layers", "1"});

@@ -52,10 +52,20 @@ std::optional<std::string> read_file(const std::string& path) {
 }  // namespace
 
 const std::vector<std::string>& arg_mapping_keys() {
-  static const std::vector<std::string> keys = {
-      "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "train_batch_size",
-      "tp", "pp", "vpp", "zero_stage", "checkpointing", "checkpointing_granularity", "recompute_layers",
-      "flash_attention", "sequence_parallel", "seq_len"};
+  static const std::vector<std::string> keys = {"train_micro_batch_size_per_gpu",
+                                                "gradient_accumulation_steps",
+                                                "train_batch_size",
+                                                "tp",
+                                                "pp",
+                                                "vpp",
+                                                "zero_stage",
+                                                "checkpointing",
+                                                "checkpointing_granularity",
+                                                "recompute_layers",
+                                                "recompute_modules",
+                                                "flash_attention",
+                                                "sequence_parallel",
+                                                "seq_len"};
   return keys;
 }
 
@@ -70,6 +80,8 @@ std::map<std::string, std::string> arg_mapping_values(const TrainConfig& c) {
       {"seq_len", s(c.seq_len)}};
   if (c.checkpointing != Checkpointing::none) v["checkpointing_granularity"] = name(c.checkpointing);
   if (c.checkpointing == Checkpointing::block) v["recompute_layers"] = s(c.recompute_layers);
+  if (c.checkpointing == Checkpointing::selective && c.recompute_modules != 0)
+    v["recompute_modules"] = recompute_modules_text(c.recompute_modules, ' ');
   return v;
 }
 

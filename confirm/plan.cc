@@ -36,6 +36,19 @@ void read_enum(JsonObjectReader& r, const char* key, const std::vector<std::stri
   if (r.get_choice(key, idx, false, names)) out = static_cast<E>(idx);
 }
 
+// "recompute_modules": Megatron-Core's selective recompute modules, an array of their names.
+void read_recompute_modules(JsonObjectReader& r, TrainConfig& c) {
+  const Json* v = r.child("recompute_modules", false);
+  if (!v) return;
+  const std::string allowed = "an array of: " + recompute_modules_text(0x7f, ' ');
+  if (!v->is_array()) return r.error("recompute_modules", "must be an array of module names", allowed);
+  for (const Json& x : *v) {
+    const auto m = x.is_string() ? parse_recompute_module(x.get<std::string>()) : std::nullopt;
+    if (!m) return r.error("recompute_modules", "holds " + x.dump() + ", not a module name", allowed);
+    c.recompute_modules |= module_bit(*m);
+  }
+}
+
 void read_layout(JsonObjectReader& r, TrainConfig& c) {
   r.get("zero_stage", c.zero_stage, true, 0, 3);
   r.get("tp", c.tp, true, 1, 1 << 20);
@@ -60,6 +73,7 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
   r.get("sequence_parallel", c.sequence_parallel, false);
   read_enum(r, "checkpointing", checkpointing_names(), c.checkpointing);
   r.get("recompute_layers", c.recompute_layers, c.checkpointing == Checkpointing::block, 1, 1 << 20);
+  read_recompute_modules(r, c);
   read_enum(r, "offload", offload_names(), c.offload);
   static const std::vector<std::string> overlap_names = {"default", "on", "off"};
   int overlap = -1;

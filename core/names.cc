@@ -27,6 +27,8 @@ DSPLAN_NAMES(Framework, framework_names, "deepspeed", "megatron", "fsdp", "ddp")
 DSPLAN_NAMES(Precision, precision_names, "fp32", "fp16", "bf16", "fp8")
 DSPLAN_NAMES(Optimizer, optimizer_names, "adam", "sgd", "adafactor", "adam-8bit")
 DSPLAN_NAMES(Checkpointing, checkpointing_names, "none", "selective", "full", "block")
+DSPLAN_NAMES(RecomputeModule, recompute_module_names, "core_attn", "moe_act", "layernorm", "mla_up_proj",
+             "mlp", "moe", "shared_experts")
 DSPLAN_NAMES(Offload, offload_names, "none", "optimizer", "all")
 DSPLAN_NAMES(AttentionKernel, attention_kernel_names, "auto", "fa2", "cudnn", "fa3", "triton")
 DSPLAN_NAMES(CrossEntropy, cross_entropy_names, "eager", "fused", "jit-fused")
@@ -43,6 +45,18 @@ std::optional<Framework> parse_framework(std::string_view s) { return lookup<Fra
 std::optional<Precision> parse_precision(std::string_view s) { return lookup<Precision>(precision_names(), s); }
 std::optional<Optimizer> parse_optimizer(std::string_view s) { return lookup<Optimizer>(optimizer_names(), s); }
 std::optional<Checkpointing> parse_checkpointing(std::string_view s) { return lookup<Checkpointing>(checkpointing_names(), s); }
+std::optional<RecomputeModule> parse_recompute_module(std::string_view s) {
+  return lookup<RecomputeModule>(recompute_module_names(), s);
+}
+std::string recompute_modules_text(std::uint8_t modules, char sep) {
+  std::string out;
+  for (int i = 0; i < kRecomputeModules; ++i) {
+    if (!(modules & module_bit(RecomputeModule(i)))) continue;
+    if (!out.empty()) out += sep;
+    out += name(RecomputeModule(i));
+  }
+  return out;
+}
 std::optional<Offload> parse_offload(std::string_view s) { return lookup<Offload>(offload_names(), s); }
 
 std::string ascii_lower(std::string_view s) {

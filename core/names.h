@@ -17,6 +17,7 @@ const char* name(Framework);
 const char* name(Precision);
 const char* name(Optimizer);
 const char* name(Checkpointing);
+const char* name(RecomputeModule);
 const char* name(Offload);
 const char* name(AttentionKernel);
 const char* name(CrossEntropy);
@@ -32,6 +33,7 @@ const std::vector<std::string>& framework_names();
 const std::vector<std::string>& precision_names();
 const std::vector<std::string>& optimizer_names();
 const std::vector<std::string>& checkpointing_names();
+const std::vector<std::string>& recompute_module_names();
 const std::vector<std::string>& offload_names();
 const std::vector<std::string>& attention_kernel_names();
 const std::vector<std::string>& cross_entropy_names();
@@ -47,6 +49,9 @@ std::optional<Framework> parse_framework(std::string_view);
 std::optional<Precision> parse_precision(std::string_view);
 std::optional<Optimizer> parse_optimizer(std::string_view);
 std::optional<Checkpointing> parse_checkpointing(std::string_view);
+std::optional<RecomputeModule> parse_recompute_module(std::string_view);
+// The set's module names in Megatron's order, joined by sep ("" for the empty set).
+std::string recompute_modules_text(std::uint8_t modules, char sep = ',');
 std::optional<Offload> parse_offload(std::string_view);
 
 // ASCII lower case, for matching names and words regardless of case.

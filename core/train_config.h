@@ -21,6 +21,25 @@ enum class Checkpointing : std::uint8_t { none, selective, full, block };
 inline bool recomputes_layers(Checkpointing c) {
   return c == Checkpointing::full || c == Checkpointing::block;
 }
+// Megatron-Core's selective-recompute modules (--recompute-modules, TransformerConfig.
+// recompute_modules; docs/model.md §3 "Recompute modules"): core_attn (the attention core,
+// Korthikanti et al.'s selective recompute), moe_act (the experts' activation), layernorm
+// (the norms that are modules of their own: MLA's input norm, an MoE layer's pre-MLP norm),
+// mla_up_proj (MLA's up projections and rope), mlp (a dense layer's MLP), moe (the whole MoE
+// layer, all-to-alls included) and shared_experts. The output-discarding ones (moe_act,
+// layernorm, mla_up_proj) free the module's output once its consumer has saved it; the
+// others keep only the module's input.
+enum class RecomputeModule : std::uint8_t {
+  core_attn,
+  moe_act,
+  layernorm,
+  mla_up_proj,
+  mlp,
+  moe,
+  shared_experts
+};
+constexpr int kRecomputeModules = 7;
+constexpr std::uint8_t module_bit(RecomputeModule m) { return std::uint8_t(1u << unsigned(m)); }
 enum class Offload : std::uint8_t { none, optimizer, all };
 // The FlashAttention-class kernel a 16-bit run uses (docs/model.md §4.1): auto = what the
 // framework picks (Megatron's Transformer Engine prefers cuDNN fused attention on Hopper;
@@ -122,6 +141,15 @@ struct TrainConfig {
   int seq_len = 1024;
   Checkpointing checkpointing = Checkpointing::none;
   int recompute_layers = 0;  // block: layers per stage that recompute (resolved, >= 1)
+  // Selective recompute's modules, a set of module_bit(RecomputeModule) (Megatron only);
+  // 0 = Megatron's default, the attention core alone. Ignored unless selective.
+  std::uint8_t recompute_modules = 0;
+  // Whether the selective recompute of this configuration reruns module `r`.
+  bool recomputes(RecomputeModule r) const { return recomputes(checkpointing, recompute_modules, r); }
+  static bool recomputes(Checkpointing c, std::uint8_t modules, RecomputeModule r) {
+    if (c != Checkpointing::selective) return false;
+    return ((modules != 0 ? modules : module_bit(RecomputeModule::core_attn)) & module_bit(r)) != 0;
+  }
   bool flash_attention = false;
   bool sequence_parallel = false;
   ZeroKnobs zero;

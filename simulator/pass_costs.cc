@@ -10,6 +10,13 @@ int chunk_layers(const StepCosts& c, int rank, int chunk) {
   const int n = rank == 0          ? c.first_rank_layers()
                 : rank == c.pp - 1 ? c.last_rank_layers()
                                    : c.layers_per_rank;
+  const int mc = c.middle_chunk_layers;
+  if (v > 1 && mc > 0) {
+    // The ends' differences sit in the first rank's first chunk and the last rank's last.
+    if (rank == 0 && chunk == 0) return std::max(0, c.first_rank_layers() - (v - 1) * mc);
+    if (rank == c.pp - 1 && chunk == v - 1) return std::max(0, c.last_rank_layers() - (v - 1) * mc);
+    return mc;
+  }
   const int base = n / v, extra = n % v;
   // The first rank's missing layer (embedding counted as one) is its first chunk's.
   if (rank == 0 && n < c.layers_per_rank) return base + (chunk >= v - extra ? 1 : 0);

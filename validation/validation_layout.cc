@@ -8,6 +8,7 @@
 // for an unpublished micro-batch (docs/accuracy.md, "Mapping decisions", session 32).
 #include <algorithm>
 #include <cmath>
+#include <regex>
 
 #include "core/names.h"
 #include "validation/validation_rows.h"
@@ -22,6 +23,25 @@ std::optional<Offload> offload_kind(const Json& v) {
   if (t == "cpu" || t == "optimizer" || t == "true" || t == "on" || t == "yes") return Offload::optimizer;
   if (t == "all" || t == "param" || t == "params" || t == "parameters") return Offload::all;
   return std::nullopt;
+}
+
+std::uint8_t recompute_modules(const Json& p, std::vector<std::string>& notes) {
+  static const std::regex list(R"(recompute_modules\s*\[([^\]]*)\])");
+  const std::string r = at(p, "recompute").is_string() ? at(p, "recompute").get<std::string>() : "";
+  std::smatch mm;
+  if (!std::regex_search(r, mm, list)) return 0;
+  std::uint8_t bits = 0;
+  const std::string names = mm[1].str();
+  static const std::regex word(R"([A-Za-z_]+)");
+  for (auto it = std::sregex_iterator(names.begin(), names.end(), word); it != std::sregex_iterator(); ++it) {
+    if (auto m = parse_recompute_module(it->str())) {
+      bits |= module_bit(*m);
+    } else {
+      notes.push_back("recompute module '" + it->str() + "' is not one dsplan prices: left out");
+    }
+  }
+  if (bits != 0) notes.push_back("selective recompute of " + recompute_modules_text(bits, ' '));
+  return bits;
 }
 
 std::optional<Diagnostic> layout_and_batch(const Json& p, int gpus, SearchSpace& s,

@@ -258,7 +258,8 @@ Checkpointing row_ckpt(const Json& p, std::vector<std::string>& notes) {
   // every-n-th-block AC. Each recomputes about half a forward: block recompute of half the
   // layers is the closest dsplan layout (Megatron's selective, the attention core only,
   // is nearly free with flash attention).
-  if (has(r, "selective") && (has(r, "layer") || has(r, "block") || has(r, " op"))) {
+  if (has(r, "selective") && !has(r, "recompute_modules") &&
+      (has(r, "layer") || has(r, "block") || has(r, " op"))) {
     notes.push_back("selective AC outside Megatron (layer/op/block level): block recompute of half the layers");
     return Checkpointing::block;
   }
@@ -476,6 +477,7 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   s.tp = {std::max(1, inum(p, "tp", 1))};
   s.pp = {std::max(1, inum(p, "pp", 1))};
   s.checkpointing = {row_ckpt(p, notes)};
+  if (s.checkpointing[0] == Checkpointing::selective) s.run.recompute_modules = recompute_modules(p, notes);
   s.flash = {at(p, "flash_attention").is_boolean() && at(p, "flash_attention").get<bool>()};
   s.sequence_parallel = {at(p, "sequence_parallel").is_boolean() && at(p, "sequence_parallel").get<bool>()};
   engine_settings(p, s, notes);

@@ -188,6 +188,10 @@ std::optional<Diagnostic> settle_parameters(const Json& model, bool shape_only, 
 void add_measurements(const Json& meas, const Json& row, ValidationCase& c);
 // parallel.offload as a boolean (true: the optimizer, ZeRO-Offload) or a word ("none",
 // "cpu"/"optimizer", "all"/"param"); nothing for anything else.
+// Megatron-Core's selective recompute modules the row's parallel.recompute names
+// ("selective: recompute_modules [mla_up_proj, mlp]"), as TrainConfig::recompute_modules;
+// 0 when it names none (Megatron's default, the attention core).
+std::uint8_t recompute_modules(const Json& p, std::vector<std::string>& notes);
 std::optional<Offload> offload_kind(const Json& v);
 // Checks the row's parallel layout and batch fields (`p` = its "parallel" object) and sets
 // the request's micro-batch, accumulation or global batch (tp and pp already set): the

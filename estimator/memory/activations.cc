@@ -13,6 +13,10 @@
 //    being freed. Selective recomputation and FlashAttention drop these; FlashAttention
 //    saves a 4-byte logsumexp per row and head instead.
 // MoE: f is topk x the expert width (+ shared experts), and see the MoE term below.
+// Megatron's recompute modules free, per layer: mla_up_proj Q, K and V; moe_act the routed
+// experts' FC2 input; layernorm the separate norms' outputs; mlp a dense layer's MLP
+// intermediates and its fused norm's output; shared_experts their intermediates; moe the
+// routed and shared experts' intermediates, the token copies and the router's tensors.
 // MLA: Q, K and V at their widths (qk_head_dim, v_head_dim), the output at v_head_dim, and
 // the latents e sb (2 (q_lora_rank + kv_lora_rank) + qk_rope_head_dim), split with SP.
 // With e = 2, q = kv = h, f = 4h, dropout: 10 sbh + 24 sbh/t + 5 a s^2 b / t (Korthikanti).
@@ -39,15 +43,36 @@ LayerActivation layer_activation(const LayerShape& x) {
   const double linear_inputs = std::min(x.norms, 2.0) + x.input_copies;
   a.replicated = (norms + linear_inputs * li * sb * x.h + masks) / (x.sp ? x.t : 1);
   const double out = x.out > 0 ? x.out : x.q;  // the projection's input
-  a.sharded = (x.e * sb * (x.q + 2 * x.kv + (x.mlp_tensors - 1) * x.f) + li * sb * (out + x.f)) / x.t;
+  const double qkv = x.e * sb * (x.q + 2 * x.kv) / x.t;
+  const double per_f = x.e * (x.mlp_tensors - 1) + li;  // bytes per MLP intermediate element
+  a.sharded = qkv + (li * sb * out + per_f * sb * x.f) / x.t;
   a.replicated += x.e * sb * x.latent / (x.sp ? x.t : 1);                // MLA's latents
   if (x.eager_rotary) a.sharded += x.e * sb * (x.q + x.kv) / x.t;        // pre-rotation Q, K
   // MoE, on the rank's sequence-parallel slice of tokens (expert TP 1): the permuted
-  // token copies (the experts' FC1 input) and the expert outputs the probability-weighted
-  // combine reads back (e h each per copy), the router's fp32 probabilities (4 per expert)
-  // and the top-k indices and weights (8 + 4 per copy).
-  if (x.moe_copies > 0)
-    a.sharded += sb / x.t * (x.moe_copies * ((1 + x.moe_gathered) * x.e * x.h + 12) + 4 * x.experts);
+  // token copies (the experts' FC1 input, gathered etp-fold), the expert outputs where the
+  // combine saves them (moe_saves_outputs), e h each per copy, the router's fp32
+  // probabilities (4 per expert) and the top-k indices and weights (8 + 4 per copy).
+  const double copy = (x.moe_gathered + (x.moe_saves_outputs ? 1 : 0)) * x.e * x.h + 12;
+  const double moe = x.moe_copies > 0 ? sb / x.t * (x.moe_copies * copy + 4 * x.experts) : 0;
+  a.sharded += moe;
+  // Selective recompute modules (Megatron-Core): what each frees.
+  const double slice = sb * x.h / (x.sp ? x.t : 1);  // one hidden-wide tensor of the layer
+  double freed_sharded = 0, freed_replicated = 0;
+  if (x.rc_mla_up_proj) freed_sharded += qkv;
+  if (x.rc_mlp) {  // the dense MLP keeps only its input: the fused norm's output goes too
+    freed_sharded += per_f * sb * std::max(0.0, x.f - x.f_routed - x.f_shared) / x.t;
+    freed_replicated += x.dense_share * li * slice;
+  }
+  if (x.rc_moe) {
+    freed_sharded += per_f * sb * (x.f_routed + x.f_shared) / x.t + moe;
+  } else {
+    if (x.rc_shared) freed_sharded += per_f * sb * x.f_shared / x.t;
+    if (x.rc_moe_act) freed_sharded += li * sb * x.f_routed / x.t;
+  }
+  if (x.rc_layernorm) freed_replicated += x.separate_norms * li * slice;
+  a.sharded -= freed_sharded;
+  a.replicated -= freed_replicated;
+  a.recomputed = freed_sharded + freed_replicated;
   if (x.qk_norm) a.sharded += n16 * sb * (x.q + x.kv) / x.t;             // pre-norm Q, K
   if (x.repeat_kv && x.kv < x.q) a.sharded += 2 * x.e * sb * (x.q - x.kv) / x.t;  // repeat_kv
   const double s2 = x.b * x.heads * x.s * x.s / x.t;

@@ -20,11 +20,33 @@ struct LayerShape {
   // rotary key: 2 (q_lora_rank + kv_lora_rank) + qk_rope_head_dim.
   double latent = 0;
   double f = 4;        // FFN intermediate width (MoE: topk x expert width + shared)
+  // The parts of f that are routed experts (topk x expert width) and shared experts, each
+  // at the layer's MoE share; the rest of f is the dense layers' MLP.
+  double f_routed = 0;
+  double f_shared = 0;
+  double dense_share = 1;  // the dense layers' share of the rank's layers (1 without MoE)
   // MoE (layer_activation): token copies per token (topk; 0 for a dense layer) and routed
   // experts, for the router's and the permutation's saved tensors.
   double moe_copies = 0;
   double experts = 0;
   double moe_gathered = 1;  // expert TP: the experts' input is gathered etp-fold
+  // The combine weights each expert output by its routing probability after the return
+  // all-to-all, saving the outputs (h per copy) for the probabilities' gradient: Megatron-
+  // Core before 2025-04 and other MoE code. Since then (ADLR/megatron-lm!2668, "memory
+  // efficient token permutation", core 0.13) the probabilities multiply inside the fused
+  // activation, which saves only its input.
+  bool moe_saves_outputs = false;
+  // Norms that are modules of their own rather than fused into the next linear (Megatron's
+  // TE spec: MLA's input norm, an MoE layer's pre-MLP norm; at the layer's MoE share).
+  double separate_norms = 0;
+  // Megatron's selective recompute modules beyond the attention core (TrainConfig::
+  // recompute_modules): what each frees is in layer_activation.
+  bool rc_mla_up_proj = false;  // Q, K and V (the up projections' and rope's outputs)
+  bool rc_moe_act = false;      // the routed experts' activation output (FC2's input)
+  bool rc_layernorm = false;    // the separate norms' outputs
+  bool rc_mlp = false;          // a dense layer's MLP: its FC1 input and intermediates
+  bool rc_moe = false;          // the MoE layer: experts, shared experts, router, copies
+  bool rc_shared = false;       // the shared experts' intermediates
   double norms = 2;    // norms per block (1: one norm output feeds both parallel branches;
                        // 4: sandwich norms, whose two post-norm outputs feed residual adds
                        // and whose inputs are the 16-bit sublayer outputs)
@@ -71,6 +93,9 @@ struct LayerActivation {
   double sharded = 0;     // Q, K, V, attention output, MLP intermediates (+ eager extras)
   double quadratic = 0;   // softmax output, its dropout mask and output (s^2 terms)
   double flash_lse = 0;   // FlashAttention logsumexp
+  // Bytes the selective recompute modules free (not in total): rebuilt while the layer
+  // runs its backward.
+  double recomputed = 0;
   double total() const { return replicated + sharded + quadratic + flash_lse; }
 };
 

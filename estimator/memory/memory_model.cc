@@ -103,7 +103,12 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg, double share)
   // MoE: topk experts' width and the shared experts'; with dense layers the busiest
   // rank's blend of that and the dense layers' width (moe_layer_share).
   x.f = share * active_ffn(m) + (1.0 - share) * m.ffn_hidden;
+  x.f_routed = is_moe(m) ? share * m.topk * double(m.moe_ffn) : 0;
+  x.f_shared = is_moe(m) ? share * double(m.shared_ffn) : 0;
+  x.dense_share = is_moe(m) ? 1.0 - share : 1.0;
   x.moe_copies = is_moe(m) ? share * m.topk : 0;
+  x.moe_saves_outputs =
+      cfg.framework != Framework::megatron || (cfg.megatron_release != 0 && cfg.megatron_release < 202504);
   x.moe_gathered = std::max(1, cfg.etp);
   x.experts = is_moe(m) ? share * m.experts : 0;
   x.mlp_tensors = !m.gated_mlp ? 2 : cfg.framework == Framework::megatron ? 3 : 4;
@@ -121,7 +126,15 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg, double share)
       m.norm == NormKind::rmsnorm && cfg.norm_kernel == NormKernel::torch && !cfg.rmsnorm16_fused();
   x.attn_softcap = m.attn_softcap;
   x.flash = cfg.flash_attention;
-  x.selective = cfg.checkpointing == Checkpointing::selective;
+  x.selective = cfg.recomputes(RecomputeModule::core_attn);
+  // Megatron's TE spec keeps MLA's input norm and an MoE layer's pre-MLP norm as modules.
+  x.separate_norms = (is_mla(m) ? 1.0 : 0.0) + (is_moe(m) ? share : 0.0);
+  x.rc_mla_up_proj = is_mla(m) && cfg.recomputes(RecomputeModule::mla_up_proj);
+  x.rc_moe_act = cfg.recomputes(RecomputeModule::moe_act);
+  x.rc_layernorm = cfg.recomputes(RecomputeModule::layernorm);
+  x.rc_mlp = cfg.recomputes(RecomputeModule::mlp);
+  x.rc_moe = cfg.recomputes(RecomputeModule::moe);
+  x.rc_shared = cfg.recomputes(RecomputeModule::shared_experts);
   x.fp8 = cfg.fp8;
   x.amp_softmax = cfg.torch_autocast();
   const bool eager = cfg.framework != Framework::megatron;  // PyTorch model code, not TE
@@ -156,13 +169,15 @@ struct LayerBytes {
   double stored = 0;      // a layer's saved activations (selective recompute applied)
   double checkpoint = 0;  // a recomputed layer's saved input
   double transient = 0;   // one layer's backward temporaries
-  double rerun = 0;       // a recomputed layer's forward, alive during its backward
+  double rerun = 0;       // a recomputed layer's forward (or modules), alive during its backward
 };
 
 LayerBytes layer_bytes(const TrainConfig& cfg, const LayerShape& x) {
   LayerBytes b;
-  b.stored = layer_activation(x).total();
+  const LayerActivation a = layer_activation(x);
+  b.stored = a.total();
   b.transient = layer_backward_transient(x);
+  b.rerun = a.recomputed;  // selective recompute modules: rebuilt for the layer's backward
   if (recomputes_layers(cfg.checkpointing)) {
     // Recomputed layers keep only their input; block recompute keeps the others whole.
     LayerShape live = x;
@@ -180,6 +195,7 @@ double stage_activations(const ModelSpec& m, const TrainConfig& cfg, const Layer
                          const LayerBytes& lb, const StageLoad& st) {
   double stored = 0;
   double layer_phase = lb.transient;
+  if (cfg.checkpointing == Checkpointing::selective) layer_phase += lb.rerun;
   if (recomputes_layers(cfg.checkpointing)) {
     const int n = cfg.recomputed_layers(st.layers);
     stored = (lb.checkpoint * n + lb.stored * (st.layers - n)) * st.in_flight;

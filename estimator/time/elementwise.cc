@@ -126,38 +126,10 @@ void norm_passes(Elementwise& w, double n, double c, int count, bool eager) {
   w.fwd.kernels += count, w.bwd.kernels += 2 * count;
 }
 
-Elementwise layer_elementwise(const op::Dims& d) {
+// The MLP activation over `ffn` elements of the intermediate (per rank: T f / t).
+Elementwise activation_elementwise(const op::Dims& d, double ffn) {
   Elementwise w;
-  const double x = d.Ts * d.h, ew = d.ew;
   const bool eager = !d.megatron;
-  // Pre-norms read the residual stream (fp32 under autocast). Sandwich post-norms (4 norms
-  // a layer) and the query/key-head norms (Qwen3, Gemma 3) read 16-bit sublayer outputs
-  // and write 16 bits, whichever kernel runs them.
-  const int post = d.norms == 4 ? 2 : 0;
-  norm_passes(w, (d.norms - post) * x, ew, d.norms - post, d.rms && !d.norm_fused);
-  if (post > 0) norm_passes(w, post * x, d.e, post, d.rms && !d.norm16_fused);
-  if (d.qk_norm) norm_passes(w, d.T * (d.hq + d.hkv) / d.t, d.e, 2, !d.norm16_fused);
-  // Twice a layer: Megatron's fused bias-dropout-add reads 2, writes 1 (+ the mask);
-  // otherwise dropout (r 1, w 1 + mask) and the residual add (r 2, w 1) are separate
-  // kernels. The random numbers make a dropout forward its own class; every backward
-  // (mask multiply, gradient copy) streams. Each backward moves twice its forward.
-  if (d.megatron) {
-    const MemKernel k = d.dropout ? MemKernel::dropout_fwd : MemKernel::stream;
-    const double bda = 2 * x * (3.0 * ew + (d.dropout ? 1.0 : 0.0));
-    w.fwd.add(k, bda, 2 * x);
-    w.bwd.add(MemKernel::stream, 2 * bda, 2 * x);
-    w.fwd.kernels += 2, w.bwd.kernels += 4;
-  } else {
-    if (d.dropout) {
-      w.fwd.add(MemKernel::dropout_fwd, 2 * x * (2.0 * ew + 1.0), 2 * x);
-      w.bwd.add(MemKernel::stream, 4 * x * (2.0 * ew + 1.0), 2 * x);
-      w.fwd.kernels += 2, w.bwd.kernels += 4;
-    }
-    w.fwd.add(MemKernel::stream, 2 * x * 3.0 * ew, 2 * x);
-    w.bwd.add(MemKernel::stream, 4 * x * 3.0 * ew, 2 * x);
-    w.fwd.kernels += 2, w.bwd.kernels += 4;
-  }
-  const double ffn = d.T * d.f / d.t;
   const bool swiglu_eager = d.gated && eager && !d.act_unfused;
   if (d.act_unfused) {
     // Under autocast torch.pow runs in fp32, so gelu_new's chain from there on is fp32: an
@@ -192,6 +164,42 @@ Elementwise layer_elementwise(const op::Dims& d) {
     w.bwd.add(MemKernel::stream, ffn * 3.0 * d.e, ffn);
     w.fwd.kernels += 1, w.bwd.kernels += 1;
   }
+  return w;
+}
+
+Elementwise layer_elementwise(const op::Dims& d) {
+  Elementwise w;
+  const double x = d.Ts * d.h, ew = d.ew;
+  const bool eager = !d.megatron;
+  // Pre-norms read the residual stream (fp32 under autocast). Sandwich post-norms (4 norms
+  // a layer) and the query/key-head norms (Qwen3, Gemma 3) read 16-bit sublayer outputs
+  // and write 16 bits, whichever kernel runs them.
+  const int post = d.norms == 4 ? 2 : 0;
+  norm_passes(w, (d.norms - post) * x, ew, d.norms - post, d.rms && !d.norm_fused);
+  if (post > 0) norm_passes(w, post * x, d.e, post, d.rms && !d.norm16_fused);
+  if (d.qk_norm) norm_passes(w, d.T * (d.hq + d.hkv) / d.t, d.e, 2, !d.norm16_fused);
+  // Twice a layer: Megatron's fused bias-dropout-add reads 2, writes 1 (+ the mask);
+  // otherwise dropout (r 1, w 1 + mask) and the residual add (r 2, w 1) are separate
+  // kernels. The random numbers make a dropout forward its own class; every backward
+  // (mask multiply, gradient copy) streams. Each backward moves twice its forward.
+  if (d.megatron) {
+    const MemKernel k = d.dropout ? MemKernel::dropout_fwd : MemKernel::stream;
+    const double bda = 2 * x * (3.0 * ew + (d.dropout ? 1.0 : 0.0));
+    w.fwd.add(k, bda, 2 * x);
+    w.bwd.add(MemKernel::stream, 2 * bda, 2 * x);
+    w.fwd.kernels += 2, w.bwd.kernels += 4;
+  } else {
+    if (d.dropout) {
+      w.fwd.add(MemKernel::dropout_fwd, 2 * x * (2.0 * ew + 1.0), 2 * x);
+      w.bwd.add(MemKernel::stream, 4 * x * (2.0 * ew + 1.0), 2 * x);
+      w.fwd.kernels += 2, w.bwd.kernels += 4;
+    }
+    w.fwd.add(MemKernel::stream, 2 * x * 3.0 * ew, 2 * x);
+    w.bwd.add(MemKernel::stream, 4 * x * 3.0 * ew, 2 * x);
+    w.fwd.kernels += 2, w.bwd.kernels += 4;
+  }
+  const Elementwise act = activation_elementwise(d, d.T * d.f / d.t);
+  w.fwd.merge(act.fwd), w.bwd.merge(act.bwd);
   if (d.rope) {
     // Eager rotary runs on half-width slices of q and k against a broadcast cos/sin table:
     // TensorIterator's non-vectorised path, whose per-element index arithmetic limits it as

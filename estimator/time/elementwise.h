@@ -32,6 +32,10 @@ struct MemWork {
     bytes[static_cast<std::size_t>(k)] += b;
     elems[static_cast<std::size_t>(k)] += n;
   }
+  void merge(const MemWork& o) {
+    for (std::size_t i = 0; i < kMemKernels; ++i) bytes[i] += o.bytes[i], elems[i] += o.elems[i];
+    kernels += o.kernels;
+  }
   double total_bytes() const;
 };
 
@@ -46,6 +50,9 @@ Seconds mem_seconds(const MemWork& w, const GpuSpec& gpu, const Efficiency& eff)
 
 // The passes over the s x s scores of all local heads (standard attention only).
 Elementwise score_elementwise(const op::Dims& d);
+// The MLP activation over `ffn` elements of its intermediate (a layer's: T f / t; an MoE
+// layer's routed experts: their token copies x the expert width).
+Elementwise activation_elementwise(const op::Dims& d, double ffn);
 // A layer's other elementwise kernels.
 Elementwise layer_elementwise(const op::Dims& d);
 

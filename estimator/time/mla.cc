@@ -9,12 +9,12 @@ std::vector<MlaGemm> mla_input_gemms(const op::Dims& d) {
   const double heads = d.heads * d.t, nope = d.hq - heads * d.dr;  // heads x head_dim
   if (d.ql > 0) {
     v.push_back({d.Ts, d.ql, d.h});        // q down, duplicated
-    v.push_back({d.T, d.hq / d.t, d.ql});  // q up
+    v.push_back({d.T, d.hq / d.t, d.ql, true});  // q up
   } else {
-    v.push_back({d.T, d.hq / d.t, d.h});  // q projection
+    v.push_back({d.T, d.hq / d.t, d.h, true});  // q projection
   }
   v.push_back({d.Ts, d.kvl + d.dr, d.h});            // kv down, duplicated
-  v.push_back({d.T, (nope + d.hout) / d.t, d.kvl});  // kv up: keys' nope part and values
+  v.push_back({d.T, (nope + d.hout) / d.t, d.kvl, true});  // kv up: keys' nope part and values
   return v;
 }
 
@@ -27,6 +27,14 @@ Elementwise mla_elementwise(const op::Dims& d) {
   w.fwd.add(MemKernel::blended, latent * 2.0 * d.e, 0);
   w.bwd.add(MemKernel::blended, latent * 4.0 * d.e, 0);
   w.fwd.kernels += norms, w.bwd.kernels += 2 * norms;
+  const Elementwise rope = mla_rope_elementwise(d);
+  w.fwd.merge(rope.fwd), w.bwd.merge(rope.bwd);
+  return w;
+}
+
+Elementwise mla_rope_elementwise(const op::Dims& d) {
+  Elementwise w;
+  if (!d.mla) return w;
   // Fused rope: the query kernel reads the up projection's output and writes the rotated
   // query; the key/value kernel reads the kv up projection's output and the rotary key and
   // writes the keys (the shared rotary part broadcast to every head) and the values. The

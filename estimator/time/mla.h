@@ -28,6 +28,7 @@ namespace dsplan {
 // One forward GEMM of the attention's input projections on one TP rank, M x N x K.
 struct MlaGemm {
   double m, n, k;
+  bool up = false;  // an up projection (or the direct query projection): what mla_up_proj recomputes
 };
 // The query and key/value projections: q down and up (or the direct query projection), kv
 // down and up. Empty for a model without MLA.
@@ -35,6 +36,8 @@ std::vector<MlaGemm> mla_input_gemms(const op::Dims& d);
 
 // The latent norms and the fused rope/assembly kernels, forward and backward.
 Elementwise mla_elementwise(const op::Dims& d);
+// The rope/assembly kernels alone (with the up projections, what mla_up_proj recomputes).
+Elementwise mla_rope_elementwise(const op::Dims& d);
 
 // Elements per token that sequence parallelism all-gathers before the attention's input
 // projections (and reduce-scatters in the backward): the two latents and the rotary key

@@ -60,6 +60,11 @@ OpCosts blend_layers(const OpCosts& moe, const OpCosts& dense, double share) {
   for (auto f :
        {&OpCosts::Host::fwd, &OpCosts::Host::bwd, &OpCosts::Host::recompute, &OpCosts::Host::attn_core_fwd})
     mix_host(f);
+  for (std::size_t i = 0; i < o.modules.size(); ++i) {
+    o.modules[i].t = moe.modules[i].t * a + dense.modules[i].t * b;
+    o.modules[i].host = moe.modules[i].host * a + dense.modules[i].host * b;
+    o.modules[i].flops = moe.modules[i].flops * a + dense.modules[i].flops * b;
+  }
   return o;
 }
 

@@ -8,6 +8,9 @@
 // Communication is not included here (see parallel_comm.h). Formulas: docs/model.md §4 Step time.
 #pragma once
 
+#include <array>
+#include <cstdint>
+
 #include "core/efficiency.h"
 #include "core/hardware_spec.h"
 #include "core/model_spec.h"
@@ -42,6 +45,8 @@ struct OpKey {
   // MoE models with dense layers: the MoE share of the busiest rank's layers, whose cost
   // blends an MoE and a dense layer (params.h moe_layer_share); 1 otherwise.
   double moe_share = 1.0;
+  // Selective recompute's modules (TrainConfig::recompute_modules); 0 unless selective.
+  std::uint8_t recompute_modules = 0;
   bool operator==(const OpKey&) const = default;
 };
 
@@ -64,6 +69,17 @@ struct OpCosts {
   // (the other micro-batches reuse the cast); with FP8 parameter gather the weights arrive
   // in FP8 and only the transpose runs. Zero without FP8.
   Seconds fp8_weight_cast, fp8_weight_transpose;
+  // The forward of each Megatron selective-recompute module (indexed by RecomputeModule):
+  // what recomputing it reruns in the backward. core_attn is attn_core_fwd; mla_up_proj the
+  // up projections and rope; moe_act the routed experts' activation; layernorm the separate
+  // norms; mlp a dense layer's MLP with its fused norm; moe the MoE layer's router, experts,
+  // shared experts and token copies (its all-to-alls are the step's, step_costs.cc);
+  // shared_experts their MLP. Zero where the layer has no such module.
+  struct Module {
+    Seconds t, host;
+    Flops flops;
+  };
+  std::array<Module, kRecomputeModules> modules{};
   // Outside the layers.
   Seconds embed_fwd, embed_bwd;
   Seconds head_fwd, head_bwd;
@@ -82,10 +98,11 @@ struct OpCosts {
 };
 
 // Sets the recompute fields (recompute, host.recompute, recompute_flops_hw) for `ckpt` from
-// the forward's: a recomputed layer reruns its whole forward, selective recompute only the
-// attention core. Nothing else in OpCosts depends on checkpointing, so StepTimeModel
-// computes a layer's operators once and derives each checkpointing mode from them.
-void set_recompute(OpCosts& o, Checkpointing ckpt);
+// the forward's: a recomputed layer reruns its whole forward, selective recompute the
+// modules named (`modules`, TrainConfig::recompute_modules; 0: the attention core). Nothing
+// else in OpCosts depends on checkpointing, so StepTimeModel computes a layer's operators
+// once and derives each checkpointing mode from them.
+void set_recompute(OpCosts& o, Checkpointing ckpt, std::uint8_t modules = 0);
 
 // `memo`, when given, shares GEMM estimates across calls for the same gpu and eff.
 OpCosts operator_costs(const ModelSpec& m, const GpuSpec& gpu, const Efficiency& eff, const OpKey& k,

@@ -45,6 +45,7 @@ struct CommEntry {
   ParallelComm comm;  // all but the TP fields (those are the OpEntry's)
   OptimizerCosts opt;
   int layers_per_rank = 1, first_layers = 1, last_layers = 1;
+  int middle_chunk_layers = 0;  // StepCosts::middle_chunk_layers
   // Multi-token prediction's projection (2h -> h) against a layer's matmul weights: the
   // share of a layer's linear GEMM time it takes (assemble_costs).
   double mtp_projection = 0;

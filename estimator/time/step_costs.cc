@@ -37,6 +37,7 @@ OpKey op_key(const TrainConfig& c) {
   k.cp = std::max(1, c.cp);
   k.ep = std::max(1, c.ep);
   k.etp = std::max(1, c.etp);
+  k.recompute_modules = c.checkpointing == Checkpointing::selective ? c.recompute_modules : 0;
   return k;
 }
 
@@ -103,6 +104,7 @@ std::uint64_t hash_of(const OpKey& k) {
   // The 64 bits are spent; context and expert parallelism (rare, > 1) are mixed in on top.
   if (k.cp > 1) h = hash_mix(h, std::uint64_t(k.cp));
   if (k.moe_share < 1.0) h = hash_mix(h, std::uint64_t(k.moe_share * (1 << 20)));
+  if (k.recompute_modules != 0) h = hash_mix(h, std::uint64_t(k.recompute_modules) << 40);
   return k.ep > 1 || k.etp > 1 ? hash_mix(h, std::uint64_t(k.ep) << 32 | std::uint64_t(k.etp)) : h;
 }
 
@@ -159,6 +161,7 @@ const OpEntry& op_entry(StepTimeModel::Caches& c, const ModelSpec& m, const Clus
   return c.ops.get(k, hash_of(k), [&] {
     OpKey base = k;
     base.ckpt = Checkpointing::none;
+    base.recompute_modules = 0;
     OpEntry e = c.op_bases.get(base, hash_of(base), [&] {
       OpEntry b;
       b.op = operator_costs(m, cl.node.gpu, eff, base, &c.gemm);
@@ -166,7 +169,7 @@ const OpEntry& op_entry(StepTimeModel::Caches& c, const ModelSpec& m, const Clus
       b.cp_ring = cp_ring(m, cfg, cl.node, c.coll);
       return b;
     });
-    set_recompute(e.op, k.ckpt);
+    set_recompute(e.op, k.ckpt, k.recompute_modules);
     return e;
   });
 }
@@ -183,6 +186,14 @@ const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const 
     e.mtp_projection = 2.0 * m.hidden * double(m.hidden) / std::max(1.0, matmul_params_per_layer(m));
     e.first_layers = sp.first_layers;
     e.last_layers = sp.last_layers;
+    // Interleaved stages with uneven ends: the chunks other than the first and the last hold
+    // the same number of layers (the explicit split's middle, or the accounted split's units
+    // per chunk, the ends' chunks that fewer).
+    const int chunks = std::max(1, cfg.pp) * std::max(1, cfg.vpp);
+    if (cfg.pp > 1 && cfg.vpp > 1 && cfg.explicit_split() && chunks > 2)
+      e.middle_chunk_layers = (m.layers - cfg.pp_first_layers - cfg.pp_last_layers) / (chunks - 2);
+    else if (cfg.pp > 1 && cfg.vpp > 1 && (cfg.pp_account_embedding || cfg.pp_account_loss))
+      e.middle_chunk_layers = (m.layers + cfg.pp_account_embedding + cfg.pp_account_loss) / chunks;
     const bool sharded = cfg.zero_stage >= 1 || cfg.deepspeed_bf16_optimizer();
     // MoE: the experts' states shard over the ranks holding the same experts.
     const double experts = sp.expert_stage();
@@ -244,6 +255,7 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.layers_per_rank = ce.layers_per_rank;
   c.first_layers = ce.first_layers;
   c.last_layers = ce.last_layers;
+  c.middle_chunk_layers = ce.middle_chunk_layers;
   c.layer.fwd = op.fwd + pc.layer_fwd_extra + pc.layer_zero3_overhead;
   // FP8 weight casts run on a step's first micro-batch: spread as the per-step passes are.
   const Seconds fp8_weights = cfg.fp8_param_gather() ? op.fp8_weight_transpose : op.fp8_weight_cast;
@@ -256,6 +268,8 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
                 pc.layer_grad_accumulate * ((m - 1.0) / m) + pc.layer_step_passes * (1.0 / m);
   c.layer.recompute = op.recompute;
   if (recomputes_layers(cfg.checkpointing)) c.layer.recompute += tp.tp_layer_fwd + tp.ep_layer_fwd;
+  // Recomputing the MoE module reruns its dispatch and combine all-to-alls (moe.h).
+  if (cfg.recomputes(RecomputeModule::moe)) c.layer.recompute += tp.ep_layer_fwd;
   // Context parallelism: the K/V ring steps each attention pass (and its recompute) exposes.
   if (cfg.cp > 1) {
     const CpExposed x = cp_exposed(oe.cp_ring, cfg.cp, op.attn_core_fwd, op.attn_core_bwd);

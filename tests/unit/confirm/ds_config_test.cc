@@ -263,6 +263,27 @@ TEST(MegatronArgs, BlockRecompute) {
   EXPECT_EQ(experiment_name(c), "z1_tp1_pp1_gas1_tmbspg2_ckblock5");
 }
 
+// Megatron-Core's selective recompute modules: --recompute-granularity selective and the
+// module list in place of --recompute-activations (the attention core alone), and the
+// modules in the experiment name.
+TEST(MegatronArgs, RecomputeModules) {
+  TrainConfig c = config(1, 2, 1, 2);
+  c.framework = Framework::megatron;
+  c.checkpointing = Checkpointing::selective;
+  auto a = megatron_args(c, small_gpt());
+  EXPECT_NE(std::find(a.begin(), a.end(), "--recompute-activations"), a.end());
+  c.recompute_modules = module_bit(RecomputeModule::mlp) | module_bit(RecomputeModule::core_attn);
+  a = megatron_args(c, small_gpt());
+  EXPECT_EQ(std::find(a.begin(), a.end(), "--recompute-activations"), a.end());
+  const auto at = std::find(a.begin(), a.end(), "--recompute-modules");
+  ASSERT_NE(at, a.end());
+  ASSERT_LT(at + 2, a.end());
+  EXPECT_EQ(*(at + 1), "core_attn");
+  EXPECT_EQ(*(at + 2), "mlp");
+  EXPECT_EQ(*(at - 1), "selective");
+  EXPECT_EQ(experiment_name(c), "z1_tp1_pp1_gas1_tmbspg2_cksel-core_attn-mlp_megatron");
+}
+
 // Megatron-Core's overlap flags follow overlap_comm "on"; the parameter-gather overlap only
 // with the distributed optimizer (zero_stage >= 1). Default and off emit neither.
 TEST(MegatronArgs, OverlapFlags) {

@@ -110,3 +110,31 @@ TEST(ConfirmReport, ThePlansBandIsReadAndCheckedWithTheConfig) {
 
 }  // namespace
 }  // namespace dsplan
+
+namespace dsplan {
+namespace {
+
+// A plan's "recompute_modules" (estimate --json under selective checkpointing) is read into
+// the config; a name that is no module is an error at its path, naming the modules.
+TEST(ConfirmPlan, RecomputeModulesAreRead) {
+  const std::string file = std::string(DSPLAN_TEST_DATA) + "/confirm/plan_tiny.json";
+  std::ifstream in(file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  Json j = Json::parse(ss.str());
+  j["configs"][0]["checkpointing"] = "selective";
+  j["configs"][0]["recompute_modules"] = {"moe_act", "layernorm"};
+  auto plan = parse_plan(j, file);
+  ASSERT_TRUE(plan.ok()) << plan.errors().front().to_string();
+  EXPECT_EQ(plan->candidates[0].cfg.recompute_modules,
+            module_bit(RecomputeModule::moe_act) | module_bit(RecomputeModule::layernorm));
+  EXPECT_EQ(plan->candidates[1].cfg.recompute_modules, 0);
+  j["configs"][0]["recompute_modules"] = {"moe_ac"};
+  auto bad = parse_plan(j, file);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.errors().front().json_path, "/configs/0/recompute_modules");
+  EXPECT_NE(bad.errors().front().hint.find("mla_up_proj"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dsplan

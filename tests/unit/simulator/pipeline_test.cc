@@ -4,6 +4,7 @@
 // GPT-175B-like configuration. Times in milliseconds, derivations in comments.
 #include <gtest/gtest.h>
 
+#include "simulator/pass_costs.h"
 #include "simulator/simulate.h"
 #include "step_costs_fixture.h"
 
@@ -95,6 +96,25 @@ TEST(Pipeline, InterleavingDividesTheBubbleByV) {
   r = run(pipeline(4, 4, 8, 4));
   EXPECT_NEAR(in(r.step), 26.25, kTol);
   EXPECT_NEAR(in(r.breakdown.bubble), 2.25, kTol);
+}
+
+// An uneven split with interleaving (StepCosts::middle_chunk_layers): the first rank's first
+// chunk and the last rank's last hold what their rank lacks; every other chunk the middle
+// count. DeepSeek-V3's Bridge layout, pp 8 x vpp 4 with 1 layer first and 0 last: middle
+// chunks of 2, rank 0 [1, 2, 2, 2], rank 7 [2, 2, 2, 0], the others [2, 2, 2, 2].
+TEST(Pipeline, UnevenEndsSitInTheEndChunks) {
+  StepCosts c = pipeline(8, 4, 8, 8);  // pp 8, vpp 4, 8 micro-batches, 8 layers a rank
+  c.first_layers = 7, c.last_layers = 6, c.middle_chunk_layers = 2;
+  EXPECT_EQ(sim::chunk_layers(c, 0, 0), 1);
+  EXPECT_EQ(sim::chunk_layers(c, 0, 1), 2);
+  EXPECT_EQ(sim::chunk_layers(c, 7, 2), 2);
+  EXPECT_EQ(sim::chunk_layers(c, 7, 3), 0);
+  EXPECT_EQ(sim::chunk_layers(c, 3, 3), 2);
+  // Without the middle count (the even split) a rank's layers spread over its chunks, the
+  // earlier chunks taking a remainder: 6 layers over 4 chunks -> [2, 2, 1, 1].
+  c.middle_chunk_layers = 0;
+  EXPECT_EQ(sim::chunk_layers(c, 7, 2), 1);
+  EXPECT_EQ(sim::chunk_layers(c, 7, 3), 1);
 }
 
 TEST(Pipeline, EmbeddingAndHeadLoadTheEndStages) {

@@ -126,5 +126,29 @@ TEST(ValidationUnpublished, AStatedInterleavingIsKeptWhenTheMicroBatchIsSearched
   EXPECT_EQ(*s.global_batch, 256);
 }
 
+// Megatron-Core's recompute modules named in the row: selective with exactly those modules
+// (a word like "layernorm" does not make it the block-level selective AC of other stacks);
+// a module dsplan does not know is noted and left out; plain "selective" names none (the
+// attention core).
+TEST(ValidationUnpublished, RecomputeModulesNamed) {
+  json row = table_row();
+  row["parallel"]["recompute"] = "selective: recompute_modules [layernorm, moe_act, mhc]";
+  std::vector<std::string> notes;
+  SearchSpace s = space_of(row, &notes);
+  ASSERT_EQ(s.checkpointing.size(), 1u);
+  EXPECT_EQ(s.checkpointing[0], Checkpointing::selective);
+  EXPECT_EQ(s.run.recompute_modules,
+            module_bit(RecomputeModule::layernorm) | module_bit(RecomputeModule::moe_act));
+  bool left_out = false;
+  for (const auto& n : notes) left_out = left_out || n.find("'mhc'") != std::string::npos;
+  EXPECT_TRUE(left_out);
+  row["parallel"]["recompute"] = "selective";
+  s = space_of(row);
+  EXPECT_EQ(s.checkpointing[0], Checkpointing::selective);
+  EXPECT_EQ(s.run.recompute_modules, 0);
+  row["parallel"]["recompute"] = "selective (layer-level, every other block)";
+  EXPECT_EQ(space_of(row).checkpointing[0], Checkpointing::block);
+}
+
 }  // namespace
 }  // namespace dsplan::test
