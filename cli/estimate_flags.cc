@@ -88,6 +88,9 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "performance recipes run; Megatron-Core's own default is the TP degree): each expert's "
                   "matrices split over etp ranks, which gather their tokens and reduce-scatter the outputs")
       ->check(number_check(true, 1, 64, "an integer in [1, 64]"));
+  sub->add_option("--moe-dispatcher", o.moe_dispatcher,
+                  "Token dispatch of a mixture-of-experts model: alltoall (default; NCCL all-to-alls, a copy "
+                  "per expert) or deepep (Megatron's flex dispatcher with DeepEP: a copy per node and GPU)");
   sub->add_option("--mtp", o.mtp,
                   "Multi-token prediction modules to train (DeepSeek-V3's; Megatron-Core's --mtp-num-layers; "
                   "default 0): each one more transformer layer, a projection and a pass through the output "

@@ -277,6 +277,10 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
         ", dropless routing "
         "priced as balanced across the experts");
   s.run.etp = o.etp;
+  s.run.moe_deepep = parse_one<int>("moe-dispatcher", o.moe_dispatcher, {"alltoall", "deepep"}, 0, errs) == 1;
+  if (s.run.moe_deepep && model && !is_moe(*model))
+    errs.push_back(flag_error("moe-dispatcher", "deepep dispatches the tokens of a mixture-of-experts model",
+                              "leave --moe-dispatcher out for " + model->name));
   s.run.mtp_layers = o.mtp;
   if (o.mtp > 0 && s.run.framework != Framework::megatron)
     errs.push_back(flag_error("mtp", "multi-token prediction is planned for Megatron-Core only",

@@ -44,6 +44,7 @@ struct EstimateOptions {
   std::string cp;         // context-parallel degrees (Megatron-Core); empty: 1
   std::string ep;         // expert-parallel degrees (MoE models); empty: the default range
   int etp = 1;            // expert tensor parallelism (MoE models)
+  std::string moe_dispatcher = "alltoall";  // alltoall or deepep (MoE models)
   int mtp = 0;            // multi-token prediction modules (Megatron's --mtp-num-layers)
   std::string cross_entropy = "eager";  // the loss kernel: eager or fused
   std::string norm_kernel = "auto";     // RMSNorm: auto, eager, fused or torch

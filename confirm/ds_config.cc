@@ -115,6 +115,7 @@ std::string experiment_name(const TrainConfig& c) {
     << "_tmbspg" << c.micro_batch;
   if (c.vpp > 1) s << "_vpp" << c.vpp;
   if (c.ep > 1) s << "_ep" << c.ep;  // MoE: plans differing only in expert parallelism
+  if (c.moe_deepep) s << "_deepep";
   if (c.checkpointing == Checkpointing::selective) s << "_cksel";
   if (c.checkpointing == Checkpointing::selective && c.recompute_modules != 0)
     s << "-" << recompute_modules_text(c.recompute_modules, '-');
@@ -200,10 +201,15 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   if (is_moe(m)) {
     // The MoE layer dsplan priced (docs/model.md §4.11): dropless top-k routing, the
     // all-to-all dispatcher, grouped expert GEMMs, expert tensor parallelism 1.
-    a.insert(a.end(), {"--num-experts", str(m.experts), "--moe-router-topk", str(m.topk),
-                       "--moe-ffn-hidden-size", str(m.moe_ffn), "--expert-model-parallel-size",
-                       str(std::max(1, c.ep)), "--expert-tensor-parallel-size", str(std::max(1, c.etp)),
-                       "--moe-token-dispatcher-type", "alltoall", "--moe-grouped-gemm"});
+    a.insert(a.end(),
+             {"--num-experts", str(m.experts), "--moe-router-topk", str(m.topk), "--moe-ffn-hidden-size",
+              str(m.moe_ffn), "--expert-model-parallel-size", str(std::max(1, c.ep)),
+              "--expert-tensor-parallel-size", str(std::max(1, c.etp)), "--moe-token-dispatcher-type",
+              c.moe_deepep ? "flex" : "alltoall", "--moe-grouped-gemm"});
+    if (c.moe_deepep) a.push_back("--moe-enable-deepep");
+    if (m.moe_groups > 1 && m.moe_group_topk > 0)
+      a.insert(a.end(), {"--moe-router-num-groups", str(m.moe_groups), "--moe-router-group-topk",
+                         str(m.moe_group_topk)});
     if (m.shared_ffn > 0) a.insert(a.end(), {"--moe-shared-expert-intermediate-size", str(m.shared_ffn)});
     if (has_dense_layers(m)) {
       // Which layers are MoE, as the per-layer list Megatron evaluates (1 = MoE, 0 = dense).

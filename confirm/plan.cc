@@ -58,6 +58,9 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
   r.get("cp", c.cp, false, 1, 64);  // context parallelism, present when > 1
   r.get("ep", c.ep, false, 1, 1 << 20);    // expert parallelism (MoE), present when > 1
   r.get("etp", c.etp, false, 1, 1 << 20);  // expert tensor parallelism, present when > 1
+  static const std::vector<std::string> dispatchers = {"alltoall", "deepep"};
+  int dispatcher = 0;  // MoE token dispatch, present when DeepEP
+  if (r.get_choice("moe_dispatcher", dispatcher, false, dispatchers)) c.moe_deepep = dispatcher == 1;
   r.get("mtp", c.mtp_layers, false, 0, 16);  // multi-token prediction modules, present when > 0
   // Megatron's accounted pipeline split, present when the layers do not divide evenly.
   static const std::vector<std::string> splits = {"even", "embedding+loss", "loss", "embedding"};

@@ -111,6 +111,12 @@ struct ModelSpec {
   // (interleave_moe_layer_step 2; Megatron's --moe-layer-freq). Defaults: every layer.
   int first_dense_layers = 0;
   int moe_layer_step = 1;
+  // Group-limited routing (DeepSeek-V2/V3's device- or node-limited top-k; HF n_group and
+  // topk_group, Megatron's --moe-router-num-groups and --moe-router-group-topk): the experts
+  // form moe_groups equal groups in order, and a token's top-k experts come from the
+  // moe_group_topk groups it scores best. 0 = no groups.
+  int moe_groups = 0;
+  int moe_group_topk = 0;
   // Multi-head latent attention (DeepSeek-V2/V3, Kimi K2; Megatron-Core's
   // MLASelfAttention; docs/model.md §4.12), on when kv_lora_rank > 0: keys and values come
   // up from a kv_lora_rank-wide latent (one hidden -> kv_lora_rank + qk_rope_head_dim

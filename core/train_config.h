@@ -118,6 +118,11 @@ struct TrainConfig {
   // the experts' outputs. The expert grid is etp x ep (etp innermost) out of tp x cp x dp.
   // A run-wide setting (not searched): 1, what dsplan plans, unless a run states otherwise.
   int etp = 1;
+  // Megatron's flex token dispatcher with DeepEP (--moe-token-dispatcher-type flex
+  // --moe-enable-deepep): a token crosses the network once per node and NVLink once per GPU
+  // its experts are on, not once per expert (estimator/time/moe.h). false: the all-to-all
+  // dispatcher (NCCL all-to-alls).
+  bool moe_deepep = false;
   // Megatron-Core's uneven pipeline split (--account-for-embedding-in-pipeline-split,
   // --account-for-loss-in-pipeline-split; Megatron-LM since 2025-02): the embedding and/or
   // the loss count as one transformer layer each, so a rank holds (layers + e + l) / pp

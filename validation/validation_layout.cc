@@ -44,6 +44,15 @@ std::uint8_t recompute_modules(const Json& p, std::vector<std::string>& notes) {
   return bits;
 }
 
+bool names_deepep(const Json& p, std::vector<std::string>& notes) {
+  const std::string other = at(p, "other").is_string() ? at(p, "other").get<std::string>() : "";
+  const std::string low = ascii_lower(other);
+  if (low.find("deepep") == std::string::npos) return false;
+  notes.push_back(
+      "DeepEP token dispatch (flex dispatcher): a token crosses once per node and GPU, not per expert");
+  return true;
+}
+
 std::optional<Diagnostic> layout_and_batch(const Json& p, int gpus, SearchSpace& s,
                                            std::vector<std::string>& notes) {
   for (const char* key : {"micro_batch", "global_batch", "grad_accum"}) {

@@ -192,6 +192,9 @@ void add_measurements(const Json& meas, const Json& row, ValidationCase& c);
 // ("selective: recompute_modules [mla_up_proj, mlp]"), as TrainConfig::recompute_modules;
 // 0 when it names none (Megatron's default, the attention core).
 std::uint8_t recompute_modules(const Json& p, std::vector<std::string>& notes);
+// Megatron's flex dispatcher with DeepEP, where parallel.other names DeepEP (TrainConfig::
+// moe_deepep); the all-to-all dispatcher otherwise.
+bool names_deepep(const Json& p, std::vector<std::string>& notes);
 std::optional<Offload> offload_kind(const Json& v);
 // Checks the row's parallel layout and batch fields (`p` = its "parallel" object) and sets
 // the request's micro-batch, accumulation or global batch (tp and pp already set): the

@@ -2,6 +2,7 @@
 #include "estimator/time/moe.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace dsplan {
 
@@ -43,6 +44,44 @@ Seconds all_to_all_time(const CollectiveModel& c, double bytes, CommGroup g) {
   // the group leaves one).
   const Seconds lat = c.time(Collective::send_recv, Bytes(1.0), CommGroup{2, n > r ? 1 : 2});
   return lat + Seconds(std::max(intra, inter));
+}
+
+double distinct_units(const ModelSpec& m, int units) {
+  const double k = m.topk, E = m.experts, U = std::max(1, units);
+  if (U <= 1.0) return 1.0;
+  const int G = m.moe_groups, g = m.moe_group_topk;
+  if (G <= 1 || g <= 0 || g >= G) return U * (1.0 - std::pow(1.0 - 1.0 / U, k));
+  const double per_unit = E / U, per_group = E / G;
+  if (per_unit < per_group) {  // a group spans s units: selected with g / G, then 1/(g s) a draw
+    const double s = per_group / per_unit;
+    return U * (double(g) / G) * (1.0 - std::pow(1.0 - 1.0 / (g * s), k));
+  }
+  // The unit holds c whole groups; x of the g selected ones with hypergeometric odds.
+  const int c = std::max(1, int(std::lround(per_unit / per_group)));
+  auto choose = [](int n, int r) {
+    if (r < 0 || r > n) return 0.0;
+    double v = 1.0;
+    for (int i = 1; i <= r; ++i) v = v * (n - r + i) / i;
+    return v;
+  };
+  double p = 0.0;
+  for (int x = 1; x <= std::min(c, g); ++x)
+    p += choose(c, x) * choose(G - c, g - x) / choose(G, g) * (1.0 - std::pow(1.0 - double(x) / g, k));
+  return U * p;
+}
+
+Seconds deepep_time(const CollectiveModel& c, const ModelSpec& m, double tokens, double e, CommGroup g) {
+  if (g.ranks <= 1 || tokens <= 0) return Seconds{};
+  const int n = g.nodes(), r = std::clamp(g.ranks_per_node, 1, g.ranks);
+  const double row = m.hidden * e;
+  // RDMA: one copy per remote node touched (own node excluded: (n - 1)/n of them).
+  const double remote_nodes = n > 1 ? distinct_units(m, n) * (n - 1.0) / n : 0.0;
+  const double rdma = n > 1 ? tokens * remote_nodes * row / c.inter_busbw(1).v : 0.0;
+  // NVLink: one copy per GPU touched, but for the rank itself.
+  const double gpus = distinct_units(m, g.ranks) * (g.ranks - 1.0) / g.ranks;
+  const double nvl = r > 1 ? tokens * gpus * row / c.intra_busbw(r).v : 0.0;
+  const Seconds lat = c.time(Collective::send_recv, Bytes(1.0), CommGroup{2, n > 1 ? 1 : 2});
+  return lat + Seconds(std::max(rdma, nvl));
 }
 
 OpCosts blend_layers(const OpCosts& moe, const OpCosts& dense, double share) {

@@ -9,6 +9,8 @@
 //  - two all-to-alls over the ep ranks each way (dispatch and combine), each moving the
 //    rank's Ts x topk token copies of h elements; they run on the compute stream
 //    (Megatron-Core does not overlap them by default) and are exposed.
+// DeepEP (Megatron's flex dispatcher, --moe-enable-deepep) sends a token once per remote
+// node and GPU it needs rather than once per expert (deepep_time).
 // Assumes balanced routing: every expert receives ep x Ts x topk / experts tokens a
 // micro-batch (the load-balancing loss's aim). Real routing is uneven, and the step waits
 // for the busiest expert rank: the prediction is a lower bound on the MoE layer's time.
@@ -34,6 +36,20 @@ double moe_all_to_all_bytes(const op::Dims& d);
 // at once, bounded by each GPU's NVLink bandwidth for the peers inside the node and by its
 // share of the node's NICs for the rest.
 Seconds all_to_all_time(const CollectiveModel& c, double bytes, CommGroup g);
+
+// Expected number of `units` (GPUs or nodes, each holding experts / units consecutive
+// experts) that one token's top-k experts touch, with uniform routing: 1 - (1 - 1/units)^k
+// of each without groups; with group-limited routing (ModelSpec::moe_groups) its
+// moe_group_topk groups drawn uniformly, then the k experts uniformly among theirs
+// (hypergeometric over the groups a unit holds, or the unit's share of a group it is
+// part of). Draws with replacement: exact enough while k is small against the experts.
+double distinct_units(const ModelSpec& m, int units);
+
+// One dispatch (or combine) of DeepEP's normal kernels (TrainConfig::moe_deepep): each token
+// crosses the network once per remote node its experts are on (RDMA to the same local rank
+// there), then reaches each GPU it needs over NVLink, the two stages pipelined; `tokens`
+// the rank's tokens, e bytes an element.
+Seconds deepep_time(const CollectiveModel& c, const ModelSpec& m, double tokens, double e, CommGroup g);
 
 // A rank whose layers are part MoE, part dense (ModelSpec::first_dense_layers,
 // moe_layer_step; params.h moe_layer_share): every per-layer cost of the two layer kinds

@@ -42,6 +42,7 @@ struct OpKey {
   // tokens each local expert's GEMMs see (estimator/time/moe.h).
   int ep = 1;
   int etp = 1;  // expert tensor parallelism (TrainConfig::etp)
+  bool deepep = false;  // DeepEP dispatch (TrainConfig::moe_deepep): the all-to-alls' cost
   // MoE models with dense layers: the MoE share of the busiest rank's layers, whose cost
   // blends an MoE and a dense layer (params.h moe_layer_share); 1 otherwise.
   double moe_share = 1.0;

@@ -103,14 +103,16 @@ void tp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
 }
 
 // MoE: each layer's dispatch and combine all-to-alls over the ep ranks, each rank sending
-// its Ts x topk token copies (moe.h), twice forward and twice backward.
+// its Ts x topk token copies (moe.h), or DeepEP's deduplicated copies (deepep_time), twice
+// forward and twice backward.
 void ep_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const Placement& pl,
               const CollectiveModel& c) {
   if (!is_moe(m) || cfg.ep * cfg.etp <= 1) return;
   const double tokens =
       double(cfg.micro_batch) * cfg.seq_len / (cfg.sequence_parallel ? std::max(1, cfg.tp) : 1);
   const double bytes = tokens * m.topk * m.hidden * element_bytes(cfg.precision);
-  o.ep_layer_fwd = all_to_all_time(c, bytes, pl.ep) * 2.0;
+  o.ep_layer_fwd = cfg.moe_deepep ? deepep_time(c, m, tokens, element_bytes(cfg.precision), pl.ep) * 2.0
+                                  : all_to_all_time(c, bytes, pl.ep) * 2.0;
   // Expert TP: the etp ranks all-gather the tokens the dispatch brought (etp x bytes in all)
   // before the experts and reduce-scatter the experts' outputs after them; the backward
   // runs the mirror pair.

@@ -284,6 +284,29 @@ TEST(MegatronArgs, RecomputeModules) {
   EXPECT_EQ(experiment_name(c), "z1_tp1_pp1_gas1_tmbspg2_cksel-core_attn-mlp_megatron");
 }
 
+// DeepEP: the flex dispatcher with --moe-enable-deepep, and grouped routing's flags.
+TEST(MegatronArgs, DeepEpAndGroupedRouting) {
+  TrainConfig c = config(1, 2, 1, 2);
+  c.framework = Framework::megatron;
+  c.ep = 2;
+  ModelSpec m = small_gpt();
+  m.experts = 8, m.topk = 2, m.moe_ffn = 256, m.moe_groups = 4, m.moe_group_topk = 2;
+  auto a = megatron_args(c, m);
+  auto value = [&](const std::string& flag) {
+    for (size_t i = 0; i + 1 < a.size(); ++i)
+      if (a[i] == flag) return a[i + 1];
+    return std::string("<absent>");
+  };
+  EXPECT_EQ(value("--moe-token-dispatcher-type"), "alltoall");
+  EXPECT_EQ(value("--moe-router-num-groups"), "4");
+  EXPECT_EQ(value("--moe-router-group-topk"), "2");
+  c.moe_deepep = true;
+  a = megatron_args(c, m);
+  EXPECT_EQ(value("--moe-token-dispatcher-type"), "flex");
+  EXPECT_NE(std::find(a.begin(), a.end(), "--moe-enable-deepep"), a.end());
+  EXPECT_NE(experiment_name(c).find("_deepep"), std::string::npos);
+}
+
 // Megatron-Core's overlap flags follow overlap_comm "on"; the parameter-gather overlap only
 // with the distributed optimizer (zero_stage >= 1). Default and off emit neither.
 TEST(MegatronArgs, OverlapFlags) {

@@ -150,5 +150,19 @@ TEST(ValidationUnpublished, RecomputeModulesNamed) {
   EXPECT_EQ(space_of(row).checkpointing[0], Checkpointing::block);
 }
 
+// DeepEP named in parallel.other sets the flex dispatcher, for an MoE model only.
+TEST(ValidationUnpublished, DeepEpNamed) {
+  json row = table_row();
+  row["parallel"]["other"] = "NeMo 25.07; flex token dispatcher with DeepEP (moe_enable_deepep)";
+  EXPECT_FALSE(space_of(row).run.moe_deepep);  // a dense model: nothing to dispatch
+  row["model"]["experts"] = 8;
+  row["model"]["topk"] = 2;
+  row["model"]["moe_ffn"] = 4096;
+  row["parallel"]["ep"] = 8;
+  EXPECT_TRUE(space_of(row).run.moe_deepep);
+  row["parallel"]["other"] = "NeMo 25.07; alltoall dispatcher";
+  EXPECT_FALSE(space_of(row).run.moe_deepep);
+}
+
 }  // namespace
 }  // namespace dsplan::test
