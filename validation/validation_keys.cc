@@ -1,8 +1,9 @@
 // The keys of a published row under the names other tools give them (docs/accuracy.md,
 // "Mapping decisions", Key names): Hugging Face config names (num_hidden_layers,
-// hidden_size, num_attention_heads, num_key_value_heads, intermediate_size, vocab_size),
-// Megatron's arguments (num_layers, seq_length, tensor/pipeline_model_parallel_size,
-// micro/global_batch_size), DeepSpeed's (train_micro_batch_size_per_gpu,
+// hidden_size, num_attention_heads, num_key_value_heads, intermediate_size, vocab_size,
+// n_group, topk_group), Megatron's arguments (num_layers, seq_length,
+// tensor/pipeline_model_parallel_size, micro/global_batch_size, moe_router_num_groups,
+// moe_router_group_topk), DeepSpeed's (train_micro_batch_size_per_gpu,
 // gradient_accumulation_steps) and short forms (tp, pp, dp, mbs, gbs, world_size). Each is
 // copied to the name of shared/validation/published.json's format where that name is
 // absent; a row that gives both keeps its own canonical value.
@@ -39,6 +40,8 @@ Json canonical_row(const Json& row) {
                                 {"kv_heads", {"num_key_value_heads", "num_query_groups", "n_kv_heads"}},
                                 {"ffn_hidden", {"ffn_hidden_size", "intermediate_size", "ffn_dim", "d_ff"}},
                                 {"vocab", {"vocab_size", "padded_vocab_size"}},
+                                {"moe_groups", {"moe_router_num_groups", "n_group"}},
+                                {"moe_group_topk", {"moe_router_group_topk", "topk_group"}},
                                 {"seq_len", {"seq_length", "sequence_length", "max_seq_len", "seq"}}});
   if (out.contains("hardware"))
     canonicalise(out["hardware"], {{"gpu", {"gpu_type", "accelerator"}},

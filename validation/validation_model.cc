@@ -91,12 +91,26 @@ std::optional<Diagnostic> moe_details(const Json& m, ModelSpec& spec, std::vecto
     return Diagnostic{
         "", "/model/first_dense_layers",
         "dense layers need first_dense_layers < layers, moe_layer_step <= layers and ffn_hidden", ""};
+  // Group-limited routing (DeepSeek-V3's node-limited top-k; Megatron's
+  // --moe-router-num-groups and --moe-router-group-topk): 0 = none.
+  spec.moe_groups = std::max(0, inum(m, "moe_groups"));
+  spec.moe_group_topk = std::max(0, inum(m, "moe_group_topk"));
+  if ((spec.moe_groups > 0) != (spec.moe_group_topk > 0) ||
+      (spec.moe_groups > 0 && (spec.experts % spec.moe_groups != 0 || spec.moe_group_topk > spec.moe_groups ||
+                               spec.topk > spec.moe_group_topk * (spec.experts / spec.moe_groups))))
+    return Diagnostic{"", "/model/moe_groups",
+                      "group-limited routing needs moe_groups dividing experts and moe_group_topk in [1, "
+                      "moe_groups], whose groups hold at least topk experts",
+                      ""};
   notes.push_back("mixture of experts: " + std::to_string(spec.experts) + " experts, top-" +
                   std::to_string(spec.topk) + ", width " + std::to_string(spec.moe_ffn) +
                   (spec.shared_ffn > 0 ? ", shared " + std::to_string(spec.shared_ffn) : std::string()) +
                   (has_dense_layers(spec) ? ", " + std::to_string(moe_layer_count(spec)) + " of " +
                                                 std::to_string(spec.layers) + " layers MoE, the rest dense"
-                                          : std::string()));
+                                          : std::string()) +
+                  (spec.moe_groups > 0 ? ", tokens routed within " + std::to_string(spec.moe_group_topk) +
+                                             " of " + std::to_string(spec.moe_groups) + " expert groups"
+                                       : std::string()));
   return std::nullopt;
 }
 

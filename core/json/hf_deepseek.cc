@@ -20,12 +20,16 @@
 //    layer i is MoE iff i >= first_k_dense_replace and i % moe_layer_freq == 0 (the
 //    transformers classes do not read it; every DeepSeek checkpoint has 1). Mapped onto
 //    first_dense_layers and moe_layer_step where it can be, refused otherwise.
-//  - router: a bias-free hidden x n_routed_experts linear. topk_method, n_group,
-//    topk_group, routed_scaling_factor, scoring_func, norm_topk_prob and seq_aux change how
-//    experts are picked and weighted, not the parameters: not read. DeepSeek-V3's
-//    e_score_correction_bias (noaux_tc) is a buffer in transformers (register_buffer; a
-//    Parameter in DeepSeek's own code), n_routed_experts floats per MoE layer: not
-//    counted, as GLM-4.5's (hf_moe.cc).
+//  - router: a bias-free hidden x n_routed_experts linear. Group-limited routing (n_group
+//    groups of experts, a token's top-k from the topk_group best; ModelSpec::moe_groups,
+//    moe_group_topk) is read where the gate applies it: DeepseekV2's with topk_method
+//    group_limited_greedy (DeepSeek-V2) or noaux_tc (its default greedy, V2-Lite's, ignores
+//    the groups), DeepseekV3's always (noaux_tc; class defaults n_group 8, topk_group 4).
+//    n_group 1 (V2-Lite, Kimi K2) or null is no grouping. routed_scaling_factor,
+//    scoring_func, norm_topk_prob and seq_aux change how experts are weighted, not the
+//    parameters: not read. DeepSeek-V3's e_score_correction_bias (noaux_tc) is a buffer in
+//    transformers (register_buffer; a Parameter in DeepSeek's own code), n_routed_experts
+//    floats per MoE layer: not counted, as GLM-4.5's (hf_moe.cc).
 //  - RMSNorm (rms_norm_eps), rotary embeddings on the qk_rope_head_dim part (rope_scaling
 //    or rope_parameters, YaRN in the released models, changes no parameter and is not
 //    read), untied head unless tie_word_embeddings.
@@ -46,7 +50,38 @@ struct DeepseekDefaults {
   int max_positions;
   int first_dense;
   int shared;
+  bool v3;  // DeepseekV3Config: the gate always routes within groups, 8 and 4 by default
 };
+
+// n_group and topk_group (null: none) into moe_groups and moe_group_topk where the gate uses
+// them (header comment); validate_model checks the rest against the config's keys.
+void read_groups(Hf& hf, ModelSpec& m, bool v3) {
+  if (!v3) {
+    std::string method = "greedy";  // DeepseekV2Config's default
+    hf.r.get("topk_method", method, false);
+    if (method != "group_limited_greedy" && method != "noaux_tc") return;
+  }
+  const auto read = [&](const char* key, int fallback) {
+    int v = fallback;
+    if (hf.json.contains(key) && hf.json[key].is_null()) return 0;
+    hf.r.get(key, v, false, 1, 1 << 16);
+    return v;
+  };
+  const int groups = read("n_group", v3 ? 8 : 0), pick = read("topk_group", v3 ? 4 : 0);
+  if (groups <= 1) return;  // one group holds every expert: no limit
+  if (m.experts > 0 && m.experts % groups != 0) {
+    hf.r.error("n_group",
+               std::to_string(m.experts) + " n_routed_experts do not split into " + std::to_string(groups) +
+                   " equal groups" +
+                   (hf.json.contains("n_group") ? "" : " (DeepseekV3Config's default n_group)"),
+               "n_group 1 (no groups) or a divisor of n_routed_experts, with topk_group");
+    return;
+  }
+  m.moe_groups = groups;
+  m.moe_group_topk = pick;
+  hf.from["moe_groups"] = "n_group";
+  hf.from["moe_group_topk"] = "topk_group";
+}
 
 // moe_layer_freq f: MoE layers are those i >= first_k_dense_replace k with i % f == 0, the
 // first of them m0 (the first multiple of f from k). dsplan's pattern, first_dense_layers
@@ -135,14 +170,16 @@ void deepseek(Hf& hf, ModelSpec& m, const DeepseekDefaults& d) {
   hf.r.get("first_k_dense_replace", m.first_dense_layers, false, 0, kMaxDim);
   hf.from["first_dense_layers"] = "first_k_dense_replace";
   read_layer_freq(hf, m);
+  read_groups(hf, m, d.v3);
 }
 
 }  // namespace
 
 // DeepseekV2Config's defaults: 2048 positions, no dense first layer, two shared experts.
-void deepseek_v2(Hf& hf, ModelSpec& m) { deepseek(hf, m, {2048, 0, 2}); }
+void deepseek_v2(Hf& hf, ModelSpec& m) { deepseek(hf, m, {2048, 0, 2, false}); }
 
-// DeepseekV3Config's (Kimi K2's too): 4096 positions, three dense first layers, one shared.
-void deepseek_v3(Hf& hf, ModelSpec& m) { deepseek(hf, m, {4096, 3, 1}); }
+// DeepseekV3Config's (Kimi K2's too): 4096 positions, three dense first layers, one shared,
+// experts in 8 groups of which 4 are open to a token.
+void deepseek_v3(Hf& hf, ModelSpec& m) { deepseek(hf, m, {4096, 3, 1, true}); }
 
 }  // namespace dsplan::hf

@@ -25,7 +25,7 @@ void read_enum(JsonObjectReader& r, std::string_view key, const std::vector<std:
 struct Given {
   bool kv_heads = false, head_dim = false, ffn = false, max_positions = false;
   bool topk = false, moe_ffn = false, shared_ffn = false;
-  bool first_dense = false, moe_step = false;
+  bool first_dense = false, moe_step = false, groups = false, group_topk = false;
   bool q_lora = false, kv_lora = false, qk_rope = false, v_head = false;
 };
 
@@ -50,6 +50,9 @@ Given read_sizes(JsonObjectReader& r, ModelSpec& m) {
   g.shared_ffn = r.get("shared_ffn", m.shared_ffn, false, 0, kMaxDim);
   g.first_dense = r.get("first_dense_layers", m.first_dense_layers, false, 0, kMaxDim);
   g.moe_step = r.get("moe_layer_step", m.moe_layer_step, false, 1, kMaxDim);
+  // Group-limited routing (ModelSpec::moe_groups): 0 = none; checked in check_moe_groups.
+  g.groups = r.get("moe_groups", m.moe_groups, false, 0, 1 << 16);
+  g.group_topk = r.get("moe_group_topk", m.moe_group_topk, false, 0, 1 << 16);
   // Multi-head latent attention (ModelSpec::kv_lora_rank): on with kv_lora_rank > 0.
   g.q_lora = r.get("q_lora_rank", m.q_lora_rank, false, 0, kMaxDim);
   g.kv_lora = r.get("kv_lora_rank", m.kv_lora_rank, false, 0, kMaxDim);
@@ -87,15 +90,18 @@ void read_flags(JsonObjectReader& r, ModelSpec& m) {
 }
 
 // The expert keys go together: "experts" needs "topk" and "moe_ffn", and each of "topk",
-// "moe_ffn", "shared_ffn", "first_dense_layers" and "moe_layer_step" without "experts" is
-// an error of its own. Dense layers among the MoE ones need their MLP width, "ffn_hidden".
+// "moe_ffn", "shared_ffn", "first_dense_layers", "moe_layer_step", "moe_groups" and
+// "moe_group_topk" without "experts" is an error of its own. Dense layers among the MoE
+// ones need their MLP width, "ffn_hidden".
 void check_moe_keys(const Given& g, JsonObjectReader& r, const ModelSpec& m) {
   if (!is_moe(m)) {
     const std::pair<bool, const char*> keys[] = {{g.topk, "topk"},
                                                  {g.moe_ffn, "moe_ffn"},
                                                  {g.shared_ffn, "shared_ffn"},
                                                  {g.first_dense, "first_dense_layers"},
-                                                 {g.moe_step, "moe_layer_step"}};
+                                                 {g.moe_step, "moe_layer_step"},
+                                                 {g.groups, "moe_groups"},
+                                                 {g.group_topk, "moe_group_topk"}};
     for (const auto& [given, key] : keys)
       if (given)
         r.error(key, "given without \"experts\"", "add \"experts\" (routed experts per layer) or remove it");
@@ -222,6 +228,57 @@ void check_moe_layers(Diagnostics& out, const std::string& file, const ModelSpec
                        " with " + std::to_string(m.first_dense_layers) + " dense leading layers"});
 }
 
+// Group-limited routing (ModelSpec::moe_groups, moe_group_topk): an MoE model's, both set
+// or both 0, the groups equal (moe_groups divides experts), at most moe_groups of them
+// picked, and the picked groups holding a token's topk experts.
+void check_moe_groups(Diagnostics& out, const std::string& file, const ModelSpec& m) {
+  const int groups = m.moe_groups, pick = m.moe_group_topk;
+  if (groups < 0)
+    out.push_back({file, "/moe_groups", "must not be negative, got " + std::to_string(groups),
+                   "0 (no groups) or how many equal groups the experts form, e.g. 8"});
+  if (pick < 0)
+    out.push_back({file, "/moe_group_topk", "must not be negative, got " + std::to_string(pick),
+                   "0 (no groups) or how many groups a token's experts come from, e.g. 4"});
+  if (groups < 0 || pick < 0 || (groups == 0 && pick == 0)) return;
+  if (!is_moe(m)) {
+    const std::pair<int, const char*> keys[] = {{groups, "moe_groups"}, {pick, "moe_group_topk"}};
+    for (const auto& [v, key] : keys)
+      if (v > 0)
+        out.push_back({file, std::string("/") + key, "expert groups in a model without experts",
+                       "only an MoE model (\"experts\") routes within groups; remove " + std::string(key)});
+    return;
+  }
+  const std::string g = std::to_string(groups), k = std::to_string(pick);
+  if (pick == 0) {
+    out.push_back({file, "/moe_group_topk", "missing: moe_groups " + g + " needs it",
+                   "how many of the " + g + " groups a token's experts come from (HF topk_group), e.g. 4"});
+    return;
+  }
+  if (groups == 0) {
+    out.push_back({file, "/moe_groups", "missing: moe_group_topk " + k + " needs it",
+                   "how many equal groups the experts form (HF n_group), e.g. 8; or remove moe_group_topk"});
+    return;
+  }
+  const std::string e = std::to_string(m.experts);
+  if (m.experts % groups != 0) {
+    out.push_back({file, "/moe_groups", "the " + e + " experts do not split into " + g + " equal groups",
+                   "a divisor of experts (" + e + "), or 0 for no groups"});
+    return;
+  }
+  if (pick > groups) {
+    out.push_back({file, "/moe_group_topk", "moe_group_topk " + k + " exceeds moe_groups " + g,
+                   "at most the " + g + " groups (DeepSeek-V3: 4 of 8)"});
+    return;
+  }
+  const int per_group = m.experts / groups;
+  if (m.topk > pick * per_group && m.topk <= m.experts)  // topk beyond the experts is /topk's
+    out.push_back(
+        {file, "/moe_group_topk",
+         "topk " + std::to_string(m.topk) + " exceeds the experts a token's groups hold: " + k + " x " +
+             std::to_string(per_group) + " a group",
+         "at least " + std::to_string((m.topk + per_group - 1) / per_group) + " of the " + g + " groups"});
+}
+
 // Multi-head latent attention (ModelSpec::kv_lora_rank): its widths are set together, the
 // rotary part even (it rotates pairs), and every head has its own keys and values.
 void check_mla(Diagnostics& out, const std::string& file, const ModelSpec& m) {
@@ -278,6 +335,7 @@ Diagnostics validate_model(const ModelSpec& m, const std::string& file) {
     out.push_back({file, "/moe_ffn", "must be positive for an MoE model, got " + std::to_string(m.moe_ffn),
                    "each expert's MLP width"});
   check_moe_layers(out, file, m);
+  check_moe_groups(out, file, m);
   check_mla(out, file, m);
   if (m.norms_per_layer == 1 && !m.parallel_residual)
     out.push_back({file, "/norms_per_layer", "one norm per block needs parallel_residual",
@@ -401,6 +459,8 @@ Json model_to_json(const ModelSpec& m) {
     // Written where not the default (every layer MoE), so those models keep their JSON.
     if (m.first_dense_layers != 0) j["first_dense_layers"] = m.first_dense_layers;
     if (m.moe_layer_step != 1) j["moe_layer_step"] = m.moe_layer_step;
+    if (m.moe_groups > 0) j["moe_groups"] = m.moe_groups;  // group-limited routing, where set
+    if (m.moe_group_topk > 0) j["moe_group_topk"] = m.moe_group_topk;
   }
   if (is_mla(m)) {  // latent attention's widths, for those models only
     if (m.q_lora_rank > 0) j["q_lora_rank"] = m.q_lora_rank;
