@@ -119,6 +119,7 @@ void recompute_modules(const EstimateOptions& o, const ModelSpec* model, SearchS
     s.run.recompute_modules |= module_bit(r);
   const std::uint8_t bits = s.run.recompute_modules;
   if (bits == 0) return;
+  s.recompute_modules = {bits};
   if (s.run.framework != Framework::megatron)
     errs.push_back(
         flag_error(flag, "names Megatron-Core's modules, not " + std::string(name(s.run.framework)) + "'s",

@@ -25,11 +25,13 @@ std::optional<Offload> offload_kind(const Json& v) {
   return std::nullopt;
 }
 
-std::uint8_t recompute_modules(const Json& p, std::vector<std::string>& notes) {
+void recompute_modules(const Json& p, SearchSpace& s, std::vector<std::string>& notes) {
+  s.recompute_modules = {0};
+  const bool selective = s.checkpointing.size() == 1 && s.checkpointing[0] == Checkpointing::selective;
   static const std::regex list(R"(recompute_modules\s*\[([^\]]*)\])");
   const std::string r = at(p, "recompute").is_string() ? at(p, "recompute").get<std::string>() : "";
   std::smatch mm;
-  if (!std::regex_search(r, mm, list)) return 0;
+  if (!selective || !std::regex_search(r, mm, list)) return;
   std::uint8_t bits = 0;
   const std::string names = mm[1].str();
   static const std::regex word(R"([A-Za-z_]+)");
@@ -41,7 +43,8 @@ std::uint8_t recompute_modules(const Json& p, std::vector<std::string>& notes) {
     }
   }
   if (bits != 0) notes.push_back("selective recompute of " + recompute_modules_text(bits, ' '));
-  return bits;
+  s.run.recompute_modules = bits;
+  s.recompute_modules = {bits};
 }
 
 bool names_deepep(const Json& p, std::vector<std::string>& notes) {

@@ -189,9 +189,9 @@ void add_measurements(const Json& meas, const Json& row, ValidationCase& c);
 // parallel.offload as a boolean (true: the optimizer, ZeRO-Offload) or a word ("none",
 // "cpu"/"optimizer", "all"/"param"); nothing for anything else.
 // Megatron-Core's selective recompute modules the row's parallel.recompute names
-// ("selective: recompute_modules [mla_up_proj, mlp]"), as TrainConfig::recompute_modules;
-// 0 when it names none (Megatron's default, the attention core).
-std::uint8_t recompute_modules(const Json& p, std::vector<std::string>& notes);
+// ("selective: recompute_modules [mla_up_proj, mlp]"), as TrainConfig::recompute_modules,
+// pinned in the space (none named: Megatron's default, the attention core; not searched).
+void recompute_modules(const Json& p, SearchSpace& s, std::vector<std::string>& notes);
 // Megatron's flex dispatcher with DeepEP, where parallel.other names DeepEP (TrainConfig::
 // moe_deepep); the all-to-all dispatcher otherwise.
 bool names_deepep(const Json& p, std::vector<std::string>& notes);

@@ -19,20 +19,28 @@ class ExhaustiveStrategy final : public SearchStrategy {
  public:
   ExhaustiveStrategy(const SearchSpace& s, const ModelSpec& m, const Cluster& c)
       : s_(with_defaults(s, m, c)), m_(m), c_(c) {
-    sizes_ = {
-        s_.zero.size(),          s_.tp.size(),          s_.pp.size(),
-        s_.vpp.size(),           s_.micro_batch.size(), s_.global_batch ? size_t{1} : s_.grad_accum.size(),
-        s_.checkpointing.size(), s_.flash.size(),       s_.sequence_parallel.size(),
-        s_.offload.size(),       s_.cp.size(),          s_.ep.size()};
+    sizes_ = {s_.zero.size(),
+              s_.tp.size(),
+              s_.pp.size(),
+              s_.vpp.size(),
+              s_.micro_batch.size(),
+              s_.global_batch ? size_t{1} : s_.grad_accum.size(),
+              s_.checkpointing.size(),
+              s_.flash.size(),
+              s_.sequence_parallel.size(),
+              s_.offload.size(),
+              s_.cp.size(),
+              s_.ep.size(),
+              s_.recompute_modules.size()};
     total_ = 1;
     for (size_t n : sizes_) total_ *= n;
   }
 
   std::optional<TrainConfig> next(std::vector<std::string>& invalid) override {
     if (i_ >= total_) return std::nullopt;
-    std::array<size_t, 12> ix{};
+    std::array<size_t, 13> ix{};
     size_t rest = i_++;
-    for (int d = 11; d >= 0; --d) {
+    for (int d = 12; d >= 0; --d) {
       ix[d] = rest % sizes_[d];
       rest /= sizes_[d];
     }
@@ -42,6 +50,7 @@ class ExhaustiveStrategy final : public SearchStrategy {
                           s_.cp[ix[10]], s_.micro_batch[ix[4]], gas, s_.checkpointing[ix[6]], s_.flash[ix[7]],
                           s_.sequence_parallel[ix[8]], s_.offload[ix[9]], cfg);
     set_expert_parallel(m_, s_.ep[ix[11]], cfg, invalid);
+    set_recompute_modules(s_.recompute_modules[ix[12]], cfg, invalid);
     return cfg;
   }
   void report(const Evaluation&) override {}
@@ -50,7 +59,7 @@ class ExhaustiveStrategy final : public SearchStrategy {
   SearchSpace s_;
   ModelSpec m_;
   Cluster c_;
-  std::array<size_t, 12> sizes_{};
+  std::array<size_t, 13> sizes_{};
   size_t total_ = 0, i_ = 0;
 };
 
@@ -88,6 +97,7 @@ void fill_throughput(Evaluation& e, const Cluster& c) {
 bool same_but_checkpointing(const TrainConfig& a, TrainConfig b) {
   b.checkpointing = a.checkpointing;
   b.recompute_layers = a.recompute_layers;
+  b.recompute_modules = a.recompute_modules;
   return a == b;
 }
 

@@ -28,7 +28,21 @@ bool SearchSpace::pinned() const {
   return zero.size() == 1 && tp.size() == 1 && pp.size() == 1 && vpp.size() == 1 && cp.size() <= 1 &&
          ep.size() <= 1 && micro_batch.size() == 1 && (global_batch || grad_accum.size() == 1) &&
          checkpointing.size() == 1 && flash.size() == 1 && sequence_parallel.size() == 1 &&
-         offload.size() == 1;
+         offload.size() == 1 && recompute_modules.size() <= 1;
+}
+
+std::uint8_t cheap_recompute_modules(const ModelSpec& m) {
+  std::uint8_t bits = 0;
+  if (is_mla(m)) bits |= module_bit(RecomputeModule::mla_up_proj) | module_bit(RecomputeModule::layernorm);
+  if (is_moe(m)) bits |= module_bit(RecomputeModule::moe_act) | module_bit(RecomputeModule::layernorm);
+  return bits;
+}
+
+void set_recompute_modules(std::uint8_t modules, TrainConfig& cfg, std::vector<std::string>& why) {
+  if (modules == 0) return;
+  cfg.recompute_modules = modules;
+  if (cfg.checkpointing != Checkpointing::selective)
+    why.push_back("recompute modules go with selective checkpointing only");
 }
 
 std::string tp_problem(int tp, const ModelSpec& m, const Cluster& c, bool within_node) {
@@ -122,6 +136,14 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
   if (s.checkpointing.empty())
     s.checkpointing = {Checkpointing::none, Checkpointing::selective, Checkpointing::full,
                        Checkpointing::block};
+  if (s.recompute_modules.empty()) {
+    s.recompute_modules = {0};
+    const std::uint8_t cheap = cheap_recompute_modules(m);
+    const bool selective = std::find(s.checkpointing.begin(), s.checkpointing.end(),
+                                     Checkpointing::selective) != s.checkpointing.end();
+    if (s.run.framework == Framework::megatron && cheap != 0 && selective)
+      s.recompute_modules.push_back(cheap);
+  }
   if (s.flash.empty()) {
     s.flash = {false};
     if (flash_possible) s.flash.push_back(true);

@@ -49,6 +49,11 @@ struct SearchSpace {
   std::vector<int> micro_batch;
   std::vector<int> grad_accum;  // used only without a fixed global batch
   std::vector<Checkpointing> checkpointing;
+  // Megatron-Core's selective recompute modules (TrainConfig::recompute_modules), paired
+  // with selective checkpointing only; default {0} (the attention core), and for a Megatron
+  // model with multi-head latent attention or MoE layers also the modules that free the
+  // most for the least rerun (cheap_recompute_modules).
+  std::vector<std::uint8_t> recompute_modules;
   // Block recompute: layers per stage that recompute; 0 = half of the stage (rounded up).
   int recompute_layers = 0;
   std::vector<bool> flash;
@@ -67,6 +72,7 @@ struct SearchSpace {
 // at least 2,048 tokens;
 // micro-batch powers of two 1-64 (1-512 for
 // seq <= 512); gas {1}; checkpointing none/selective/full/block (half the stage's layers);
+// recompute modules {0} (+ cheap_recompute_modules for Megatron MLA/MoE models);
 // flash off/on where the GPU
 // and precision support it; sp off/on; offload none/optimizer/all.
 SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c);
@@ -81,6 +87,15 @@ std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c, Framework f
 // and tp x cp x dp (Megatron-Core folds the expert ranks into them), and sequence
 // parallelism when tp > 1.
 void set_expert_parallel(const ModelSpec& m, int ep, TrainConfig& cfg, std::vector<std::string>& why);
+
+// The output-discarding modules a Megatron model has (mla_up_proj with MLA; moe_act with MoE
+// layers; layernorm with either): each frees a tensor for an elementwise pass or two (the up
+// projections are small GEMMs). NVIDIA's DeepSeek-V3 and gpt-oss recipes run such sets.
+std::uint8_t cheap_recompute_modules(const ModelSpec& m);
+
+// Sets a point's recompute modules after make_config; appends why not when modules are
+// named without selective checkpointing.
+void set_recompute_modules(std::uint8_t modules, TrainConfig& cfg, std::vector<std::string>& why);
 
 // Builds the TrainConfig of one point; returns the reasons it is structurally invalid
 // (empty when valid). `cfg.dp` and `cfg.grad_accum` are derived here.

@@ -234,5 +234,41 @@ TEST(Space, ContextParallelismIsSearchedForLongSequences) {
   EXPECT_EQ(with_defaults(r.space, r.model, r.cluster).cp, std::vector<int>{1});
 }
 
+// Megatron-Core's cheap recompute modules are searched beside the attention core for a
+// Megatron model with MoE layers or MLA (and only with selective checkpointing): moe_act and
+// layernorm for MoE, mla_up_proj and layernorm for MLA; a dense model, another framework or
+// a space without selective checkpointing keeps {0}.
+TEST(Space, CheapRecomputeModulesAreSearchedForMoeAndMla) {
+  PlanRequest r = gpt_2_7b_on_16_a100();
+  r.space.run.framework = Framework::megatron;
+  EXPECT_EQ(with_defaults(r.space, r.model, r.cluster).recompute_modules, std::vector<std::uint8_t>{0});
+  ModelSpec moe = r.model;
+  moe.experts = 8, moe.topk = 2, moe.moe_ffn = 2560;
+  const std::uint8_t cheap = module_bit(RecomputeModule::moe_act) | module_bit(RecomputeModule::layernorm);
+  EXPECT_EQ(cheap_recompute_modules(moe), cheap);
+  EXPECT_EQ(with_defaults(r.space, moe, r.cluster).recompute_modules, (std::vector<std::uint8_t>{0, cheap}));
+  ModelSpec mla = r.model;
+  mla.kv_lora_rank = 512, mla.qk_rope_head_dim = 64;
+  EXPECT_EQ(cheap_recompute_modules(mla),
+            module_bit(RecomputeModule::mla_up_proj) | module_bit(RecomputeModule::layernorm));
+  SearchSpace full = r.space;
+  full.checkpointing = {Checkpointing::full};
+  EXPECT_EQ(with_defaults(full, moe, r.cluster).recompute_modules, std::vector<std::uint8_t>{0});
+  SearchSpace ds = r.space;
+  ds.run.framework = Framework::deepspeed;
+  EXPECT_EQ(with_defaults(ds, moe, r.cluster).recompute_modules, std::vector<std::uint8_t>{0});
+  // Modules without selective checkpointing are no configuration.
+  TrainConfig cfg;
+  cfg.checkpointing = Checkpointing::full;
+  std::vector<std::string> why;
+  set_recompute_modules(cheap, cfg, why);
+  ASSERT_EQ(why.size(), 1u);
+  cfg.checkpointing = Checkpointing::selective;
+  why.clear();
+  set_recompute_modules(cheap, cfg, why);
+  EXPECT_TRUE(why.empty());
+  EXPECT_EQ(cfg.recompute_modules, cheap);
+}
+
 }  // namespace
 }  // namespace dsplan
