@@ -16,13 +16,6 @@ namespace {
 
 using test::all_errors;
 
-std::string errors_of(const Json& j, const std::string& file) {
-  auto m = parse_model_json(j, file);
-  return m.ok() ? std::string() : all_errors(m.errors());
-}
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 // A small MLA model in dsplan's schema: 4 heads of nope 16 + rope 8, values 16, latents 32
 // (query) and 16 (key/value), 2 layers, no experts.
 Json small_mla() {
@@ -70,40 +63,44 @@ TEST(MlaJson, KeysAreReadAndWrittenBack) {
 TEST(MlaJson, KeysAreRefusedNamingTheField) {
   Json j = small_mla();
   j["kv_lora_rank"] = 0;  // no latent attention: the other three are errors of their own
-  std::string text = errors_of(j, "m.json");
+  std::string text = test::model_errors(j, "m.json");
   for (const char* k : {"/q_lora_rank", "/qk_rope_head_dim", "/v_head_dim"})
-    EXPECT_TRUE(has(text, std::string(k) + ": given without multi-head latent attention (kv_lora_rank > 0)"))
+    EXPECT_TRUE(test::contains(
+        text, std::string(k) + ": given without multi-head latent attention (kv_lora_rank > 0)"))
         << k << "\n"
         << text;
   j = small_mla();
   j["qk_rope_head_dim"] = 7;
-  text = errors_of(j, "m.json");
-  EXPECT_TRUE(has(text, "/qk_rope_head_dim: must be a positive even number")) << text;
+  text = test::model_errors(j, "m.json");
+  EXPECT_TRUE(test::contains(text, "/qk_rope_head_dim: must be a positive even number")) << text;
   j["qk_rope_head_dim"] = 0;
-  EXPECT_TRUE(has(errors_of(j, "m.json"), "/qk_rope_head_dim: must be a positive even number"));
+  EXPECT_TRUE(
+      test::contains(test::model_errors(j, "m.json"), "/qk_rope_head_dim: must be a positive even number"));
   j = small_mla();
   j.erase("qk_rope_head_dim");
   j.erase("v_head_dim");
   j.erase("head_dim");
-  text = errors_of(j, "m.json");
-  EXPECT_TRUE(has(text, "/qk_rope_head_dim: missing: multi-head latent attention")) << text;
-  EXPECT_TRUE(has(text, "/v_head_dim: missing: multi-head latent attention")) << text;
-  EXPECT_TRUE(has(text, "/head_dim: missing: multi-head latent attention")) << text;
+  text = test::model_errors(j, "m.json");
+  EXPECT_TRUE(test::contains(text, "/qk_rope_head_dim: missing: multi-head latent attention")) << text;
+  EXPECT_TRUE(test::contains(text, "/v_head_dim: missing: multi-head latent attention")) << text;
+  EXPECT_TRUE(test::contains(text, "/head_dim: missing: multi-head latent attention")) << text;
   j = small_mla();
   j["v_head_dim"] = 0;
-  EXPECT_TRUE(has(errors_of(j, "m.json"), "/v_head_dim: must be positive with multi-head latent attention"));
+  EXPECT_TRUE(test::contains(test::model_errors(j, "m.json"),
+                             "/v_head_dim: must be positive with multi-head latent attention"));
   j = small_mla();
   j["q_lora_rank"] = -1;
-  text = errors_of(j, "m.json");
-  EXPECT_TRUE(has(text, "/q_lora_rank: value -1 is out of range")) << text;
+  text = test::model_errors(j, "m.json");
+  EXPECT_TRUE(test::contains(text, "/q_lora_rank: value -1 is out of range")) << text;
   j = small_mla();
   j["kv_heads"] = 2;  // grouped keys and values do not exist under MLA
-  text = errors_of(j, "m.json");
-  EXPECT_TRUE(has(text, "/kv_heads: kv_heads 2 differs from heads 4 under multi-head latent attention"))
+  text = test::model_errors(j, "m.json");
+  EXPECT_TRUE(
+      test::contains(text, "/kv_heads: kv_heads 2 differs from heads 4 under multi-head latent attention"))
       << text;
-  EXPECT_FALSE(has(text, "not a multiple")) << text;
+  EXPECT_FALSE(test::contains(text, "not a multiple")) << text;
   j["kv_heads"] = 4;
-  EXPECT_EQ(errors_of(j, "m.json"), "");
+  EXPECT_EQ(test::model_errors(j, "m.json"), "");
 }
 
 // A tiny DeepSeek-V3 config: 4 layers (the first dense), 4 heads, the widths of small_mla,
@@ -227,19 +224,22 @@ TEST(HfDeepseek, V2WithoutQueryLatentImports) {
 TEST(HfDeepseek, BiasesAndMissingExpertsAreRefused) {
   Json j = tiny_v3();
   j["attention_bias"] = true;
-  EXPECT_TRUE(has(errors_of(j, "v3.json"), "/attention_bias: biases on the latent attention's projections"));
+  EXPECT_TRUE(test::contains(test::model_errors(j, "v3.json"),
+                             "/attention_bias: biases on the latent attention's projections"));
   j = tiny_v2();
   j["mlp_bias"] = true;
-  EXPECT_TRUE(has(errors_of(j, "v2.json"), "/mlp_bias: biases on the MLP's linears"));
+  EXPECT_TRUE(test::contains(test::model_errors(j, "v2.json"), "/mlp_bias: biases on the MLP's linears"));
   j = tiny_v3();
   j["n_routed_experts"] = nullptr;
-  EXPECT_TRUE(has(errors_of(j, "v3.json"), "/n_routed_experts: missing required key"));
+  EXPECT_TRUE(test::contains(test::model_errors(j, "v3.json"), "/n_routed_experts: missing required key"));
   j = tiny_v3();
   j["qk_rope_head_dim"] = 7;  // validation errors point at the config's key
-  EXPECT_TRUE(has(errors_of(j, "v3.json"), "/qk_rope_head_dim: must be a positive even number"));
+  EXPECT_TRUE(
+      test::contains(test::model_errors(j, "v3.json"), "/qk_rope_head_dim: must be a positive even number"));
   j = tiny_v3();
   j["first_k_dense_replace"] = 4;
-  EXPECT_TRUE(has(errors_of(j, "v3.json"), "/first_k_dense_replace: 4 is not in [0, layers)"));
+  EXPECT_TRUE(
+      test::contains(test::model_errors(j, "v3.json"), "/first_k_dense_replace: 4 is not in [0, layers)"));
 }
 
 // moe_layer_freq as DeepSeek's code applies it (layer i MoE iff i >= first_k_dense_replace
@@ -266,12 +266,14 @@ TEST(HfDeepseek, MoeLayerFreqMapsOrIsRefused) {
   EXPECT_EQ(m->first_dense_layers, 1);  // layers 2, 4, 6 MoE: step 2 after one dense layer
   EXPECT_EQ(m->moe_layer_step, 2);
   j["first_k_dense_replace"] = 0;
-  std::string text = errors_of(j, "v3.json");
-  EXPECT_TRUE(has(text, "/moe_layer_freq: moe_layer_freq 2 with first_k_dense_replace 0 makes layer 0 MoE"))
+  std::string text = test::model_errors(j, "v3.json");
+  EXPECT_TRUE(test::contains(
+      text, "/moe_layer_freq: moe_layer_freq 2 with first_k_dense_replace 0 makes layer 0 MoE"))
       << text;
   j["first_k_dense_replace"] = 7;
-  text = errors_of(j, "v3.json");
-  EXPECT_TRUE(has(text, "/moe_layer_freq: moe_layer_freq 2 with first_k_dense_replace 7 leaves no MoE layer"))
+  text = test::model_errors(j, "v3.json");
+  EXPECT_TRUE(test::contains(
+      text, "/moe_layer_freq: moe_layer_freq 2 with first_k_dense_replace 7 leaves no MoE layer"))
       << text;
 }
 

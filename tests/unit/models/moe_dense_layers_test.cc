@@ -13,11 +13,6 @@ namespace {
 
 using test::all_errors;
 
-std::string errors_of(const Json& j, const std::string& file) {
-  auto m = parse_model_json(j, file);
-  return m.ok() ? std::string() : all_errors(m.errors());
-}
-
 // 4 layers of hidden 64 (4 heads), 4 experts of 32 top-2, dense MLP 128, RMSNorm, no
 // biases, V100 tied.
 Json tiny() {
@@ -78,7 +73,7 @@ TEST(ModelJsonDenseLayers, RefusedValuesNameTheKey) {
     if (drop_experts)
       for (const char* k : {"experts", "topk", "moe_ffn"}) j.erase(k);
     for (const auto& [k, v] : keys) j[k] = v;
-    return errors_of(j, "m.json");
+    return test::model_errors(j, "m.json");
   };
   std::string t = text_with({{"first_dense_layers", 1}, {"moe_layer_step", 2}}, true);
   EXPECT_NE(t.find("/first_dense_layers: given without \"experts\""), std::string::npos) << t;
@@ -104,10 +99,10 @@ TEST(ModelJsonDenseLayers, RefusedValuesNameTheKey) {
   Json no_ffn = tiny();
   no_ffn.erase("ffn_hidden");
   no_ffn["moe_layer_step"] = 2;
-  t = errors_of(no_ffn, "m.json");
+  t = test::model_errors(no_ffn, "m.json");
   EXPECT_NE(t.find("/ffn_hidden: missing: an MoE model with dense layers"), std::string::npos) << t;
   no_ffn["ffn_hidden"] = 0;
-  t = errors_of(no_ffn, "m.json");
+  t = test::model_errors(no_ffn, "m.json");
   EXPECT_NE(t.find("/ffn_hidden: value 0 is out of range"), std::string::npos) << t;
   // A spec built in code is checked the same way.
   ModelSpec dense;
@@ -188,11 +183,11 @@ TEST(HfGlm4Moe, FlagsSharedExpertsAndErrors) {
   EXPECT_EQ(count_params(*m).layer_norms, 8'192 + 256);
   j = glm45_air();
   j["first_k_dense_replace"] = 46;
-  std::string t = errors_of(j, "glm.json");
+  std::string t = test::model_errors(j, "glm.json");
   EXPECT_NE(t.find("/first_k_dense_replace: 46 is not in [0, layers)"), std::string::npos) << t;
   j = glm45_air();
   j.erase("n_routed_experts");
-  t = errors_of(j, "glm.json");
+  t = test::model_errors(j, "glm.json");
   EXPECT_NE(t.find("/n_routed_experts: missing required key"), std::string::npos) << t;
 }
 
@@ -277,19 +272,19 @@ TEST(HfLlama4, ScoutEveryLayerMoeAndNoNormWeights) {
 TEST(HfLlama4, ErrorsPointIntoTheTextConfig) {
   Json j = maverick();
   j["text_config"]["moe_layers"] = Json::array({0, 2});
-  std::string t = errors_of(j, "l4.json");
+  std::string t = test::model_errors(j, "l4.json");
   EXPECT_NE(t.find("/text_config/moe_layers: MoE layers other than every interleave_moe_layer_step-th"),
             std::string::npos)
       << t;
   j = maverick();
   j["text_config"]["attention_bias"] = true;
   j["text_config"]["num_hidden_layers"] = "48";
-  t = errors_of(j, "l4.json");
+  t = test::model_errors(j, "l4.json");
   EXPECT_NE(t.find("/text_config/attention_bias"), std::string::npos) << t;
   EXPECT_NE(t.find("/text_config/num_hidden_layers: expected an integer"), std::string::npos) << t;
   j = maverick();
   j.erase("text_config");
-  t = errors_of(j, "l4.json");
+  t = test::model_errors(j, "l4.json");
   EXPECT_NE(t.find("/text_config: missing"), std::string::npos) << t;
 }
 
@@ -340,17 +335,17 @@ TEST(HfQwenMoe, LayerPatternsMapOntoDenseLayers) {
 }
 
 TEST(HfQwenMoe, OtherPatternsAreRefused) {
-  std::string t = errors_of(qwen_moe(1, Json::array({5})), "q.json");
+  std::string t = test::model_errors(qwen_moe(1, Json::array({5})), "q.json");
   EXPECT_NE(t.find("/mlp_only_layers: the MoE layers of decoder_sparse_step 1 and mlp_only_layers are not"),
             std::string::npos)
       << t;
-  t = errors_of(qwen_moe(30, Json::array()), "q.json");
+  t = test::model_errors(qwen_moe(30, Json::array()), "q.json");
   EXPECT_NE(t.find("/decoder_sparse_step: decoder_sparse_step 30 leave no MoE layer among the 24"),
             std::string::npos)
       << t;
-  t = errors_of(qwen_moe(1, Json::array({"a", 30})), "q.json");
+  t = test::model_errors(qwen_moe(1, Json::array({"a", 30})), "q.json");
   EXPECT_NE(t.find("/mlp_only_layers: expected a list of layer indices"), std::string::npos) << t;
-  t = errors_of(qwen_moe(0, Json::array()), "q.json");
+  t = test::model_errors(qwen_moe(0, Json::array()), "q.json");
   EXPECT_NE(t.find("/decoder_sparse_step: value 0 is out of range"), std::string::npos) << t;
 }
 

@@ -19,13 +19,6 @@ namespace {
 
 using test::all_errors;
 
-std::string errors_of(const Json& j, const std::string& file) {
-  auto m = parse_model_json(j, file);
-  return m.ok() ? std::string() : all_errors(m.errors());
-}
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 // 4 layers of hidden 64, 8 experts of 32, top-2.
 Json tiny_moe() {
   return Json{{"layers", 4},          {"hidden", 64},      {"heads", 4},           {"vocab", 100},
@@ -70,7 +63,7 @@ TEST(MoeGroupsJson, KeysRoundTripAndAreWrittenOnlyWhenSet) {
   // One group of all the experts, picked whole, is accepted as given.
   j["moe_groups"] = 1;
   j["moe_group_topk"] = 1;
-  EXPECT_EQ(errors_of(j, "one.json"), "");
+  EXPECT_EQ(test::model_errors(j, "one.json"), "");
 }
 
 // Each refusal names the key (its JSON path) and what is allowed.
@@ -79,42 +72,43 @@ TEST(MoeGroupsJson, RefusalsNameTheKey) {
     Json j = tiny_moe();
     j["moe_groups"] = groups;
     j["moe_group_topk"] = pick;
-    return errors_of(j, "m.json");
+    return test::model_errors(j, "m.json");
   };
   std::string t = text_with(4, 0);
-  EXPECT_TRUE(has(t, "m.json: /moe_group_topk: missing: moe_groups 4 needs it")) << t;
+  EXPECT_TRUE(test::contains(t, "m.json: /moe_group_topk: missing: moe_groups 4 needs it")) << t;
   t = text_with(0, 2);
-  EXPECT_TRUE(has(t, "/moe_groups: missing: moe_group_topk 2 needs it")) << t;
+  EXPECT_TRUE(test::contains(t, "/moe_groups: missing: moe_group_topk 2 needs it")) << t;
   t = text_with(3, 1);
-  EXPECT_TRUE(has(t, "/moe_groups: the 8 experts do not split into 3 equal groups")) << t;
-  EXPECT_TRUE(has(t, "a divisor of experts (8)")) << t;
+  EXPECT_TRUE(test::contains(t, "/moe_groups: the 8 experts do not split into 3 equal groups")) << t;
+  EXPECT_TRUE(test::contains(t, "a divisor of experts (8)")) << t;
   t = text_with(4, 5);
-  EXPECT_TRUE(has(t, "/moe_group_topk: moe_group_topk 5 exceeds moe_groups 4")) << t;
+  EXPECT_TRUE(test::contains(t, "/moe_group_topk: moe_group_topk 5 exceeds moe_groups 4")) << t;
   // 8 groups of 1 expert: one group holds 1, fewer than top-2.
   t = text_with(8, 1);
-  EXPECT_TRUE(has(t, "/moe_group_topk: topk 2 exceeds the experts a token's groups hold: 1 x 1 a group"))
+  EXPECT_TRUE(
+      test::contains(t, "/moe_group_topk: topk 2 exceeds the experts a token's groups hold: 1 x 1 a group"))
       << t;
-  EXPECT_TRUE(has(t, "at least 2 of the 8 groups")) << t;
+  EXPECT_TRUE(test::contains(t, "at least 2 of the 8 groups")) << t;
   // Only one line when only one thing is wrong.
   EXPECT_EQ(std::count(t.begin(), t.end(), '\n'), 1) << t;
   // The reader's own checks: negative values and other types.
   t = text_with(-1, -2);
-  EXPECT_TRUE(has(t, "/moe_groups: value -1 is out of range")) << t;
-  EXPECT_TRUE(has(t, "/moe_group_topk: value -2 is out of range")) << t;
+  EXPECT_TRUE(test::contains(t, "/moe_groups: value -1 is out of range")) << t;
+  EXPECT_TRUE(test::contains(t, "/moe_group_topk: value -2 is out of range")) << t;
   Json j = tiny_moe();
   j["moe_groups"] = "8";
   j["moe_group_topk"] = 1.5;
-  t = errors_of(j, "m.json");
-  EXPECT_TRUE(has(t, "/moe_groups: expected an integer")) << t;
-  EXPECT_TRUE(has(t, "/moe_group_topk: expected an integer")) << t;
+  t = test::model_errors(j, "m.json");
+  EXPECT_TRUE(test::contains(t, "/moe_groups: expected an integer")) << t;
+  EXPECT_TRUE(test::contains(t, "/moe_group_topk: expected an integer")) << t;
   // Only with experts.
   j = tiny_moe();
   for (const char* k : {"experts", "topk", "moe_ffn"}) j.erase(k);
   j["moe_groups"] = 8;
   j["moe_group_topk"] = 4;
-  t = errors_of(j, "dense.json");
-  EXPECT_TRUE(has(t, "/moe_groups: given without \"experts\"")) << t;
-  EXPECT_TRUE(has(t, "/moe_group_topk: given without \"experts\"")) << t;
+  t = test::model_errors(j, "dense.json");
+  EXPECT_TRUE(test::contains(t, "/moe_groups: given without \"experts\"")) << t;
+  EXPECT_TRUE(test::contains(t, "/moe_group_topk: given without \"experts\"")) << t;
 }
 
 // A ModelSpec built in code is checked the same way by validate_model.
@@ -125,14 +119,14 @@ TEST(MoeGroupsJson, SpecsBuiltInCodeAreChecked) {
   dense.moe_groups = 8;
   dense.moe_group_topk = 4;
   std::string t = all_errors(validate_model(dense, "code"));
-  EXPECT_TRUE(has(t, "/moe_groups: expert groups in a model without experts")) << t;
-  EXPECT_TRUE(has(t, "/moe_group_topk: expert groups in a model without experts")) << t;
+  EXPECT_TRUE(test::contains(t, "/moe_groups: expert groups in a model without experts")) << t;
+  EXPECT_TRUE(test::contains(t, "/moe_group_topk: expert groups in a model without experts")) << t;
   ModelSpec moe = dense;
   moe.experts = 8, moe.topk = 2, moe.moe_ffn = 8;
   moe.moe_groups = -1;
   moe.moe_group_topk = 1;
   t = all_errors(validate_model(moe, "code"));
-  EXPECT_TRUE(has(t, "/moe_groups: must not be negative, got -1")) << t;
+  EXPECT_TRUE(test::contains(t, "/moe_groups: must not be negative, got -1")) << t;
   moe.moe_groups = 4;
   moe.moe_group_topk = 2;
   EXPECT_TRUE(validate_model(moe, "code").empty()) << all_errors(validate_model(moe, "code"));
@@ -233,33 +227,34 @@ TEST(MoeGroupsHf, DeepseekConfigsImportTheirGroups) {
 TEST(MoeGroupsHf, RefusalsNameTheConfigKeys) {
   Json j = tiny_v3();
   j["n_group"] = 3;
-  std::string t = errors_of(j, "v3.json");
-  EXPECT_TRUE(has(t, "/n_group: 8 n_routed_experts do not split into 3 equal groups")) << t;
+  std::string t = test::model_errors(j, "v3.json");
+  EXPECT_TRUE(test::contains(t, "/n_group: 8 n_routed_experts do not split into 3 equal groups")) << t;
   j = tiny_v3();
   j.erase("n_group");
   j["n_routed_experts"] = 12;  // DeepseekV3Config's default 8 groups do not fit
-  t = errors_of(j, "v3.json");
-  EXPECT_TRUE(has(t,
-                  "/n_group: 12 n_routed_experts do not split into 8 equal groups (DeepseekV3Config's "
-                  "default n_group)"))
+  t = test::model_errors(j, "v3.json");
+  EXPECT_TRUE(
+      test::contains(t,
+                     "/n_group: 12 n_routed_experts do not split into 8 equal groups (DeepseekV3Config's "
+                     "default n_group)"))
       << t;
   j = tiny_v3();
   j["topk_group"] = 5;
-  t = errors_of(j, "v3.json");
-  EXPECT_TRUE(has(t, "/topk_group: moe_group_topk 5 exceeds moe_groups 4")) << t;
+  t = test::model_errors(j, "v3.json");
+  EXPECT_TRUE(test::contains(t, "/topk_group: moe_group_topk 5 exceeds moe_groups 4")) << t;
   j = tiny_v3();
   j["topk_group"] = nullptr;
-  t = errors_of(j, "v3.json");
-  EXPECT_TRUE(has(t, "/topk_group: missing: moe_groups 4 needs it")) << t;
+  t = test::model_errors(j, "v3.json");
+  EXPECT_TRUE(test::contains(t, "/topk_group: missing: moe_groups 4 needs it")) << t;
   j = tiny_v3();
   j["n_group"] = 8;
   j["topk_group"] = 1;  // one group of one expert, top-2
-  t = errors_of(j, "v3.json");
-  EXPECT_TRUE(has(t, "/topk_group: topk 2 exceeds the experts a token's groups hold")) << t;
+  t = test::model_errors(j, "v3.json");
+  EXPECT_TRUE(test::contains(t, "/topk_group: topk 2 exceeds the experts a token's groups hold")) << t;
   j = tiny_v3();
   j["n_group"] = "8";
-  t = errors_of(j, "v3.json");
-  EXPECT_TRUE(has(t, "/n_group: expected an integer")) << t;
+  t = test::model_errors(j, "v3.json");
+  EXPECT_TRUE(test::contains(t, "/n_group: expected an integer")) << t;
 }
 
 TEST(MoeGroupsPresets, DeepseekV3RoutesWithinGroups) {
@@ -286,7 +281,7 @@ TEST(MoeGroupsValidationRows, ModelBlockKeys) {
   EXPECT_EQ(spec.moe_groups, 8);
   EXPECT_EQ(spec.moe_group_topk, 4);
   ASSERT_FALSE(notes.empty());
-  EXPECT_TRUE(has(notes.back(), "tokens routed within 4 of 8 expert groups")) << notes.back();
+  EXPECT_TRUE(test::contains(notes.back(), "tokens routed within 4 of 8 expert groups")) << notes.back();
   for (const auto& [groups, pick] : {std::pair{8, 0}, {0, 4}, {6, 4}, {8, 9}, {64, 1}}) {
     Json bad = row_model;
     bad["moe_groups"] = groups;

@@ -15,11 +15,6 @@ namespace {
 using test::all_errors;
 using test::load;
 
-std::string errors_of(const Json& j, const std::string& file) {
-  auto m = parse_model_json(j, file);
-  return m.ok() ? std::string() : all_errors(m.errors());
-}
-
 // Active parameters: the total less the routed experts a token does not run, in every
 // layer (the attention, router, norms, shared expert and embeddings all run). Per layer:
 //   mixtral-8x7b: attention 41,943,040 + router 32,768 + 2 x 3*4096*14336 (352,321,536)
@@ -120,7 +115,7 @@ TEST(HfMoe, Qwen2MoeLayerCount) {
 TEST(HfMoe, Qwen2MoeNeedsItsSharedWidth) {
   Json shared = qwen15_moe();
   shared.erase("shared_expert_intermediate_size");
-  const std::string text = errors_of(shared, "shared.json");
+  const std::string text = test::model_errors(shared, "shared.json");
   EXPECT_NE(text.find("/shared_expert_intermediate_size: missing required key"), std::string::npos) << text;
 }
 
@@ -166,13 +161,13 @@ TEST(HfMoe, ExpertKeysOnOtherTypesAreRefused) {
   Json llama{{"model_type", "llama"},    {"hidden_size", 64},        {"num_hidden_layers", 2},
              {"num_attention_heads", 4}, {"intermediate_size", 128}, {"vocab_size", 100},
              {"num_local_experts", 8}};
-  std::string text = errors_of(llama, "llama.json");
+  std::string text = test::model_errors(llama, "llama.json");
   EXPECT_NE(text.find("/num_local_experts: a mixture-of-experts model (num_local_experts 8)"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("model_type \"mixtral\""), std::string::npos) << text;
   Json other{{"model_type", "jamba"}, {"num_experts", 16}, {"hidden_size", 64}};
-  text = errors_of(other, "jamba.json");
+  text = test::model_errors(other, "jamba.json");
   EXPECT_NE(text.find("/num_experts"), std::string::npos) << text;
   EXPECT_NE(text.find("mixture-of-experts types dsplan imports: deepseek_v2, deepseek_v3, glm4_moe, kimi_k2, "
                       "llama4, llama4_text, mixtral, olmoe, qwen2_moe, qwen3_moe"),
@@ -204,19 +199,19 @@ TEST(ModelJsonMoe, EveryMissingOrStrayKeyIsReported) {
   Json missing = tiny_moe();
   missing.erase("topk");
   missing.erase("moe_ffn");
-  std::string text = errors_of(missing, "missing.json");
+  std::string text = test::model_errors(missing, "missing.json");
   EXPECT_NE(text.find("missing.json: /topk: missing: an MoE model"), std::string::npos) << text;
   EXPECT_NE(text.find("missing.json: /moe_ffn: missing: an MoE model"), std::string::npos) << text;
   Json stray = tiny_moe();
   stray.erase("experts");
   stray["shared_ffn"] = 64;
-  text = errors_of(stray, "stray.json");
+  text = test::model_errors(stray, "stray.json");
   for (const char* key : {"/topk", "/moe_ffn", "/shared_ffn"})
     EXPECT_NE(text.find(std::string(key) + ": given without \"experts\""), std::string::npos) << key << text;
   Json range = tiny_moe();
   range["experts"] = 0;
   range["moe_ffn"] = 0;
-  text = errors_of(range, "range.json");
+  text = test::model_errors(range, "range.json");
   EXPECT_NE(text.find("/experts"), std::string::npos) << text;
   EXPECT_NE(text.find("/moe_ffn"), std::string::npos) << text;
 }

@@ -23,4 +23,14 @@ inline std::string all_errors(const Diagnostics& errs) {
   return s;
 }
 
+// Every error of parsing `j` as a dsplan model JSON (as from `file`), or "" when it parses.
+inline std::string model_errors(const Json& j, const std::string& file) {
+  auto m = parse_model_json(j, file);
+  return m.ok() ? std::string() : all_errors(m.errors());
+}
+
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 }  // namespace dsplan::test

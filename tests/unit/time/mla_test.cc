@@ -13,33 +13,14 @@
 #include "estimator/time/gemm.h"
 #include "estimator/time/operators.h"
 #include "estimator/time/parallel_comm.h"
-#include "fixtures.h"
+#include "time_fixtures.h"
 
 namespace dsplan {
 namespace {
 
-// DeepSeek-V3's attention on a dense 4-layer decoder: hidden 7168, 128 heads, q_lora_rank
-// 1536, kv_lora_rank 512, head_dim (qk_nope) 128, rope 64, v 128; SwiGLU MLP of 18432.
-ModelSpec mla() {
-  ModelSpec m = test::llama_style("mla-test", 4, 7168, 128, 128, 128, 18432, 129280, 4096);
-  m.q_lora_rank = 1536;
-  m.kv_lora_rank = 512;
-  m.qk_rope_head_dim = 64;
-  m.v_head_dim = 128;
-  return m;
-}
+ModelSpec mla() { return test::deepseek_v3_attention("mla-test"); }
 
-OpKey key(int tp) {
-  OpKey k;
-  k.tp = tp;
-  k.sequence_parallel = tp > 1;
-  k.micro_batch = 1;
-  k.seq_len = 4096;
-  k.flash = true;
-  k.precision = Precision::bf16;
-  k.framework = Framework::megatron;
-  return k;
-}
+OpKey key(int tp) { return test::megatron_key(tp); }
 
 // q down 7168 x 1536 = 11,010,048; q up 1536 x 128 x 192 = 37,748,736; kv down
 // 7168 x (512 + 64) = 4,128,768; kv up 512 x 128 x (128 + 128) = 16,777,216; output

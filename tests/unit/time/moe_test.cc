@@ -17,7 +17,7 @@
 #include "estimator/time/op_dims.h"
 #include "estimator/time/operators.h"
 #include "estimator/time/parallel_comm.h"
-#include "fixtures.h"
+#include "time_fixtures.h"
 
 namespace dsplan {
 namespace {
@@ -32,18 +32,7 @@ ModelSpec mixtral() {
   return m;
 }
 
-OpKey key(int tp, int ep) {
-  OpKey k;
-  k.tp = tp;
-  k.sequence_parallel = tp > 1;
-  k.micro_batch = 1;
-  k.seq_len = 4096;
-  k.flash = true;
-  k.precision = Precision::bf16;
-  k.framework = Framework::megatron;
-  k.ep = ep;
-  return k;
-}
+OpKey key(int tp, int ep) { return test::megatron_key(tp, ep); }
 
 // Parameters: attention 4096 x (4096 + 2 x 1024) + 4096 x 4096 = 41,943,040; router
 // 4096 x 8 = 32,768; experts 8 x 3 x 4096 x 14336 = 1,409,286,144; norms 2 x 4096. A token

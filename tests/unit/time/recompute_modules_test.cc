@@ -8,21 +8,12 @@
 #include "estimator/step_time.h"
 #include "estimator/time/efficiency_defaults.h"
 #include "estimator/time/operators.h"
-#include "fixtures.h"
+#include "time_fixtures.h"
 
 namespace dsplan {
 namespace {
 
-// DeepSeek-V3's attention on a dense 4-layer decoder (as mla_test.cc): hidden 7168, 128
-// heads, q_lora_rank 1536, kv_lora_rank 512, head_dim 128, rope 64, v 128; SwiGLU of 18432.
-ModelSpec mla() {
-  ModelSpec m = test::llama_style("mla-rc", 4, 7168, 128, 128, 128, 18432, 129280, 4096);
-  m.q_lora_rank = 1536;
-  m.kv_lora_rank = 512;
-  m.qk_rope_head_dim = 64;
-  m.v_head_dim = 128;
-  return m;
-}
+ModelSpec mla() { return test::deepseek_v3_attention("mla-rc"); }
 
 // A small MoE decoder: hidden 2048, 16 heads of 128, 8 experts of 1024 (SwiGLU), top-2,
 // one 512-wide shared expert.
@@ -35,18 +26,7 @@ ModelSpec moe() {
   return m;
 }
 
-OpKey key(int tp, int ep) {
-  OpKey k;
-  k.tp = tp;
-  k.ep = ep;
-  k.sequence_parallel = tp > 1;
-  k.micro_batch = 1;
-  k.seq_len = 4096;
-  k.flash = true;
-  k.precision = Precision::bf16;
-  k.framework = Framework::megatron;
-  return k;
-}
+OpKey key(int tp, int ep) { return test::megatron_key(tp, ep); }
 
 constexpr std::size_t at(RecomputeModule r) { return static_cast<std::size_t>(r); }
 

@@ -5,6 +5,7 @@
 #include "estimator/step_time.h"
 #include "estimator/time/collectives.h"
 #include "estimator/time/efficiency_defaults.h"
+#include "estimator/time/operators.h"
 #include "estimator/time/parallel_comm.h"
 #include "fixtures.h"
 
@@ -21,6 +22,32 @@ inline TrainConfig base_cfg() {
   c.seq_len = 2048;
   c.dp = 8;
   return c;
+}
+
+// Megatron bf16 with flash attention, one 4096-token sequence a micro-batch, sequence
+// parallelism wherever tp > 1, expert parallelism ep: the MoE and MLA tests' operator key.
+inline OpKey megatron_key(int tp, int ep = 1) {
+  OpKey k;
+  k.tp = tp;
+  k.sequence_parallel = tp > 1;
+  k.micro_batch = 1;
+  k.seq_len = 4096;
+  k.flash = true;
+  k.precision = Precision::bf16;
+  k.framework = Framework::megatron;
+  k.ep = ep;
+  return k;
+}
+
+// DeepSeek-V3's attention on a dense 4-layer decoder: hidden 7168, 128 heads, q_lora_rank
+// 1536, kv_lora_rank 512, head_dim (qk_nope) 128, rope 64, v 128; SwiGLU MLP of 18432.
+inline ModelSpec deepseek_v3_attention(const std::string& name) {
+  ModelSpec m = llama_style(name, 4, 7168, 128, 128, 128, 18432, 129280, 4096);
+  m.q_lora_rank = 1536;
+  m.kv_lora_rank = 512;
+  m.qk_rope_head_dim = 64;
+  m.v_head_dim = 128;
+  return m;
 }
 
 inline StepTimeModel a100_model(const ModelSpec& m, int gpus) {
