@@ -43,6 +43,10 @@ void set_recompute_modules(std::uint8_t modules, TrainConfig& cfg, std::vector<s
   cfg.recompute_modules = modules;
   if (cfg.checkpointing != Checkpointing::selective)
     why.push_back("recompute modules go with selective checkpointing only");
+  // Megatron-Core refuses these with FP8 delayed scaling (transformer_config.py).
+  const std::uint8_t discard = module_bit(RecomputeModule::moe_act) | module_bit(RecomputeModule::layernorm);
+  if (cfg.fp8 && cfg.fp8_recipe == Fp8Recipe::delayed && (modules & discard) != 0)
+    why.push_back("Megatron-Core's moe_act and layernorm recompute need FP8 current scaling, not delayed");
 }
 
 std::string tp_problem(int tp, const ModelSpec& m, const Cluster& c, bool within_node) {

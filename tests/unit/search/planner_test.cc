@@ -268,6 +268,13 @@ TEST(Space, CheapRecomputeModulesAreSearchedForMoeAndMla) {
   set_recompute_modules(cheap, cfg, why);
   EXPECT_TRUE(why.empty());
   EXPECT_EQ(cfg.recompute_modules, cheap);
+  cfg.fp8 = true;  // Megatron-Core refuses moe_act and layernorm under delayed scaling
+  set_recompute_modules(cheap, cfg, why);
+  EXPECT_EQ(why.size(), 1u);
+  why.clear();
+  cfg.fp8_recipe = Fp8Recipe::tensorwise;
+  set_recompute_modules(cheap, cfg, why);
+  EXPECT_TRUE(why.empty());
 }
 
 }  // namespace
