@@ -72,12 +72,8 @@ Json config_to_json(const Evaluation& e) {
   j["seq_len"] = c.seq_len;
   j["checkpointing"] = name(c.checkpointing);
   if (c.checkpointing == Checkpointing::block) j["recompute_layers"] = c.recompute_layers;
-  if (c.checkpointing == Checkpointing::selective && c.recompute_modules != 0) {
-    Json mods = Json::array();  // Megatron-Core's selective recompute modules (--recompute-modules)
-    for (int i = 0; i < kRecomputeModules; ++i)
-      if (c.recompute_modules & module_bit(RecomputeModule(i))) mods.push_back(name(RecomputeModule(i)));
-    j["recompute_modules"] = mods;
-  }
+  if (c.checkpointing == Checkpointing::selective && c.recompute_modules != 0)  // --recompute-modules
+    j["recompute_modules"] = recompute_module_list(c.recompute_modules);
   j["flash_attention"] = c.flash_attention;
   j["sequence_parallel"] = c.sequence_parallel;
   j["overlap_comm"] = c.zero.overlap_comm < 0 ? "default" : c.zero.overlap_comm == 1 ? "on" : "off";

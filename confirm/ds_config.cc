@@ -223,8 +223,8 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
     a.push_back("--recompute-activations");
   if (c.checkpointing == Checkpointing::selective && c.recompute_modules != 0) {
     a.insert(a.end(), {"--recompute-granularity", "selective", "--recompute-modules"});
-    for (int i = 0; i < kRecomputeModules; ++i)
-      if (c.recompute_modules & module_bit(RecomputeModule(i))) a.push_back(name(RecomputeModule(i)));
+    const std::vector<std::string> modules = recompute_module_list(c.recompute_modules);
+    a.insert(a.end(), modules.begin(), modules.end());
   }
   if (c.checkpointing == Checkpointing::full)
     a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "uniform",

@@ -48,13 +48,15 @@ std::optional<Checkpointing> parse_checkpointing(std::string_view s) { return lo
 std::optional<RecomputeModule> parse_recompute_module(std::string_view s) {
   return lookup<RecomputeModule>(recompute_module_names(), s);
 }
+std::vector<std::string> recompute_module_list(std::uint8_t modules) {
+  std::vector<std::string> out;
+  for (int i = 0; i < kRecomputeModules; ++i)
+    if (modules & module_bit(RecomputeModule(i))) out.push_back(name(RecomputeModule(i)));
+  return out;
+}
 std::string recompute_modules_text(std::uint8_t modules, char sep) {
   std::string out;
-  for (int i = 0; i < kRecomputeModules; ++i) {
-    if (!(modules & module_bit(RecomputeModule(i)))) continue;
-    if (!out.empty()) out += sep;
-    out += name(RecomputeModule(i));
-  }
+  for (const std::string& n : recompute_module_list(modules)) out += (out.empty() ? "" : std::string(1, sep)) + n;
   return out;
 }
 std::optional<Offload> parse_offload(std::string_view s) { return lookup<Offload>(offload_names(), s); }

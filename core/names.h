@@ -50,7 +50,8 @@ std::optional<Precision> parse_precision(std::string_view);
 std::optional<Optimizer> parse_optimizer(std::string_view);
 std::optional<Checkpointing> parse_checkpointing(std::string_view);
 std::optional<RecomputeModule> parse_recompute_module(std::string_view);
-// The set's module names in Megatron's order, joined by sep ("" for the empty set).
+// The set's module names in Megatron's order, and joined by sep ("" for the empty set).
+std::vector<std::string> recompute_module_list(std::uint8_t modules);
 std::string recompute_modules_text(std::uint8_t modules, char sep = ',');
 std::optional<Offload> parse_offload(std::string_view);
 

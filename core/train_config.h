@@ -239,11 +239,17 @@ struct TrainConfig {
       return first > middle ? (first > last ? first : last) : (middle > last ? middle : last);
     }
   };
+  // The explicit split's layers in each virtual stage (chunk) but the first and the last;
+  // 0 without an explicit split, a pipeline or middle chunks.
+  int middle_chunk_layers(int model_layers) const {
+    const int n = (pp > 1 ? pp : 1) * (vpp > 1 ? vpp : 1);
+    if (pp <= 1 || !explicit_split() || n <= 2) return 0;
+    return (model_layers - pp_first_layers - pp_last_layers) / (n - 2);
+  }
   StageLayers stage_layers(int model_layers) const {
     const int p = pp > 1 ? pp : 1;
     if (p > 1 && explicit_split()) {
-      const int v = vpp > 1 ? vpp : 1, n = p * v;
-      const int mid = n > 2 ? (model_layers - pp_first_layers - pp_last_layers) / (n - 2) : 0;
+      const int v = vpp > 1 ? vpp : 1, mid = middle_chunk_layers(model_layers);
       StageLayers s{pp_first_layers + (v - 1) * mid, v * mid, pp_last_layers + (v - 1) * mid};
       if (p == 2) s.middle = s.first > s.last ? s.first : s.last;
       return s;

@@ -127,7 +127,7 @@ double moe_layer_share(const ModelSpec& m, const TrainConfig& cfg) {
   const int size = (units + chunks - 1) / chunks;  // units per chunk (the last may hold fewer)
   // A chunk's first unit: even chunks, or the explicit split's ends and even middle chunks.
   const bool ends = pp > 1 && cfg.explicit_split() && chunks > 2;
-  const int mid = ends ? (m.layers - cfg.pp_first_layers - cfg.pp_last_layers) / (chunks - 2) : 0;
+  const int mid = ends ? cfg.middle_chunk_layers(m.layers) : 0;
   auto start = [&](int j) {
     if (!ends) return std::min(units, j * size);
     return j == 0 ? 0 : std::min(units, cfg.pp_first_layers + (j - 1) * mid);

@@ -35,9 +35,10 @@ struct StepCosts {
   int first_layers = 0, last_layers = 0;
   int first_rank_layers() const { return first_layers > 0 ? first_layers : layers_per_rank; }
   int last_rank_layers() const { return last_layers > 0 ? last_layers : layers_per_rank; }
-  // Interleaved stages whose ends differ (Megatron's accounted or explicit split): the
-  // layers of every chunk but the first rank's first and the last rank's last, which hold
-  // the rest of their rank's layers. 0: each rank's layers spread evenly over its chunks.
+  // Interleaved stages with an explicit split (TrainConfig::middle_chunk_layers): the layers
+  // of every chunk but the first rank's first and the last rank's last, which hold the rest
+  // of their rank's layers. 0: each rank's layers spread evenly over its chunks (the
+  // accounted split's missing layer lands in the end chunk that way).
   int middle_chunk_layers = 0;
   LayerCosts layer;
   Seconds embed_fwd, embed_bwd;  // first stage, per micro-batch

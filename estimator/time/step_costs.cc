@@ -188,14 +188,9 @@ const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const 
     e.mtp_projection = 2.0 * m.hidden * double(m.hidden) / std::max(1.0, matmul_params_per_layer(m));
     e.first_layers = sp.first_layers;
     e.last_layers = sp.last_layers;
-    // Interleaved stages with uneven ends: the chunks other than the first and the last hold
-    // the same number of layers (the explicit split's middle, or the accounted split's units
-    // per chunk, the ends' chunks that fewer).
-    const int chunks = std::max(1, cfg.pp) * std::max(1, cfg.vpp);
-    if (cfg.pp > 1 && cfg.vpp > 1 && cfg.explicit_split() && chunks > 2)
-      e.middle_chunk_layers = (m.layers - cfg.pp_first_layers - cfg.pp_last_layers) / (chunks - 2);
-    else if (cfg.pp > 1 && cfg.vpp > 1 && (cfg.pp_account_embedding || cfg.pp_account_loss))
-      e.middle_chunk_layers = (m.layers + cfg.pp_account_embedding + cfg.pp_account_loss) / chunks;
+    // The explicit split's middle chunks (keyed: pp_first, pp_last, vpp). An accounted split's
+    // chunks need none: its one missing layer sits where the simulator's even rule puts it.
+    e.middle_chunk_layers = cfg.middle_chunk_layers(m.layers);
     const bool sharded = cfg.zero_stage >= 1 || cfg.deepspeed_bf16_optimizer();
     // MoE: the experts' states shard over the ranks holding the same experts.
     const double experts = sp.expert_stage();
