@@ -131,11 +131,14 @@ void print_rows(const std::vector<Row>& rows, double tokens) {
       if (a.rfind("hardware:", 0) == 0) a = std::regex_replace(a, std::regex(", [0-9]+ node\\(s\\).*$"), "");
       if (seen.insert(a).second) std::cout << "assumed  " << a << "\n";
     }
+  std::size_t width = 52;  // fits the longest configuration shown
+  for (const Row& r : rows)
+    if (r.best) width = std::max(width, describe_config(*r.best).size() + 1);
   std::cout << "\n"
             << std::left << std::setw(16) << "hardware" << std::right << std::setw(6) << "GPUs"
-            << "  " << std::left << std::setw(52) << "best configuration" << std::right << std::setw(10)
-            << "step" << std::setw(13) << "tokens/s/GPU" << std::setw(6) << "MFU" << std::setw(9) << "scaling"
-            << std::setw(13) << "runs like it";
+            << "  " << std::left << std::setw(int(width)) << "best configuration" << std::right
+            << std::setw(10) << "step" << std::setw(13) << "tokens/s/GPU" << std::setw(6) << "MFU"
+            << std::setw(9) << "scaling" << std::setw(13) << "runs like it";
   if (tokens > 0) std::cout << std::setw(10) << "days" << std::setw(12) << "GPU-hours";
   std::cout << "\n";
   for (const Row& r : rows) {
@@ -146,7 +149,7 @@ void print_rows(const std::vector<Row>& rows, double tokens) {
     }
     const Evaluation& e = *r.best;
     std::string config = describe_config(e);
-    if (config.size() < 52) config.resize(52, ' ');
+    config.resize(width, ' ');
     std::cout << config << std::setw(9) << fmt(e.time.step.v, 3) << "s" << std::setw(13)
               << fmt(e.tokens_per_s / r.gpus, 0) << std::setw(5) << fmt(100 * e.mfu, 0) << "%" << std::setw(9)
               << fmt(r.scaling, 2) << std::setw(13) << band_text(e, r.plan.request.cluster.node.gpu.arch);

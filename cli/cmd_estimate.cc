@@ -61,13 +61,17 @@ void print_table(const EstimatePlan& p) {
   for (const auto& [stage, b] : p.result.max_micro_batch)
     std::cout << "  z" << stage << "=" << (b ? std::to_string(*b) : std::string("n/a"));
   std::cout << "\n\n";
-  std::cout << std::left << std::setw(4) << "#" << std::setw(58) << "configuration" << std::right
-            << std::setw(9) << "device" << std::setw(10) << "host/node" << std::setw(10) << "step" << std::setw(11)
-            << "samples/s" << std::setw(8) << "TFLOP/s" << std::setw(6) << "MFU" << "  fits\n";
+  // The configuration column fits the longest shown (selective recompute modules run long).
+  std::size_t width = 58;
+  for (const auto& e : p.result.configs) width = std::max(width, describe_config(e).size() + 1);
+  std::cout << std::left << std::setw(4) << "#" << std::setw(int(width)) << "configuration" << std::right
+            << std::setw(9) << "device" << std::setw(10) << "host/node" << std::setw(10) << "step"
+            << std::setw(11) << "samples/s" << std::setw(8) << "TFLOP/s" << std::setw(6) << "MFU"
+            << "  fits\n";
   int i = 0;
   for (const auto& e : p.result.configs) {
     std::string config = describe_config(e);
-    if (config.size() < 58) config.resize(58, ' ');
+    config.resize(width, ' ');
     std::cout << std::left << std::setw(4) << ++i << config << cell(fmt(in_GiB(e.memory.device), 1), 6)
               << "GiB" << cell(fmt(in_GiB(e.memory.host), 0), 6) << "GiB " << cell(fmt(e.time.step.v, 3), 9)
               << "s" << cell(fmt(e.samples_per_s, 1), 11) << cell(fmt(e.tflops_per_gpu, 0), 8)

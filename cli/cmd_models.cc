@@ -131,10 +131,13 @@ void print_one(const ModelSpec& m, const std::string& source) {
   std::printf("  %s, %d layers, hidden %d, heads %d (kv %d, head_dim %d)\n", m.causal ? "decoder" : "encoder",
               m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim);
   if (is_mla(m)) std::printf("  attention: %s\n", mla_phrase(m).c_str());
-  std::printf("  ffn %d %s%s, %s, %s positions (%d), vocab %lld (pad multiple %d)\n", m.ffn_hidden,
+  const std::string pretrain =
+      m.pretrain_seq > 0 ? "; pre-trained at " + std::to_string(m.pretrain_seq) + ", the default --seq" : "";
+  std::printf("  ffn %d %s%s, %s, %s positions (%d%s), vocab %lld (pad multiple %d)\n", m.ffn_hidden,
               name(m.activation), m.gated_mlp ? " gated" : "",
               m.norm == NormKind::layernorm && !m.norm_bias ? "layernorm (no bias)" : name(m.norm),
-              name(m.position), m.max_positions, static_cast<long long>(m.vocab), m.vocab_pad_multiple);
+              name(m.position), m.max_positions, pretrain.c_str(), static_cast<long long>(m.vocab),
+              m.vocab_pad_multiple);
   std::printf("  biases %s, embeddings %s%s%s%s\n",
               m.linear_bias ? "yes"
               : m.qkv_bias  ? "on Q, K, V only"

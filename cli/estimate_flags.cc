@@ -26,8 +26,10 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "fp32, fp16 or bf16 (default bf16 where supported, else fp16); fp8: bf16 with Transformer "
                   "Engine FP8 linears (Megatron, Hopper)");
   sub->add_option("--optimizer", o.optimizer, "adam (default), sgd, adafactor or adam-8bit");
-  sub->add_option("--seq", o.seq, "Sequence length (default: the model's maximum context)")
-      ->check(number_check(true, 0, 1 << 24, "tokens, an integer in [1, 16777216]; 0 = the model's maximum"));
+  sub->add_option("--seq", o.seq,
+                  "Sequence length (default: the context the model was pre-trained at, pretrain_seq, else "
+                  "its maximum context)")
+      ->check(number_check(true, 0, 1 << 24, "tokens, an integer in [1, 16777216]; 0 = the default"));
   sub->add_option("--global-batch", o.global_batch, "Fixed global batch (samples); gas is derived")
       ->check(number_check(true, 1, kMaxGlobalBatch, "a positive integer number of samples"));
   sub->add_option("--zero", o.zero, "ZeRO stages to search, e.g. 0,1,2,3");

@@ -398,8 +398,9 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (!s.run.fp8 && !o.fp8_recipe.empty())
     errs.push_back(
         flag_error("fp8-recipe", "applies to --precision fp8 only", "leave it out, or add --precision fp8"));
-  s.run.seq_len = o.seq > 0 ? o.seq : req.model.max_positions;
-  plan.seq_is_model_max = o.seq <= 0;
+  const bool pretrain = o.seq <= 0 && req.model.pretrain_seq > 0;
+  s.run.seq_len = o.seq > 0 ? o.seq : pretrain ? req.model.pretrain_seq : req.model.max_positions;
+  plan.seq_is_model_max = o.seq <= 0 && !pretrain;
   if (!o.train_tokens.empty()) {
     if (const auto tokens = parse_token_count(o.train_tokens)) {
       plan.train_tokens = *tokens;
@@ -410,7 +411,12 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
                      "suffix, e.g. 300B, 1.5T, 3e11"));
     }
   }
-  if (o.seq <= 0) plan.assumptions.push_back("sequence length " + std::to_string(s.run.seq_len) + " (model maximum)");
+  if (o.seq <= 0)
+    plan.assumptions.push_back("sequence length " + std::to_string(s.run.seq_len) +
+                               (pretrain ? " (the model's pre-training context, later extended to " +
+                                               std::to_string(req.model.max_positions) +
+                                               ": --seq for long-context runs)"
+                                         : " (model maximum)"));
   if (o.seq < 0 || s.run.seq_len < 1)
     errs.push_back(flag_error("seq", "must be a positive sequence length", "e.g. 2048"));
   if (o.seq > 0 && req.model.position == PositionKind::learned && o.seq > req.model.max_positions)

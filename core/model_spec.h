@@ -47,6 +47,10 @@ struct ModelSpec {
   bool tied_embeddings = true;  // LM head shares the input embedding matrix
   PositionKind position = PositionKind::learned;
   int max_positions = 0;  // max context (and rows of the learned position table)
+  // Tokens per sequence of the model's main pre-training phase where its context was
+  // extended afterwards (Llama 3.1: 8192 of 131072; DeepSeek-V3: 4096 of 163840); 0 = not
+  // known or not extended: max_positions. What `estimate` plans when no --seq is given.
+  int pretrain_seq = 0;
   // Learned-table rows before position 0 that no token uses as context: RoBERTa's padding
   // offset (max_position_embeddings 514 for 512 tokens) and OPT's 2. Parameters only.
   int position_offset_rows = 0;

@@ -280,6 +280,23 @@ const std::vector<std::pair<std::string, Family>>& families() {
   return f;
 }
 
+// The context a model was pre-trained at before RoPE scaling extended it (ModelSpec::
+// pretrain_seq): original_max_position_embeddings in rope_scaling (rope_parameters from
+// transformers 5): Llama 3.1's "llama3" type, DeepSeek's and Qwen's "yarn"; or at the top
+// level, as Phi-3's "longrope" configs write it. One not below the context is dropped.
+void read_pretrain_context(Hf& hf, ModelSpec& m) {
+  int original = 0;
+  if (!hf.first_present({"original_max_position_embeddings"}).empty())
+    hf.r.get("original_max_position_embeddings", original, false, 1, 1 << 26);
+  for (const char* outer : {"rope_scaling", "rope_parameters"}) {
+    const Json* o = hf.r.child(outer, false);
+    if (!o || !o->is_object() || !o->contains("original_max_position_embeddings")) continue;
+    JsonObjectReader sub(*o, hf.file, hf.r.path_of(outer), hf.errs);
+    sub.get("original_max_position_embeddings", original, false, 1, 1 << 26);
+  }
+  if (original > 0 && original < m.max_positions) m.pretrain_seq = original;
+}
+
 // Validation errors name ModelSpec fields; point them at the config key that set the field.
 Diagnostics remap_paths(Diagnostics v, const std::map<std::string, std::string>& from) {
   for (auto& d : v) {
@@ -380,6 +397,7 @@ Expected<ModelSpec> parse_hf_config(const Json& j, const std::string& file) {
   hf.from["vocab"] = "vocab_size";
   hf.r.get("vocab_size", m.vocab, true, 1, 1'000'000'000);
   fam->second(hf, m);
+  read_pretrain_context(hf, m);
   if (!errs.empty()) return errs;
   if (m.kv_heads == 0) m.kv_heads = m.heads;
   if (m.head_dim == 0) {

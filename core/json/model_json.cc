@@ -39,6 +39,7 @@ Given read_sizes(JsonObjectReader& r, ModelSpec& m) {
   g.ffn = r.get("ffn_hidden", m.ffn_hidden, false, 1, kMaxDim);
   r.get("vocab", m.vocab, true, 1, kMaxVocab);
   g.max_positions = r.get("max_positions", m.max_positions, false, 1, 1 << 26);
+  r.get("pretrain_seq", m.pretrain_seq, false, 1, 1 << 26);
   r.get("position_offset_rows", m.position_offset_rows, false, 0, 64);
   r.get("type_vocab", m.type_vocab, false, 0, kMaxDim);
   r.get("vocab_pad_multiple", m.vocab_pad_multiple, false, 1, 1 << 16);
@@ -328,6 +329,11 @@ Diagnostics validate_model(const ModelSpec& m, const std::string& file) {
   check_positive(out, file, "vocab", m.vocab);
   check_positive(out, file, "max_positions", m.max_positions);
   check_positive(out, file, "vocab_pad_multiple", m.vocab_pad_multiple);
+  if (m.pretrain_seq > m.max_positions && m.max_positions > 0)
+    out.push_back({file, "/pretrain_seq",
+                   "pretrain_seq " + std::to_string(m.pretrain_seq) + " exceeds max_positions " +
+                       std::to_string(m.max_positions),
+                   "at most the model's context: the length it was pre-trained at"});
   if (is_moe(m) && (m.topk < 1 || m.topk > m.experts))
     out.push_back({file, "/topk", "topk " + std::to_string(m.topk) + " is not in [1, experts]",
                    "at most the " + std::to_string(m.experts) + " experts"});
@@ -430,6 +436,7 @@ Json model_to_json(const ModelSpec& m) {
   j["tied_embeddings"] = m.tied_embeddings;
   j["position"] = std::string(name(m.position));
   j["max_positions"] = m.max_positions;
+  if (m.pretrain_seq > 0) j["pretrain_seq"] = m.pretrain_seq;
   if (m.position_offset_rows > 0) j["position_offset_rows"] = m.position_offset_rows;
   j["norm"] = std::string(name(m.norm));
   j["norm_bias"] = m.norm_bias;
