@@ -99,6 +99,18 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "head and loss on the last pipeline stage")
       ->check(number_check(true, 0, 16, "an integer in [0, 16]"));
   sub->add_option(
+         "--pp-first-layers", o.pp_first_layers,
+         "Megatron's explicit pipeline split (--decoder-first-pipeline-num-layers; with "
+         "--pp-last-layers): the layers of the first (virtual) stage, the middle ones even; pins pp > 1. "
+         "Default: the even split, else the loss and embedding counted as layers, else the most balanced "
+         "explicit split")
+      ->check(number_check(true, 0, 1 << 16, "a layer count, an integer >= 0"));
+  sub->add_option(
+         "--pp-last-layers", o.pp_last_layers,
+         "The layers of the last (virtual) stage of an explicit split (--decoder-last-pipeline-num-layers; "
+         "with --pp-first-layers)")
+      ->check(number_check(true, 0, 1 << 16, "a layer count, an integer >= 0"));
+  sub->add_option(
          "--logit-metrics", o.logit_metrics,
          "Training metrics the loop computes on each micro-batch's logits besides the loss "
          "(default 0; Composer with llm-foundry models: 2, LanguageCrossEntropy and LanguagePerplexity)")

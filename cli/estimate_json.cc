@@ -66,6 +66,10 @@ Json config_to_json(const Evaluation& e) {
     j["pp_split"] = c.pp_account_embedding && c.pp_account_loss ? "embedding+loss"
                     : c.pp_account_loss                         ? "loss"
                                                                 : "embedding";
+  if (c.pp > 1 && c.explicit_split()) {  // Megatron's explicit split: the first and last chunks' layers
+    j["pp_first_layers"] = c.pp_first_layers;
+    j["pp_last_layers"] = c.pp_last_layers;
+  }
   j["micro_batch"] = c.micro_batch;
   j["grad_accum"] = c.grad_accum;
   j["global_batch"] = c.global_batch();

@@ -8,6 +8,7 @@
 
 #include "calibrate/profile.h"
 #include "cli/commands.h"
+#include "cli/estimate_checks.h"
 #include "core/json/model_json.h"
 #include "core/names.h"
 #include "estimator/params.h"
@@ -18,10 +19,6 @@
 
 namespace dsplan::cli {
 namespace {
-
-Diagnostic flag_error(const std::string& flag, const std::string& msg, const std::string& hint) {
-  return Diagnostic{"", "--" + flag, msg, hint};
-}
 
 // "1,2,4" or (when ranges are allowed) "1-64" or a mix "1-4,8".
 // getline drops a trailing empty item, so "1,2," would read as "1,2": refuse it.
@@ -177,63 +174,6 @@ void grad_reduce_choice(const std::string& value, SearchSpace& s, Diagnostics& e
                               "leave it out, or add --framework megatron or fsdp"));
 }
 
-// Checks user-given TP/PP values against the model and cluster; lists the allowed ones.
-void check_degrees(const std::vector<int>& tps, const std::vector<int>& pps, const ModelSpec& m,
-                   const Cluster& c, Framework fw, Diagnostics& errs) {
-  for (int t : tps) {
-    std::string why = tp_problem(t, m, c, true);
-    if (why.empty()) continue;
-    std::vector<std::string> ok;
-    for (int v = 1; v <= c.num_gpus; ++v)
-      if (tp_problem(v, m, c, true).empty()) ok.push_back(std::to_string(v));
-    errs.push_back(flag_error("tp", "tensor-parallel degree " + std::to_string(t) + " " + why,
-                              "allowed for " + m.name + " on this cluster: " + join(ok)));
-  }
-  for (int p : pps) {
-    std::string why = pp_problem(p, m, c, fw);
-    if (why.empty()) continue;
-    std::vector<std::string> ok;
-    for (int v = 1; v <= std::min(c.num_gpus, m.layers); ++v)
-      if (pp_problem(v, m, c, fw).empty()) ok.push_back(std::to_string(v));
-    errs.push_back(flag_error("pp", "pipeline-parallel degree " + std::to_string(p) + " " + why,
-                              "allowed: " + join(ok)));
-  }
-}
-
-// A search over more points than this would keep the user waiting (the search visits
-// about two million points a second on one core): refuse it and name the widest flag.
-constexpr double kMaxSearchPoints = 1e7;
-
-void check_space_size(const SearchSpace& given, const ModelSpec& m, const Cluster& c, Diagnostics& errs) {
-  const SearchSpace s = with_defaults(given, m, c);
-  const std::vector<std::pair<std::string, size_t>> dims{{"zero", s.zero.size()},
-                                                         {"tp", s.tp.size()},
-                                                         {"pp", s.pp.size()},
-                                                         {"vpp", s.vpp.size()},
-                                                         {"mbs", s.micro_batch.size()},
-                                                         {"gas", s.global_batch ? 1 : s.grad_accum.size()},
-                                                         {"ckpt", s.checkpointing.size()},
-                                                         {"flash", s.flash.size()},
-                                                         {"sp", s.sequence_parallel.size()},
-                                                         {"offload", s.offload.size()},
-                                                         {"cp", s.cp.size()},
-                                                         {"ep", s.ep.size()}};
-  double points = 1;
-  std::string product;
-  for (const auto& [flag, n] : dims) {
-    points *= static_cast<double>(n);
-    product += (product.empty() ? "" : " x ") + flag + " " + std::to_string(n);
-  }
-  if (points <= kMaxSearchPoints) return;
-  auto widest = std::max_element(dims.begin(), dims.end(),
-                                 [](const auto& a, const auto& b) { return a.second < b.second; });
-  std::ostringstream msg;
-  msg << "the search space has " << static_cast<long long>(points) << " points (" << product
-      << "), more than the " << static_cast<long long>(kMaxSearchPoints) << " searched at once";
-  errs.push_back(flag_error(widest->first, msg.str(),
-                            "narrow --" + widest->first + " (e.g. powers of two: 1,2,4,...) or pin more dimensions"));
-}
-
 }  // namespace
 
 Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
@@ -283,6 +223,7 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     errs.push_back(flag_error("moe-dispatcher", "deepep dispatches the tokens of a mixture-of-experts model",
                               "leave --moe-dispatcher out for " + model->name));
   s.run.mtp_layers = o.mtp;
+  set_explicit_split(o, model, s.run, errs);
   if (o.mtp > 0 && s.run.framework != Framework::megatron)
     errs.push_back(flag_error("mtp", "multi-token prediction is planned for Megatron-Core only",
                               "--framework megatron, or leave --mtp out"));
@@ -440,7 +381,7 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     if (o.flash.empty() && *std::min_element(s.cp.begin(), s.cp.end()) > 1) s.flash = {true};
   }
   s.global_batch = o.global_batch ? std::optional<std::int64_t>(*o.global_batch) : std::nullopt;
-  check_degrees(s.tp, s.pp, req.model, req.cluster, s.run.framework, errs);
+  check_degrees(s.tp, s.pp, req.model, req.cluster, s.run, errs);
   if (errs.empty()) check_space_size(s, req.model, req.cluster, errs);
   if (!errs.empty()) return errs;
 

@@ -46,6 +46,8 @@ struct EstimateOptions {
   int etp = 1;            // expert tensor parallelism (MoE models)
   std::string moe_dispatcher = "alltoall";  // alltoall or deepep (MoE models)
   int mtp = 0;            // multi-token prediction modules (Megatron's --mtp-num-layers)
+  int pp_first_layers = -1;  // Megatron's explicit pipeline split (both or neither); -1 not given
+  int pp_last_layers = -1;
   std::string cross_entropy = "eager";  // the loss kernel: eager or fused
   std::string norm_kernel = "auto";     // RMSNorm: auto, eager, fused or torch
   std::string fp8_recipe;               // FP8 scaling: delayed (default) or tensorwise

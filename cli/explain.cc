@@ -40,6 +40,8 @@ std::string describe_config(const Evaluation& e) {
     s += c.pp_account_embedding && c.pp_account_loss ? "(+embedding+loss)"
          : c.pp_account_loss                         ? "(+loss)"
                                                      : "(+embedding)";
+  if (c.pp > 1 && c.explicit_split())  // Megatron's explicit split: first | middle chunks | last
+    s += "(" + std::to_string(c.pp_first_layers) + "|..|" + std::to_string(c.pp_last_layers) + ")";
   if (c.cp > 1) s += " cp" + std::to_string(c.cp);
   s += " dp" + std::to_string(c.dp);
   if (c.ep > 1) s += " ep" + std::to_string(c.ep);

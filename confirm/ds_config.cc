@@ -184,7 +184,10 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   if (c.pp > 1 && !ds && c.pp_account_embedding) a.push_back("--account-for-embedding-in-pipeline-split");
   if (c.pp > 1 && !ds && c.pp_account_loss) a.push_back("--account-for-loss-in-pipeline-split");
   const int units = m.layers + (c.pp > 1 ? c.pp_account_embedding + c.pp_account_loss : 0);
-  if (c.vpp > 1 && c.pp > 1)
+  // An explicit split's chunks differ in size: Megatron takes the chunk count per rank then.
+  if (c.vpp > 1 && c.pp > 1 && c.explicit_split())
+    a.insert(a.end(), {"--num-virtual-stages-per-pipeline-rank", str(c.vpp)});
+  else if (c.vpp > 1 && c.pp > 1)
     a.insert(a.end(), {"--num-layers-per-virtual-pipeline-stage", str(units / (c.pp * c.vpp))});
   if (c.cp > 1) a.insert(a.end(), {"--context-parallel-size", str(c.cp)});
   if (c.mtp_layers > 0) a.insert(a.end(), {"--mtp-num-layers", str(c.mtp_layers)});

@@ -69,6 +69,12 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
     c.pp_account_embedding = split == 1 || split == 3;
     c.pp_account_loss = split == 1 || split == 2;
   }
+  // Megatron's explicit split, present when the plan chose or was given one.
+  const bool first = r.get("pp_first_layers", c.pp_first_layers, false, 0, 1 << 16);
+  if (r.get("pp_last_layers", c.pp_last_layers, false, 0, 1 << 16) != first)
+    r.error(first ? "pp_last_layers" : "pp_first_layers",
+            "missing: an explicit pipeline split names both ends",
+            "pp_first_layers and pp_last_layers, or neither");
   r.get("micro_batch", c.micro_batch, true, 1, 1 << 20);
   r.get("grad_accum", c.grad_accum, true, 1, 1 << 20);
   r.get("seq_len", c.seq_len, false, 1, 1 << 24);

@@ -37,6 +37,10 @@ std::string pp_problem(int pp, int layers, int gpus_left, const TrainConfig& run
   TrainConfig t = run;
   t.pp = pp;
   t.vpp = 1;
+  if (t.explicit_split() && !t.set_pipeline_split(layers))
+    return "does not take the plan's split of the " + std::to_string(layers) + " layers (pp_first_layers " +
+           std::to_string(t.pp_first_layers) + ", pp_last_layers " + std::to_string(t.pp_last_layers) +
+           ", the rest even over pp - 2 stages)";
   if (!t.set_pipeline_split(layers))
     return "does not divide the " + std::to_string(layers) + " layers (" + name(run.framework) +
            (t.megatron_accounted_split()

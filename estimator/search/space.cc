@@ -2,7 +2,9 @@
 //  - TP must divide attention heads and KV heads (Megatron splits heads across ranks).
 //  - Megatron-LM splits layers evenly, so PP must divide them, unless its release (since
 //    2025-02) counts the embedding and/or the loss as a layer: then PP (x VPP) must divide
-//    layers + 2 or + 1 (TrainConfig::set_pipeline_split). DeepSpeed's PipelineModule
+//    layers + 2 or + 1 (TrainConfig::set_pipeline_split), or else (vpp 1) its explicit
+//    split puts ceil(layers / pp) on each middle stage and the rest on the ends
+//    (set_balanced_split); a pinned split takes the pp it fits. DeepSpeed's PipelineModule
 //    partitions any count (BLOOM-176B: 70 layers on 12 stages), so there PP only must not
 //    exceed the layers, and the slowest stage holds ceil(layers / pp) of them (memory and
 //    time models). Interleaving needs the layers (so counted) divisible by pp*vpp, pp >= 2
@@ -61,13 +63,23 @@ std::string tp_problem(int tp, const ModelSpec& m, const Cluster& c, bool within
   return "";
 }
 
-std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c, Framework fw, int megatron_release) {
+std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c, Framework fw, int megatron_release,
+                       int first_layers, int last_layers) {
   if (pp < 1) return "must be at least 1";
   if (pp > m.layers) return "exceeds the " + std::to_string(m.layers) + " layers";
   TrainConfig split;
   split.framework = fw;
   split.megatron_release = megatron_release;
   split.pp = pp;
+  split.pp_first_layers = first_layers;
+  split.pp_last_layers = last_layers;
+  if (split.explicit_split() && pp == 1)
+    return "has no pipeline for the pinned split (--pp-first-layers, --pp-last-layers)";
+  if (split.explicit_split() && !split.set_pipeline_split(m.layers))
+    return "does not take the pinned split: the " + std::to_string(m.layers - first_layers - last_layers) +
+           " layers between the first stage's " + std::to_string(first_layers) + " and the last's " +
+           std::to_string(last_layers) + " do not divide evenly over the " + std::to_string(pp - 2) +
+           " stages between them, a layer or more each";
   if (!split.set_pipeline_split(m.layers)) {
     const std::string n = std::to_string(m.layers);
     if (split.megatron_accounted_split())
@@ -92,7 +104,10 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
       if (tp_problem(t, m, c, s.tp_within_node).empty()) s.tp.push_back(t);
   if (s.pp.empty())
     for (int p = 1; p <= std::min(64, m.layers); ++p)
-      if (pp_problem(p, m, c, s.run.framework, s.run.megatron_release).empty()) s.pp.push_back(p);
+      if (pp_problem(p, m, c, s.run.framework, s.run.megatron_release, s.run.pp_first_layers,
+                     s.run.pp_last_layers)
+              .empty())
+        s.pp.push_back(p);
   if (s.vpp.empty()) {
     // Interleaving is Megatron's, and needs a micro-batch count that is a multiple of pp
     // (so more than one a step): elsewhere every vpp > 1 is invalid, and is not searched.
@@ -239,7 +254,9 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
     why.push_back("block recompute of every layer of the stage is full recompute");
   if (vpp <= 1 && !split)
     why.push_back("pp does not split the layers (" +
-                  pp_problem(pp, m, c, cfg.framework, cfg.megatron_release) + ")");
+                  pp_problem(pp, m, c, cfg.framework, cfg.megatron_release, s.run.pp_first_layers,
+                             s.run.pp_last_layers) +
+                  ")");
   if (vpp > 1) {
     if (pp < 2) why.push_back("interleaved stages (vpp > 1) need pp >= 2");
     else if (!split)

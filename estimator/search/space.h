@@ -80,7 +80,9 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c);
 // Rules that depend only on the model, cluster (and framework, for PP), for checking
 // user-given values: returns "" when the degree may be used, else why not.
 std::string tp_problem(int tp, const ModelSpec& m, const Cluster& c, bool within_node);
-std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c, Framework fw, int megatron_release = 0);
+// `first_layers`, `last_layers`: a pinned explicit split (TrainConfig::pp_first_layers), -1 none.
+std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c, Framework fw, int megatron_release = 0,
+                       int first_layers = -1, int last_layers = -1);
 
 // Sets a point's expert parallelism (cfg.ep) after make_config and appends why it cannot
 // run: a dense model takes ep 1 only; an MoE model needs Megatron, ep dividing the experts

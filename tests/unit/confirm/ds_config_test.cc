@@ -191,6 +191,16 @@ TEST(MegatronArgs, LayoutAndRecompute) {
   EXPECT_TRUE(has("--account-for-loss-in-pipeline-split"));
   EXPECT_EQ(value("--num-layers-per-virtual-pipeline-stage"), "2");
   EXPECT_FALSE(has("--pp-partition-method"));
+  // An explicit split's chunks differ in size: Megatron takes the chunk count per rank.
+  TrainConfig x = c;
+  x.pp_first_layers = x.pp_last_layers = 1;  // 10 = 1 + 4 x 2 + 1 on 2 x 3 chunks
+  x.pp_account_embedding = x.pp_account_loss = false;
+  ASSERT_TRUE(x.pipeline_split_fits(ten.layers));
+  a = megatron_args(x, ten);
+  EXPECT_EQ(value("--num-virtual-stages-per-pipeline-rank"), "3");
+  EXPECT_EQ(value("--decoder-first-pipeline-num-layers"), "1");
+  EXPECT_EQ(value("--decoder-last-pipeline-num-layers"), "1");
+  EXPECT_FALSE(has("--num-layers-per-virtual-pipeline-stage"));
   // Megatron-DeepSpeed names the same split by its partition method (plain 1F1B).
   c.framework = Framework::deepspeed;
   c.vpp = 1;

@@ -101,6 +101,35 @@ TEST(PlanCheck, PpWithinLayersAndGpus) {
   EXPECT_TRUE(ok.ok()) << ok.errors().front().to_string();
 }
 
+// Megatron's explicit split travels in the plan (estimate writes pp_first_layers and
+// pp_last_layers): on the 4 layers, pp 2 takes 1 first and 3 last (nothing between them)
+// but not 1 and 2; a plan naming one end alone is refused at that end's path.
+TEST(PlanCheck, ExplicitSplitReadAndChecked) {
+  Json j = fixture();
+  auto& c = j["configs"][0];
+  c["framework"] = "megatron";
+  c["pp"] = 2;
+  c["dp"] = 1;
+  c["global_batch"] = 4;
+  c["throughput"]["samples_per_s"] = 100;
+  c["pp_first_layers"] = 1;
+  c["pp_last_layers"] = 3;
+  auto ok = parse_plan(j, kFile);
+  ASSERT_TRUE(ok.ok()) << ok.errors().front().to_string();
+  EXPECT_EQ(ok->candidates.front().cfg.pp_first_layers, 1);
+  EXPECT_EQ(ok->candidates.front().cfg.pp_last_layers, 3);
+  c["pp_last_layers"] = 2;
+  auto bad = parse_plan(j, kFile);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.errors().front().json_path, "/configs/0/pp");  // pp 2 does not take it
+  EXPECT_NE(bad.errors().front().message.find("does not take the plan's split"), std::string::npos)
+      << bad.errors().front().message;
+  c.erase("pp_last_layers");
+  auto one = parse_plan(j, kFile);
+  ASSERT_FALSE(one.ok());
+  EXPECT_EQ(one.errors().front().json_path, "/configs/0/pp_last_layers");
+}
+
 // Interleaving (vpp 2) needs pp >= 2 and pp x vpp dividing the layers (or, Megatron's
 // accounted split, the layers + 1 or + 2): pp 2 x vpp 2 = 4 does.
 TEST(PlanCheck, VppNeedsPipelineStagesOfWholeLayers) {

@@ -59,13 +59,20 @@ TEST(PipelineSplit, LayerArithmetic) {
   s = c.stage_layers(127);
   EXPECT_EQ(s.first, 16);
   EXPECT_EQ(s.last, 15);
-  // Even splits stay even; pp 5 splits none of 126, 127, 128; a 2024 Megatron has no
-  // accounted split.
+  // Even splits stay even; pp 5 splits none of 126, 127, 128, so Megatron takes an explicit
+  // split: ceil(126 / 5) = 26 on the 3 middle stages, 126 - 78 = 48 for the ends, 24 each
+  // (balanced_split_test.cc); a 2024 Megatron has neither.
   c = megatron(7, 1);
   ASSERT_TRUE(c.set_pipeline_split(126));
   EXPECT_FALSE(c.pp_account_embedding || c.pp_account_loss);
   EXPECT_EQ(c.stage_layers(126).first, 18);  // 126 / 7
   c = megatron(5, 1);
+  ASSERT_TRUE(c.set_pipeline_split(126));
+  EXPECT_EQ(c.pp_first_layers, 24);
+  EXPECT_EQ(c.pp_last_layers, 24);
+  EXPECT_EQ(c.stage_layers(126).middle, 26);
+  c = megatron(5, 1);
+  c.megatron_release = 202406;
   EXPECT_FALSE(c.set_pipeline_split(126));
   c = megatron(8, 1);
   c.megatron_release = 202406;

@@ -1,0 +1,104 @@
+// Checks of the estimate flags against the model and cluster (estimate_checks.h).
+#include "cli/estimate_checks.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/names.h"
+
+namespace dsplan::cli {
+
+// --pp-first-layers and --pp-last-layers: Megatron's explicit split, both ends or neither.
+void set_explicit_split(const EstimateOptions& o, const Expected<ModelSpec>& model, TrainConfig& run,
+                        Diagnostics& errs) {
+  if (o.pp_first_layers < 0 && o.pp_last_layers < 0) return;
+  if (o.pp_first_layers < 0 || o.pp_last_layers < 0)
+    errs.push_back(flag_error(o.pp_first_layers < 0 ? "pp-first-layers" : "pp-last-layers",
+                              "missing: an explicit pipeline split names both ends",
+                              "give --pp-first-layers and --pp-last-layers together"));
+  else if (run.framework != Framework::megatron)
+    errs.push_back(flag_error("pp-first-layers", "an explicit pipeline split is Megatron's",
+                              "--framework megatron, or leave --pp-first-layers and --pp-last-layers out"));
+  else if (model && o.pp_first_layers + o.pp_last_layers > model->layers)
+    errs.push_back(
+        flag_error("pp-first-layers",
+                   "the two ends hold more than the model's " + std::to_string(model->layers) + " layers",
+                   "at most " + std::to_string(model->layers) + " together"));
+  run.pp_first_layers = o.pp_first_layers;
+  run.pp_last_layers = o.pp_last_layers;
+}
+
+// Checks user-given TP/PP values against the model and cluster; lists the allowed ones.
+void check_degrees(const std::vector<int>& tps, const std::vector<int>& pps, const ModelSpec& m,
+                   const Cluster& c, const TrainConfig& run, Diagnostics& errs) {
+  const auto pp_problem = [&](int p, const ModelSpec& mm, const Cluster& cc, Framework fw) {
+    return dsplan::pp_problem(p, mm, cc, fw, 0, run.pp_first_layers, run.pp_last_layers);
+  };
+  const Framework fw = run.framework;
+  for (int t : tps) {
+    std::string why = tp_problem(t, m, c, true);
+    if (why.empty()) continue;
+    std::vector<std::string> ok;
+    for (int v = 1; v <= c.num_gpus; ++v)
+      if (tp_problem(v, m, c, true).empty()) ok.push_back(std::to_string(v));
+    errs.push_back(flag_error("tp", "tensor-parallel degree " + std::to_string(t) + " " + why,
+                              "allowed for " + m.name + " on this cluster: " + join(ok)));
+  }
+  std::vector<std::string> ok;
+  for (int v = 1; v <= std::min(c.num_gpus, m.layers); ++v)
+    if (pp_problem(v, m, c, fw).empty()) ok.push_back(std::to_string(v));
+  const std::string allowed = ok.empty()
+                                  ? "none on " + std::to_string(c.num_gpus) +
+                                        " GPUs: the layers between the split's ends must divide evenly "
+                                        "over pp - 2 stages; change --pp-first-layers or --pp-last-layers"
+                                  : "allowed: " + join(ok);
+  for (int p : pps) {
+    std::string why = pp_problem(p, m, c, fw);
+    if (!why.empty())
+      errs.push_back(flag_error("pp", "pipeline-parallel degree " + std::to_string(p) + " " + why, allowed));
+  }
+  // A pinned split that no searched degree takes leaves nothing to search.
+  if (pps.empty() && run.explicit_split() && ok.empty())
+    errs.push_back(flag_error("pp-first-layers",
+                              "no pipeline degree takes the split of " + std::to_string(m.layers) +
+                                  " layers with " + std::to_string(run.pp_first_layers) + " first and " +
+                                  std::to_string(run.pp_last_layers) + " last",
+                              allowed));
+}
+
+// A search over more points than this would keep the user waiting (the search visits
+// about two million points a second on one core): refuse it and name the widest flag.
+constexpr double kMaxSearchPoints = 1e7;
+
+void check_space_size(const SearchSpace& given, const ModelSpec& m, const Cluster& c, Diagnostics& errs) {
+  const SearchSpace s = with_defaults(given, m, c);
+  const std::vector<std::pair<std::string, size_t>> dims{{"zero", s.zero.size()},
+                                                         {"tp", s.tp.size()},
+                                                         {"pp", s.pp.size()},
+                                                         {"vpp", s.vpp.size()},
+                                                         {"mbs", s.micro_batch.size()},
+                                                         {"gas", s.global_batch ? 1 : s.grad_accum.size()},
+                                                         {"ckpt", s.checkpointing.size()},
+                                                         {"flash", s.flash.size()},
+                                                         {"sp", s.sequence_parallel.size()},
+                                                         {"offload", s.offload.size()},
+                                                         {"cp", s.cp.size()},
+                                                         {"ep", s.ep.size()}};
+  double points = 1;
+  std::string product;
+  for (const auto& [flag, n] : dims) {
+    points *= static_cast<double>(n);
+    product += (product.empty() ? "" : " x ") + flag + " " + std::to_string(n);
+  }
+  if (points <= kMaxSearchPoints) return;
+  auto widest = std::max_element(dims.begin(), dims.end(),
+                                 [](const auto& a, const auto& b) { return a.second < b.second; });
+  std::ostringstream msg;
+  msg << "the search space has " << static_cast<long long>(points) << " points (" << product
+      << "), more than the " << static_cast<long long>(kMaxSearchPoints) << " searched at once";
+  errs.push_back(
+      flag_error(widest->first, msg.str(),
+                 "narrow --" + widest->first + " (e.g. powers of two: 1,2,4,...) or pin more dimensions"));
+}
+
+}  // namespace dsplan::cli
