@@ -322,17 +322,18 @@ struct TrainConfig {
   // Megatron's explicit uneven split (--decoder-first/last-pipeline-num-layers) where neither
   // the even nor an accounted split fits: the middle chunks hold ceil(layers / chunks) layers
   // each and the first and the last share the rest, at most as many each, the larger part
-  // first (the last chunk also runs the loss and any MTP module). DeepSeek-V3's 61 layers:
+  // first (the last chunk also runs the loss). DeepSeek-V3's 61 layers:
   // 3 | 14 x 4 | 2 on 16 stages and 7 | 6 x 8 | 6 on 8, the layouts of NVIDIA's recipes.
   // false when an end would be left without a layer (61 layers on 32 stages), and with
   // interleaving, which Megatron runs on such a split (--num-virtual-stages-per-pipeline-rank)
   // but which would multiply the searched space several-fold: give the split (--pp-first-layers,
   // --pp-last-layers) to plan it interleaved.
+  // Each multi-token prediction module counts as one more layer of the last stage's.
   bool set_balanced_split(int layers) {
-    const int n = pp, mid = (layers + n - 1) / n, rest = layers - (n - 2) * mid;
-    if (pp < 3 || vpp > 1 || rest < 2) return false;
+    const int units = layers + mtp_layers, n = pp, mid = (units + n - 1) / n, rest = units - (n - 2) * mid;
+    if (pp < 3 || vpp > 1 || rest / 2 - mtp_layers < 1) return false;
     pp_first_layers = (rest + 1) / 2;
-    pp_last_layers = rest / 2;
+    pp_last_layers = rest / 2 - mtp_layers;
     if (pipeline_split_fits(layers)) return true;
     pp_first_layers = pp_last_layers = -1;
     return false;

@@ -39,6 +39,22 @@ TEST(BalancedSplit, DeepSeekV3LayoutsOfNvidiasRecipes) {
   EXPECT_EQ(s.last, 6);
 }
 
+// An MTP module weighs as a layer of the last stage: 61 + 1 = 62 units on 16 stages, 4 on
+// each of the 14 middle ones, 6 for the ends: 3 first, 3 - 1 = 2 last (as without it); with
+// 3 modules, 64 units split evenly: 4 first and 4 - 3 = 1 last, 4 + 56 + 1 = 61.
+TEST(BalancedSplit, MtpModulesWeighOnTheLastStage) {
+  TrainConfig one = megatron(16, 1);
+  one.mtp_layers = 1;
+  ASSERT_TRUE(one.set_pipeline_split(61));
+  EXPECT_EQ(one.pp_first_layers, 3);
+  EXPECT_EQ(one.pp_last_layers, 2);
+  TrainConfig three = megatron(16, 1);
+  three.mtp_layers = 3;
+  ASSERT_TRUE(three.set_pipeline_split(61));
+  EXPECT_EQ(three.pp_first_layers, 4);
+  EXPECT_EQ(three.pp_last_layers, 1);
+}
+
 // The even and accounted splits come first: 62 = 2 x 31 units with the loss counted.
 // No split: 32 stages of 61 layers (2 each on 30 leaves 1 for both ends), interleaving
 // (which the search leaves to a pinned split: 8 x 2 chunks would split as 16 stages do),
