@@ -98,7 +98,11 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
   // A flash-class kernel needs Ampere or newer, 16-bit inputs and heads it takes.
   const bool flash_possible = c.node.gpu.arch != GpuArch::volta && s.run.precision != Precision::fp32 &&
                               qk_head_dim_of(m) <= kMaxFlashHeadDim;
-  if (s.zero.empty()) s.zero = {0, 1, 2, 3};
+  // Megatron and DDP shard the optimizer state at most (stage 1) and offload nothing: their
+  // defaults leave out what make_config would refuse point by point (most of a Megatron
+  // space's invalid points, and most of its search time).
+  const bool shards_states_only = s.run.framework == Framework::megatron || s.run.framework == Framework::ddp;
+  if (s.zero.empty()) s.zero = shards_states_only ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3};
   if (s.tp.empty())
     for (int t = 1; t <= 64; t *= 2)
       if (tp_problem(t, m, c, s.tp_within_node).empty()) s.tp.push_back(t);
@@ -168,7 +172,9 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
     if (flash_possible) s.flash.push_back(true);
   }
   if (s.sequence_parallel.empty()) s.sequence_parallel = {false, true};
-  if (s.offload.empty()) s.offload = {Offload::none, Offload::optimizer, Offload::all};
+  if (s.offload.empty())
+    s.offload = shards_states_only ? std::vector<Offload>{Offload::none}
+                                   : std::vector<Offload>{Offload::none, Offload::optimizer, Offload::all};
   return s;
 }
 
