@@ -131,9 +131,12 @@ void print_rows(const std::vector<Row>& rows, double tokens) {
       if (a.rfind("hardware:", 0) == 0) a = std::regex_replace(a, std::regex(", [0-9]+ node\\(s\\).*$"), "");
       if (seen.insert(a).second) std::cout << "assumed  " << a << "\n";
     }
-  std::size_t width = 52;  // fits the longest configuration shown
-  for (const Row& r : rows)
-    if (r.best) width = std::max(width, describe_config(*r.best).size() + 1);
+  std::vector<std::string> labels;  // one per row ("" without a best configuration)
+  std::size_t width = 52;           // fits the longest configuration shown
+  for (const Row& r : rows) {
+    labels.push_back(r.best ? describe_config(*r.best) : std::string());
+    width = std::max(width, labels.back().size() + 1);
+  }
   std::cout << "\n"
             << std::left << std::setw(16) << "hardware" << std::right << std::setw(6) << "GPUs"
             << "  " << std::left << std::setw(int(width)) << "best configuration" << std::right
@@ -141,14 +144,15 @@ void print_rows(const std::vector<Row>& rows, double tokens) {
             << std::setw(9) << "scaling" << std::setw(13) << "runs like it";
   if (tokens > 0) std::cout << std::setw(10) << "days" << std::setw(12) << "GPU-hours";
   std::cout << "\n";
-  for (const Row& r : rows) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
     std::cout << std::left << std::setw(16) << r.hw << std::right << std::setw(6) << r.gpus << "  ";
     if (!r.best) {
       std::cout << r.reason << "\n";
       continue;
     }
     const Evaluation& e = *r.best;
-    std::string config = describe_config(e);
+    std::string config = labels[i];
     config.resize(width, ' ');
     std::cout << config << std::setw(9) << fmt(e.time.step.v, 3) << "s" << std::setw(13)
               << fmt(e.tokens_per_s / r.gpus, 0) << std::setw(5) << fmt(100 * e.mfu, 0) << "%" << std::setw(9)

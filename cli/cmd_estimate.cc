@@ -9,6 +9,8 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/estimate_options.h"
@@ -62,15 +64,19 @@ void print_table(const EstimatePlan& p) {
     std::cout << "  z" << stage << "=" << (b ? std::to_string(*b) : std::string("n/a"));
   std::cout << "\n\n";
   // The configuration column fits the longest shown (selective recompute modules run long).
+  std::vector<std::string> labels;
   std::size_t width = 58;
-  for (const auto& e : p.result.configs) width = std::max(width, describe_config(e).size() + 1);
+  for (const auto& e : p.result.configs) {
+    labels.push_back(describe_config(e));
+    width = std::max(width, labels.back().size() + 1);
+  }
   std::cout << std::left << std::setw(4) << "#" << std::setw(int(width)) << "configuration" << std::right
             << std::setw(9) << "device" << std::setw(10) << "host/node" << std::setw(10) << "step"
             << std::setw(11) << "samples/s" << std::setw(8) << "TFLOP/s" << std::setw(6) << "MFU"
             << "  fits\n";
   int i = 0;
   for (const auto& e : p.result.configs) {
-    std::string config = describe_config(e);
+    std::string config = labels[i];
     config.resize(width, ' ');
     std::cout << std::left << std::setw(4) << ++i << config << cell(fmt(in_GiB(e.memory.device), 1), 6)
               << "GiB" << cell(fmt(in_GiB(e.memory.host), 0), 6) << "GiB " << cell(fmt(e.time.step.v, 3), 9)

@@ -31,10 +31,10 @@ void set_explicit_split(const EstimateOptions& o, const Expected<ModelSpec>& mod
 // Checks user-given TP/PP values against the model and cluster; lists the allowed ones.
 void check_degrees(const std::vector<int>& tps, const std::vector<int>& pps, const ModelSpec& m,
                    const Cluster& c, const TrainConfig& run, Diagnostics& errs) {
-  const auto pp_problem = [&](int p, const ModelSpec& mm, const Cluster& cc, Framework fw) {
-    return dsplan::pp_problem(p, mm, cc, fw, 0, run.pp_first_layers, run.pp_last_layers);
+  // Why `p` cannot run the model here, under the run's framework and any pinned split.
+  const auto pp_why = [&](int p) {
+    return pp_problem(p, m, c, run.framework, 0, run.pp_first_layers, run.pp_last_layers);
   };
-  const Framework fw = run.framework;
   for (int t : tps) {
     std::string why = tp_problem(t, m, c, true);
     if (why.empty()) continue;
@@ -46,14 +46,14 @@ void check_degrees(const std::vector<int>& tps, const std::vector<int>& pps, con
   }
   std::vector<std::string> ok;
   for (int v = 1; v <= std::min(c.num_gpus, m.layers); ++v)
-    if (pp_problem(v, m, c, fw).empty()) ok.push_back(std::to_string(v));
+    if (pp_why(v).empty()) ok.push_back(std::to_string(v));
   const std::string allowed = ok.empty()
                                   ? "none on " + std::to_string(c.num_gpus) +
                                         " GPUs: the layers between the split's ends must divide evenly "
                                         "over pp - 2 stages; change --pp-first-layers or --pp-last-layers"
                                   : "allowed: " + join(ok);
   for (int p : pps) {
-    std::string why = pp_problem(p, m, c, fw);
+    const std::string why = pp_why(p);
     if (!why.empty())
       errs.push_back(flag_error("pp", "pipeline-parallel degree " + std::to_string(p) + " " + why, allowed));
   }

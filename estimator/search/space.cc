@@ -73,19 +73,21 @@ std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c, Framework f
   split.pp = pp;
   split.pp_first_layers = first_layers;
   split.pp_last_layers = last_layers;
-  if (split.explicit_split() && pp == 1)
-    return "has no pipeline for the pinned split (--pp-first-layers, --pp-last-layers)";
-  if (split.explicit_split() && !split.set_pipeline_split(m.layers))
-    return "does not take the pinned split: the " + std::to_string(m.layers - first_layers - last_layers) +
-           " layers between the first stage's " + std::to_string(first_layers) + " and the last's " +
-           std::to_string(last_layers) + " do not divide evenly over the " + std::to_string(pp - 2) +
-           " stages between them, a layer or more each";
+  const bool pinned = split.explicit_split();  // before set_pipeline_split, which may derive one
+  if (pinned && pp == 1) return "has no pipeline for the pinned split (--pp-first-layers, --pp-last-layers)";
   if (!split.set_pipeline_split(m.layers)) {
     const std::string n = std::to_string(m.layers);
+    if (pinned)
+      return "does not take the pinned split: the " + std::to_string(m.layers - first_layers - last_layers) +
+             " layers between the first stage's " + std::to_string(first_layers) + " and the last's " +
+             std::to_string(last_layers) + " do not divide evenly over the " + std::to_string(pp - 2) +
+             " stages between them, a layer or more each";
     if (split.megatron_accounted_split())
       return "does not divide the " + n + " layers, nor " + n + " + 1 or " + n +
              " + 2 with the loss and embedding counted as layers (Megatron-Core's "
-             "--account-for-*-in-pipeline-split); DeepSpeed's pipeline engine takes any count";
+             "--account-for-*-in-pipeline-split), nor leaves each end stage a layer beside middle stages of "
+             "ceil(" +
+             n + " / pp); DeepSpeed's pipeline engine takes any count";
     return "does not divide the " + n + " layers (" + name(fw) +
            (fw == Framework::megatron ? " of this release splits layers evenly" : " splits layers evenly") +
            "; DeepSpeed's pipeline engine does not need it)";
