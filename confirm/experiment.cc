@@ -219,6 +219,7 @@ std::vector<std::string> reference_workload_gaps(const ModelSpec& m) {
   if (m.parallel_residual) gaps.push_back("parallel attention and MLP branches");
   if (m.position == PositionKind::alibi) gaps.push_back("ALiBi positions");
   if (m.gated_mlp && m.activation == Activation::relu) gaps.push_back("a gated ReLU MLP");
+  if (is_mla(m)) gaps.push_back("multi-head latent attention");
   return gaps;
 }
 

@@ -4,10 +4,13 @@ positions, GELU, SwiGLU or GeGLU, GQA, a head width other than hidden / heads, Q
 biases, query and key norms, post-norms, sliding windows, soft-capped scores and logits,
 separate or fused projections, selective or full recompute) and the attention kernels
 (SDPA's flash or cuDNN backend, flash-attn's Triton kernel, flash-attn's window and softcap
-kernel, or the unfused s x s path). torch is passed in, so importing this needs no GPU.
+kernel, or the unfused s x s path), and mixture-of-experts MLPs (moe_mlp.py). torch is passed
+in, so importing this needs no GPU.
 """
 import math
 import sys
+
+from moe_mlp import make_moe_mlp, moe_layer_flags
 
 
 def triton_attention():
@@ -84,6 +87,16 @@ def build_model(args, torch):
                 return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
 
     triton_attn = triton_attention() if args.use_flash_attn_triton else None
+    experts = args.num_experts or 0
+    moe_layers = moe_layer_flags(args.moe_layer_freq, args.num_layers) if experts else [False] * args.num_layers
+
+    def moe_mlp():
+        return make_moe_mlp(torch, h, args.moe_ffn_hidden_size or ffn, experts, args.moe_router_topk, gated,
+                            swiglu=args.swiglu, grouped=args.moe_grouped_gemm,
+                            balanced=args.moe_router_force_load_balancing,
+                            shared_ffn=args.moe_shared_expert_intermediate_size or 0,
+                            aux_coeff=args.moe_aux_loss_coeff, permute_fusion=args.moe_permute_fusion,
+                            host_counts=not args.moe_no_host_counts)
 
     def flash_attn_package(q, k, v, window):
         # Only flash-attn's kernel takes a window (skipping the key blocks outside it, as
@@ -151,11 +164,13 @@ def build_model(args, torch):
             else:
                 self.qkv = nn.Linear(h, sum(widths), bias=qkv_bias)
             self.proj = nn.Linear(heads * head_dim, h, bias=bias)
-            if gated and args.separate_gate_up:  # gate and up as two linears
+            self.moe = moe_mlp() if moe_layers[index] else None  # the experts replace the MLP
+            if self.moe is None and gated and args.separate_gate_up:  # gate and up as two linears
                 self.gate, self.up = nn.Linear(h, ffn, bias=bias), nn.Linear(h, ffn, bias=bias)
-            else:
+            elif self.moe is None:
                 self.fc1 = nn.Linear(h, ffn * (2 if gated else 1), bias=bias)
-            self.fc2 = nn.Linear(ffn, h, bias=bias)
+            if self.moe is None:
+                self.fc2 = nn.Linear(ffn, h, bias=bias)
             self.drop = nn.Dropout(args.hidden_dropout)
 
         def attention(self, x):
@@ -183,6 +198,8 @@ def build_model(args, torch):
             return self.proj(o.transpose(1, 2).reshape(b, s, heads * head_dim))
 
         def mlp(self, x):
+            if self.moe is not None:
+                return self.moe(x)
             if gated:
                 a, g = (self.gate(x), self.up(x)) if args.separate_gate_up else self.fc1(x).chunk(2, dim=-1)
                 return self.fc2((F.silu(a) if args.swiglu else F.gelu(a, approximate="tanh")) * g)
@@ -227,6 +244,10 @@ def build_model(args, torch):
             if args.logit_softcap:  # Gemma 2: three passes over the 16-bit logits
                 logits = args.logit_softcap * torch.tanh(logits / args.logit_softcap)
             logits = logits.float()
-            return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
+            for blk in self.blocks:  # the MoE layers' load-balancing losses
+                if blk.moe is not None and blk.moe.aux_loss is not None:
+                    loss = loss + blk.moe.aux_loss
+            return loss
 
     return GPT()

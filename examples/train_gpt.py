@@ -23,7 +23,9 @@ writes it), FLOPS_per_gpu (model FLOP/s per GPU: 6 x params x tokens plus causal
 peak_memory_GiB (torch.cuda.max_memory_allocated on rank 0) and peak_reserved_GiB
 (torch.cuda.max_memory_reserved: what the caching allocator held, fragmentation included).
 Only data parallelism is implemented here: tensor/pipeline parallel degrees > 1 exit with an
-explanation (use Megatron-DeepSpeed for those).
+explanation (use Megatron-DeepSpeed for those). Mixture-of-experts models (--num-experts,
+moe_mlp.py) run with every expert on each GPU: expert parallel degrees > 1 exit likewise, and
+FLOPS_per_gpu counts a token's top-k experts, not all of them.
 """
 import argparse
 import atexit
@@ -81,12 +83,32 @@ def parse_args(argv=None):
     p.add_argument("--tensor-model-parallel-size", type=int, default=1)
     p.add_argument("--pipeline-model-parallel-size", type=int, default=1)
     p.add_argument("--num-layers-per-virtual-pipeline-stage", type=int, default=None)
+    # Mixture of experts (moe_mlp.py), Megatron-Core's flags; expert parallelism 1 only.
+    p.add_argument("--num-experts", type=int, default=None)
+    p.add_argument("--moe-router-topk", type=int, default=2)
+    p.add_argument("--moe-ffn-hidden-size", type=int, default=None)
+    p.add_argument("--moe-layer-freq", default="1", help="N (every N-th layer) or [1,0,...] a layer")
+    p.add_argument("--moe-shared-expert-intermediate-size", type=int, default=None)
+    p.add_argument("--moe-grouped-gemm", action="store_true", help="torch._grouped_mm, else a loop")
+    p.add_argument("--moe-router-force-load-balancing", action="store_true",
+                   help="every expert the same number of tokens (benchmarks' routing)")
+    p.add_argument("--moe-aux-loss-coeff", type=float, default=1e-2)
+    p.add_argument("--moe-permute-fusion", action="store_true", help="permutation without atomics")
+    p.add_argument("--moe-no-host-counts", action="store_true",
+                   help="the workload's own: skip the per-layer host read of the expert counts")
+    p.add_argument("--expert-model-parallel-size", type=int, default=1)
+    p.add_argument("--expert-tensor-parallel-size", type=int, default=1)
+    p.add_argument("--moe-token-dispatcher-type", default="alltoall", help="accepted; one GPU dispatches nothing")
+    p.add_argument("--moe-enable-deepep", action="store_true", help="accepted; one GPU dispatches nothing")
+    p.add_argument("--moe-router-num-groups", type=int, default=None, help="accepted; routing cost only")
+    p.add_argument("--moe-router-group-topk", type=int, default=None, help="accepted; routing cost only")
     p.add_argument("--micro-batch-size", type=int, default=None)
     p.add_argument("--global-batch-size", type=int, default=None)
     p.add_argument("--recompute-activations", action="store_true", help="selective recompute")
     p.add_argument("--recompute-granularity", default=None, choices=["full", "selective"])
     p.add_argument("--recompute-method", default=None)
     p.add_argument("--recompute-num-layers", type=int, default=None)
+    p.add_argument("--recompute-modules", nargs="+", default=None, help="Megatron-Core's; not run here")
     p.add_argument("--sequence-parallel", action="store_true")
     p.add_argument("--use-flash-attn", action="store_true")
     # The attention kernel a plan pins (estimate --attention): Megatron-Core's backend
@@ -353,6 +375,12 @@ def main():
     if args.tensor_model_parallel_size > 1 or args.pipeline_model_parallel_size > 1:
         sys.exit("train_gpt.py implements data parallelism only (tensor/pipeline parallel size 1); "
                  "run TP/PP configurations with Megatron-DeepSpeed")
+    if args.recompute_modules:
+        sys.exit("train_gpt.py recomputes whole layers or the attention core only, not Megatron-Core's "
+                 "--recompute-modules %s; run such plans with Megatron-LM" % " ".join(args.recompute_modules))
+    if args.expert_model_parallel_size > 1 or args.expert_tensor_parallel_size > 1:
+        sys.exit("train_gpt.py runs every expert on each GPU (expert model/tensor parallel size 1); "
+                 "run expert-parallel configurations with Megatron-LM")
     path = ds_config_path(args)
     if path is None:
         sys.exit("train_gpt.py: give --deepspeed CONFIG or --deepspeed_config CONFIG")
@@ -367,6 +395,9 @@ def main():
     torch.manual_seed(args.seed)
     model = build_model(args, torch)
     n_params = sum(p.numel() for p in model.parameters())
+    if args.num_experts:  # FLOPs count the parameters a token meets: top-k of the experts
+        from moe_mlp import expert_parameter_count
+        n_params -= expert_parameter_count(model) * (1 - args.moe_router_topk / args.num_experts)
     deepspeed = None
     if not args.no_deepspeed:
         try:

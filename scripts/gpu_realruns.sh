@@ -7,17 +7,19 @@
 # FP8 against bf16 GEMM rates over K (fp8) and misaligned per-head attention GEMMs (align).
 # Session 34: the 2024-25 families (Qwen2.5, Qwen3, Gemma 3) and StarCoder2 through
 # `confirm`, with this machine's host and GEMM records and kernel profiles (families);
-# plans whose memory peaks in the optimizer step (stepmem).
+# plans whose memory peaks in the optimizer step (stepmem). Session 42: the reference workload's
+# mixture-of-experts path on a tiny model, then MoE layers split by kernel class beside dense
+# twins of the same FLOPs (moe; PyTorch only, no dsplan binary needed).
 # Uses the binaries staged by scripts/gpu_stage.sh (carry .gpu). `deepspeed` also needs
 # .whl/ (carry it) with DeepSpeed's sdist and the wheels of hjson, pydantic, pydantic-core,
 # annotated-types, typing-inspection and typing-extensions (`pip download`, docs/confirm.md).
 # Every step's output and exit status is kept in OUTDIR; a failing step does not stop the
 # rest.
 # Usage: scripts/gpu_realruns.sh OUTDIR [PART...]
-#   PART: gemm profile kernels window fp8 align confirm heldout paths deepspeed families stepmem
+#   PART: gemm profile kernels window fp8 align confirm heldout paths deepspeed families stepmem moe
 #         (default: gemm profile confirm)
 set -uo pipefail
-out=${1:?usage: gpu_realruns.sh OUTDIR [gemm] [profile] [kernels] [window] [fp8] [align] [confirm] [heldout] [paths] [deepspeed] [families] [stepmem]}
+out=${1:?usage: gpu_realruns.sh OUTDIR [gemm] [profile] [kernels] [window] [fp8] [align] [confirm] [heldout] [paths] [deepspeed] [families] [stepmem] [moe]}
 shift
 parts=" ${*:-gemm profile confirm} "
 mkdir -p "$out"
@@ -64,6 +66,19 @@ fi
 [[ $parts == *" window "* ]] && step window_attention timeout 180 python3 scripts/window_attention.py
 [[ $parts == *" fp8 "* ]] && step fp8_gemm_k timeout 90 python3 scripts/fp8_gemm_k.py
 [[ $parts == *" align "* ]] && step attention_align timeout 60 python3 scripts/attention_align.py
+if [[ $parts == *" moe "* ]]; then
+  # The workload's MoE path under autocast (grouped GEMMs, then the per-expert loop with a dense
+  # layer first), three steps each; then the layer profile in bf16.
+  echo '{"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 1, "bf16": {"enabled": true}}' \
+       >"$out/moe_smoke_ds.json"
+  tiny="--num-layers 2 --hidden-size 256 --num-attention-heads 4 --num-experts 8 --moe-router-topk 2
+        --moe-ffn-hidden-size 512 --swiglu --seq-length 256 --train-iters 3 --no-deepspeed
+        --deepspeed_config $out/moe_smoke_ds.json"
+  step moe_smoke_grouped timeout 120 python3 examples/train_gpt.py $tiny --moe-grouped-gemm
+  step moe_smoke_fused timeout 120 python3 examples/train_gpt.py $tiny --moe-grouped-gemm --moe-permute-fusion
+  step moe_smoke_loop timeout 120 python3 examples/train_gpt.py $tiny --moe-layer-freq "[0,1]"
+  step moe_layers timeout 420 env PYTHONUNBUFFERED=1 python3 scripts/moe_layer_profile.py "$out/moe_layers.json"
+fi
 confirm_passes() {  # one `dsplan confirm --top 3` of DDP plans per "NAME MODEL CKPT [FLAGS...]"
   for spec in "$@"; do
     set -- $spec
