@@ -382,6 +382,8 @@ TEST(MegatronArgs, MixtureOfExperts) {
   EXPECT_EQ(value("--expert-tensor-parallel-size"), "1");
   EXPECT_EQ(value("--moe-token-dispatcher-type"), "alltoall");
   EXPECT_NE(std::find(a.begin(), a.end(), "--moe-grouped-gemm"), a.end());
+  // The permutation as priced: Transformer Engine's fused kernels, not the atomic default.
+  EXPECT_NE(std::find(a.begin(), a.end(), "--moe-permute-fusion"), a.end());
   EXPECT_EQ(value("--moe-shared-expert-intermediate-size"), "none");
   m.shared_ffn = 128;
   a = megatron_args(c, m);
