@@ -223,6 +223,20 @@ std::vector<std::string> reference_workload_gaps(const ModelSpec& m) {
   return gaps;
 }
 
+std::string reference_workload_note(const Plan& plan, std::size_t to_run) {
+  const auto end =
+      plan.candidates.begin() + static_cast<std::ptrdiff_t>(std::min(to_run, plan.candidates.size()));
+  const bool megatron = std::any_of(plan.candidates.begin(), end, [](const Candidate& c) {
+    return c.cfg.framework == Framework::megatron;
+  });
+  if (!megatron) return "";
+  return std::string(
+             "note: the reference workload stands in for Megatron-LM here: it trains the Megatron plans "
+             "with PyTorch's autocast and kernels, not Megatron's fused ones, and measures that step") +
+         (is_moe(plan.model) ? " (on an H200 eager MoE layers ran 1.1-1.7x the Megatron price)" : "") +
+         "; give Megatron-LM's pretrain_gpt.py after '--' to confirm the plan itself";
+}
+
 Expected<bool> write_json_file(const std::string& path, const Json& j) {
   const std::string tmp = path + ".tmp";
   {

@@ -80,11 +80,17 @@ std::optional<ExperimentOutcome> load_result(const Experiment& e);
 Expected<ExperimentOutcome> run_experiment(const Experiment& e, const Candidate& c,
                                            const std::string& exps_dir, const ProcessLimits& limits);
 
-// Writes `j` to `path` (pretty JSON) via a temporary file and a rename.
 // What the reference workload (examples/train_gpt.py) cannot build of a model, one phrase
 // each; empty when it trains the model the plan priced. Confirm refuses to run it then.
 std::vector<std::string> reference_workload_gaps(const ModelSpec& m);
 
+// What confirm says before running the first `to_run` candidates through the reference
+// workload when some are Megatron plans: the workload trains them with PyTorch's autocast
+// and kernels, not Megatron-LM's, so it does not measure the step that was priced (MoE
+// layers ran 1.1-1.7x their price eagerly, docs/accuracy.md "Session 42"). Empty otherwise.
+std::string reference_workload_note(const Plan& plan, std::size_t to_run);
+
+// Writes `j` to `path` (pretty JSON) via a temporary file and a rename.
 Expected<bool> write_json_file(const std::string& path, const Json& j);
 
 }  // namespace dsplan

@@ -102,5 +102,22 @@ TEST(MoeWorkload, WhatTheWorkloadCannotRunIsNamedOrRefused) {
   }
 }
 
+// Confirm says, before running Megatron plans through the reference workload, that the
+// workload's PyTorch step is not Megatron's (and by how much for an MoE model); DeepSpeed and
+// DDP plans, which it runs as priced, get no note, nor Megatron plans beyond the ones run.
+TEST(MoeWorkload, MegatronPlansRunByTheWorkloadAreSaidToBeStandIns) {
+  Plan plan = moe_plan();
+  plan.candidates.resize(2, plan.candidates.front());
+  plan.candidates[0].cfg.framework = Framework::ddp;
+  plan.candidates[1].cfg.framework = Framework::megatron;
+  EXPECT_EQ(reference_workload_note(plan, 1), "");
+  const std::string note = reference_workload_note(plan, 2);
+  EXPECT_NE(note.find("stands in for Megatron-LM"), std::string::npos) << note;
+  EXPECT_NE(note.find("MoE layers ran 1.1-1.7x"), std::string::npos) << note;
+  plan.model.experts = 0;  // a dense model: the note without the MoE figure
+  EXPECT_EQ(reference_workload_note(plan, 5).find("MoE"), std::string::npos);
+  EXPECT_NE(reference_workload_note(plan, 5), "");
+}
+
 }  // namespace
 }  // namespace dsplan
