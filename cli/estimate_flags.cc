@@ -93,6 +93,11 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--moe-dispatcher", o.moe_dispatcher,
                   "Token dispatch of a mixture-of-experts model: alltoall (default; NCCL all-to-alls, a copy "
                   "per expert) or deepep (Megatron's flex dispatcher with DeepEP: a copy per node and GPU)");
+  sub->add_option(
+      "--moe-permute-fusion", o.moe_permute_fusion,
+      "Token permutation of a mixture-of-experts model: on (default; Transformer Engine's fused "
+      "kernels, Megatron-Core's --moe-permute-fusion) or off (Megatron-Core's default PyTorch ops, "
+      "which add rows with atomics)");
   sub->add_option("--mtp", o.mtp,
                   "Multi-token prediction modules to train (DeepSeek-V3's; Megatron-Core's --mtp-num-layers; "
                   "default 0): each one more transformer layer, a projection and a pass through the output "

@@ -58,6 +58,7 @@ Json config_to_json(const Evaluation& e) {
   if (c.ep > 1) j["ep"] = c.ep;  // expert parallelism (--ep; MoE)
   if (c.etp > 1) j["etp"] = c.etp;  // expert tensor parallelism (--etp; MoE)
   if (c.moe_deepep) j["moe_dispatcher"] = "deepep";  // --moe-dispatcher deepep (MoE)
+  if (!c.moe_permute_fusion) j["moe_permute_fusion"] = false;  // --moe-permute-fusion off (MoE)
   if (c.mtp_layers > 0) j["mtp"] = c.mtp_layers;  // multi-token prediction modules (--mtp)
   j["dp"] = c.dp;
   j["vpp"] = c.vpp;

@@ -213,7 +213,8 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (moe && o.framework.empty())
     plan.assumptions.push_back(
         "mixture of experts: Megatron-Core (--framework megatron) with the all-to-all "
-        "dispatcher, grouped expert GEMMs, expert tensor parallelism " +
+        "dispatcher, grouped expert GEMMs, the fused permutation (--moe-permute-fusion), expert "
+        "tensor parallelism " +
         std::to_string(std::max(1, o.etp)) +
         ", dropless routing "
         "priced as balanced across the experts");
@@ -222,6 +223,11 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (s.run.moe_deepep && model && !is_moe(*model))
     errs.push_back(flag_error("moe-dispatcher", "deepep dispatches the tokens of a mixture-of-experts model",
                               "leave --moe-dispatcher out for " + model->name));
+  s.run.moe_permute_fusion =
+      parse_one<int>("moe-permute-fusion", o.moe_permute_fusion, {"off", "on"}, 1, errs) == 1;
+  if (!s.run.moe_permute_fusion && model && !is_moe(*model))
+    errs.push_back(flag_error("moe-permute-fusion", "the permutation is a mixture-of-experts model's",
+                              "leave --moe-permute-fusion out for " + model->name));
   s.run.mtp_layers = o.mtp;
   set_explicit_split(o, model, s.run, errs);
   if (o.mtp > 0 && s.run.framework != Framework::megatron)

@@ -45,6 +45,7 @@ struct EstimateOptions {
   std::string ep;         // expert-parallel degrees (MoE models); empty: the default range
   int etp = 1;            // expert tensor parallelism (MoE models)
   std::string moe_dispatcher = "alltoall";  // alltoall or deepep (MoE models)
+  std::string moe_permute_fusion = "on";    // Megatron-Core's --moe-permute-fusion (MoE models)
   int mtp = 0;            // multi-token prediction modules (Megatron's --mtp-num-layers)
   int pp_first_layers = -1;  // Megatron's explicit pipeline split (both or neither); -1 not given
   int pp_last_layers = -1;

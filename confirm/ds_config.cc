@@ -204,13 +204,14 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   if (is_moe(m)) {
     // The MoE layer dsplan priced (docs/model.md §4.11): dropless top-k routing, the
     // all-to-all dispatcher, grouped expert GEMMs, expert tensor parallelism 1, and the
-    // permutation's passes as Transformer Engine's fused kernels run them (Megatron-Core's
-    // unfused default adds rows with atomics, measured 4x slower a byte on an H200).
+    // permutation as priced: Transformer Engine's fused kernels unless the plan priced
+    // Megatron-Core's unfused default (--moe-permute-fusion off), which adds rows with atomics.
     a.insert(a.end(),
              {"--num-experts", str(m.experts), "--moe-router-topk", str(m.topk), "--moe-ffn-hidden-size",
               str(m.moe_ffn), "--expert-model-parallel-size", str(std::max(1, c.ep)),
               "--expert-tensor-parallel-size", str(std::max(1, c.etp)), "--moe-token-dispatcher-type",
-              c.moe_deepep ? "flex" : "alltoall", "--moe-grouped-gemm", "--moe-permute-fusion"});
+              c.moe_deepep ? "flex" : "alltoall", "--moe-grouped-gemm"});
+    if (c.moe_permute_fusion) a.push_back("--moe-permute-fusion");
     if (c.moe_deepep) a.push_back("--moe-enable-deepep");
     if (m.moe_groups > 1 && m.moe_group_topk > 0)
       a.insert(a.end(), {"--moe-router-num-groups", str(m.moe_groups), "--moe-router-group-topk",

@@ -61,6 +61,7 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
   static const std::vector<std::string> dispatchers = {"alltoall", "deepep"};
   int dispatcher = 0;  // MoE token dispatch, present when DeepEP
   if (r.get_choice("moe_dispatcher", dispatcher, false, dispatchers)) c.moe_deepep = dispatcher == 1;
+  r.get("moe_permute_fusion", c.moe_permute_fusion, false);  // present when false
   r.get("mtp", c.mtp_layers, false, 0, 16);  // multi-token prediction modules, present when > 0
   // Megatron's accounted pipeline split, present when the layers do not divide evenly.
   static const std::vector<std::string> splits = {"even", "embedding+loss", "loss", "embedding"};

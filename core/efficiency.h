@@ -39,8 +39,9 @@ enum class MemKernel : std::uint8_t {
   dropout_fwd,  // Philox random numbers, mask and scaled output
   softmax_fwd,  // row softmax (rows of the sequence length)
   softmax_bwd,
-  mask,  // where / masked_fill with a broadcast boolean mask
-  gelu,  // one fused gelu kernel (tanh form)
+  mask,        // where / masked_fill with a broadcast boolean mask
+  gelu,        // one fused gelu kernel (tanh form)
+  atomic_add,  // rows added into a tensor with atomics (PyTorch's index_add / scatter_add)
   kCount
 };
 

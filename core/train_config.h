@@ -123,6 +123,11 @@ struct TrainConfig {
   // its experts are on, not once per expert (estimator/time/moe.h). false: the all-to-all
   // dispatcher (NCCL all-to-alls).
   bool moe_deepep = false;
+  // Megatron-Core's --moe-permute-fusion (Transformer Engine >= 2.1): the token permutation
+  // and its inverse as fused kernels that gather rows and sum a token's copies. false:
+  // Megatron-Core's default, PyTorch ops that add rows with atomics (the unpermute's
+  // scatter_add forward, the backward of the permute's row gather; estimator/time/moe.h).
+  bool moe_permute_fusion = true;
   // Megatron-Core's uneven pipeline split (--account-for-embedding-in-pipeline-split,
   // --account-for-loss-in-pipeline-split; Megatron-LM since 2025-02): the embedding and/or
   // the loss count as one transformer layer each, so a rank holds (layers + e + l) / pp

@@ -56,6 +56,16 @@ bool names_deepep(const Json& p, std::vector<std::string>& notes) {
   return true;
 }
 
+void moe_kernels(const Json& p, const ModelSpec& m, SearchSpace& s, std::vector<std::string>& notes) {
+  if (s.run.framework != Framework::megatron || !is_moe(m)) return;
+  s.run.moe_deepep = names_deepep(p, notes);
+  const std::string other = at(p, "other").is_string() ? at(p, "other").get<std::string>() : "";
+  s.run.moe_permute_fusion = ascii_lower(other).find("moe_permute_fusion") != std::string::npos;
+  if (!s.run.moe_permute_fusion)
+    notes.push_back(
+        "no moe_permute_fusion named: Megatron-Core's unfused permutation (atomic row additions)");
+}
+
 std::optional<Diagnostic> layout_and_batch(const Json& p, int gpus, SearchSpace& s,
                                            std::vector<std::string>& notes) {
   for (const char* key : {"micro_batch", "global_batch", "grad_accum"}) {

@@ -478,7 +478,7 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   s.pp = {std::max(1, inum(p, "pp", 1))};
   s.checkpointing = {row_ckpt(p, notes)};
   recompute_modules(p, s, notes);
-  s.run.moe_deepep = s.run.framework == Framework::megatron && is_moe(*model) && names_deepep(p, notes);
+  moe_kernels(p, *model, s, notes);
   s.flash = {at(p, "flash_attention").is_boolean() && at(p, "flash_attention").get<bool>()};
   s.sequence_parallel = {at(p, "sequence_parallel").is_boolean() && at(p, "sequence_parallel").get<bool>()};
   engine_settings(p, s, notes);

@@ -195,6 +195,11 @@ void recompute_modules(const Json& p, SearchSpace& s, std::vector<std::string>& 
 // Megatron's flex dispatcher with DeepEP, where parallel.other names DeepEP (TrainConfig::
 // moe_deepep); the all-to-all dispatcher otherwise.
 bool names_deepep(const Json& p, std::vector<std::string>& notes);
+
+// A Megatron MoE row's dispatcher (names_deepep) and permutation: Transformer Engine's fused
+// kernels where the row names moe_permute_fusion, else Megatron-Core's default, the PyTorch
+// ops that add rows with atomics (Grok-1's NeMo 24.xx recipes predate the fused kernels).
+void moe_kernels(const Json& p, const ModelSpec& m, SearchSpace& s, std::vector<std::string>& notes);
 std::optional<Offload> offload_kind(const Json& v);
 // Checks the row's parallel layout and batch fields (`p` = its "parallel" object) and sets
 // the request's micro-batch, accumulation or global batch (tp and pp already set): the

@@ -24,9 +24,20 @@ Elementwise moe_elementwise(const op::Dims& d) {
   // each copy's dot product with its output gradient for the probability's gradient.
   const double row = d.h * e;
   const double permute = 2.0 * copies * row;
-  const double unpermute = 2.0 * copies * row + copies * row + tokens * row;
-  w.fwd.add(MemKernel::stream, permute + unpermute, 2.0 * copies * d.h);
-  w.bwd.add(MemKernel::stream, 2.0 * (permute + unpermute), 4.0 * copies * d.h);
+  const double sum = copies * row + tokens * row;  // a token's copies summed into it
+  const double unpermute = 2.0 * copies * row + sum;
+  if (!d.permute_atomic) {  // fused (Transformer Engine): every pass gathers rows
+    w.fwd.add(MemKernel::stream, permute + unpermute, 2.0 * copies * d.h);
+    w.bwd.add(MemKernel::stream, 2.0 * (permute + unpermute), 4.0 * copies * d.h);
+  } else {
+    // Unfused (Megatron-Core's default): the unpermute sums the copies with an atomic
+    // scatter_add, and the permute's row gather has an atomic index_add as its backward;
+    // each adds copies x h elements into the tokens. The other passes keep their bytes.
+    w.fwd.add(MemKernel::stream, permute + unpermute - sum, 2.0 * copies * d.h);
+    w.fwd.add(MemKernel::atomic_add, sum, copies * d.h);
+    w.bwd.add(MemKernel::stream, 2.0 * (permute + unpermute) - sum, 4.0 * copies * d.h);
+    w.bwd.add(MemKernel::atomic_add, sum, copies * d.h);
+  }
   w.fwd.kernels += 8, w.bwd.kernels += 10;
   return w;
 }

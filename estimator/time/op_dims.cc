@@ -50,6 +50,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.ep = std::max(1, k.ep);
   d.etp = std::max(1, k.etp);
   d.routed = d.moe ? d.Ts * d.topk : 0.0;
+  d.permute_atomic = d.moe && k.permute_atomic;
   d.mla = is_mla(m);
   d.ql = m.q_lora_rank;
   d.kvl = m.kv_lora_rank;

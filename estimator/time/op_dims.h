@@ -37,6 +37,7 @@ struct Dims {
   bool moe;
   double experts, topk, fe, fs, ep, routed;
   double etp;  // expert tensor parallelism: each expert's widths split etp ways, its tokens gathered etp-fold
+  bool permute_atomic;  // the permutation adds rows with atomics (OpKey::permute_atomic)
   // Multi-head latent attention (estimator/time/mla.h): hq = hkv = heads x (head_dim +
   // qk_rope_head_dim), the query and key widths; ql, kvl the latent ranks, dr the rotary
   // part. hout is the value and attention-output width, heads x v_head_dim (hq otherwise).

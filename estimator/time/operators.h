@@ -43,6 +43,9 @@ struct OpKey {
   int ep = 1;
   int etp = 1;  // expert tensor parallelism (TrainConfig::etp)
   bool deepep = false;  // DeepEP dispatch (TrainConfig::moe_deepep): the all-to-alls' cost
+  // Megatron's unfused permutation (TrainConfig::moe_permute_fusion false): rows added
+  // with atomics (estimator/time/moe.h).
+  bool permute_atomic = false;
   // MoE models with dense layers: the MoE share of the busiest rank's layers, whose cost
   // blends an MoE and a dense layer (params.h moe_layer_share); 1 otherwise.
   double moe_share = 1.0;

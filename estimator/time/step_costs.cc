@@ -38,6 +38,7 @@ OpKey op_key(const TrainConfig& c) {
   k.ep = std::max(1, c.ep);
   k.etp = std::max(1, c.etp);
   k.deepep = c.moe_deepep && c.ep * c.etp > 1;
+  k.permute_atomic = !c.moe_permute_fusion && c.framework == Framework::megatron;
   k.recompute_modules = c.checkpointing == Checkpointing::selective ? c.recompute_modules : 0;
   return k;
 }
@@ -107,6 +108,7 @@ std::uint64_t hash_of(const OpKey& k) {
   if (k.moe_share < 1.0) h = hash_mix(h, std::uint64_t(k.moe_share * (1 << 20)));
   if (k.recompute_modules != 0) h = hash_mix(h, std::uint64_t(k.recompute_modules) << 40);
   if (k.deepep) h = hash_mix(h, std::uint64_t(1) << 52);
+  if (k.permute_atomic) h = hash_mix(h, std::uint64_t(1) << 53);
   return k.ep > 1 || k.etp > 1 ? hash_mix(h, std::uint64_t(k.ep) << 32 | std::uint64_t(k.etp)) : h;
 }
 

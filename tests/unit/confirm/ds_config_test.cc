@@ -384,6 +384,11 @@ TEST(MegatronArgs, MixtureOfExperts) {
   EXPECT_NE(std::find(a.begin(), a.end(), "--moe-grouped-gemm"), a.end());
   // The permutation as priced: Transformer Engine's fused kernels, not the atomic default.
   EXPECT_NE(std::find(a.begin(), a.end(), "--moe-permute-fusion"), a.end());
+  c.moe_permute_fusion = false;  // --moe-permute-fusion off: Megatron-Core's unfused default
+  a = megatron_args(c, m);
+  EXPECT_EQ(std::find(a.begin(), a.end(), "--moe-permute-fusion"), a.end());
+  c.moe_permute_fusion = true;
+  a = megatron_args(c, m);
   EXPECT_EQ(value("--moe-shared-expert-intermediate-size"), "none");
   m.shared_ffn = 128;
   a = megatron_args(c, m);

@@ -8,6 +8,7 @@
 
 #include "confirm/confirm.h"
 #include "confirm/experiment.h"
+#include "confirm/plan.h"
 #include "confirm/process.h"
 #include "test_util.h"
 
@@ -100,6 +101,37 @@ TEST(MoeWorkload, WhatTheWorkloadCannotRunIsNamedOrRefused) {
     EXPECT_TRUE(r.exited && r.exit_code == 1) << extra.front();
     EXPECT_NE(test::slurp(d / "err").find("Megatron-LM"), std::string::npos) << test::slurp(d / "err");
   }
+}
+
+// A plan priced with the unfused permutation (estimate --moe-permute-fusion off) says so in
+// its config ("moe_permute_fusion": false); confirm reads it back and leaves the flag out of
+// the arguments, so the workload runs the atomic path that was priced.
+TEST(MoeWorkload, PlansCarryTheUnfusedPermutation) {
+  ScratchDir d;
+  Json j = Json::parse(test::slurp(std::string(DSPLAN_TEST_DATA) + "/confirm/plan_tiny.json"));
+  j["model"]["experts"] = 8;
+  j["model"]["topk"] = 2;
+  j["model"]["moe_ffn"] = 128;
+  j["model"].erase("params");  // recounted with the experts
+  Json& cfg = j["configs"][0];
+  cfg["framework"] = "megatron";
+  cfg["zero_stage"] = 0;
+  cfg["moe_permute_fusion"] = false;
+  auto plan = parse_plan(j, "plan.json");
+  ASSERT_TRUE(plan) << plan.errors().front().to_string();
+  const Candidate& c = plan->candidates.front();
+  EXPECT_FALSE(c.cfg.moe_permute_fusion);
+  LaunchSpec l;
+  l.reference_script = std::string(DSPLAN_SOURCE_DIR) + "/examples/train_gpt.py";
+  EXPECT_EQ(parsed(make_experiment(c, *plan, l, d.path()), "a.num_experts, a.moe_permute_fusion", d),
+            "8 False\n");
+  cfg.erase("moe_permute_fusion");  // absent: the fused kernels, dsplan's default
+  auto fused = parse_plan(j, "plan.json");
+  ASSERT_TRUE(fused);
+  EXPECT_TRUE(fused->candidates.front().cfg.moe_permute_fusion);
+  EXPECT_EQ(
+      parsed(make_experiment(fused->candidates.front(), *fused, l, d.path()), "a.moe_permute_fusion", d),
+      "True\n");
 }
 
 // Confirm says, before running Megatron plans through the reference workload, that the

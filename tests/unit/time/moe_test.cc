@@ -75,6 +75,29 @@ TEST(Moe, ExpertGemmsTakeTheirTokensFromExpertParallelism) {
   EXPECT_DOUBLE_EQ(a.bwd_flops_hw.v, b.bwd_flops_hw.v);
 }
 
+// The unfused permutation (--moe-permute-fusion off): the copies' sum into the tokens and the
+// backward of the row gather become atomic row additions, each over the layer's 4096 x 2 =
+// 8192 copies of 4096 elements (33,554,432) and 100,663,296 bytes (copies 8192 x 8192 B read,
+// tokens 4096 x 8192 B written). On an H200, atomics at 0.48 elements per SM clock:
+//   t_i = 33,554,432 / (0.48 x 132 x 1.98e9) = 267.47 us; t_s = 100,663,296 / (4.8e12 x 0.89)
+//   = 23.56 us; the pass costs cbrt(t_s^3 + t_i^3) = 267.53 us instead of the 23.56 us it
+// streams in, 243.97 us more, forward and again backward. The A100 has no measured atomic
+// rate: the same passes are priced as streams there.
+TEST(Moe, UnfusedPermutationAddsRowsWithAtomics) {
+  const ModelSpec m = mixtral();
+  for (const bool hopper : {true, false}) {
+    const GpuSpec gpu = hopper ? test::h200() : test::a100();
+    const Efficiency eff = default_efficiency(gpu);
+    OpKey atomic = key(1, 1);
+    atomic.permute_atomic = true;
+    const OpCosts fused = operator_costs(m, gpu, eff, key(1, 1)),
+                  unfused = operator_costs(m, gpu, eff, atomic);
+    const double extra = hopper ? 243.97e-6 : 0.0;
+    EXPECT_NEAR((unfused.fwd - fused.fwd).v, extra, 0.02e-6) << gpu.name;
+    EXPECT_NEAR((unfused.bwd - fused.bwd).v, extra, 0.02e-6) << gpu.name;
+  }
+}
+
 // Each rank sends its 4096 x 2 token copies of 4096 bf16 elements: 67,108,864 B. On a DGX
 // H200 (450 GB/s per GPU x 20.6/25 usable = 370.8 GB/s):
 //   ep 8 in one node: 7/8 of it over NVLink, 58,720,256 B / 370.8e9 = 158.36 us, plus one
