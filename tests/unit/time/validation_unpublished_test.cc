@@ -164,5 +164,22 @@ TEST(ValidationUnpublished, DeepEpNamed) {
   EXPECT_FALSE(space_of(row).run.moe_deepep);
 }
 
+// The permutation of a Megatron MoE row: Transformer Engine's fused kernels where the row
+// names moe_permute_fusion, else Megatron-Core's default, the unfused atomic path (Grok-1's
+// NeMo 24.xx recipes). A dense row keeps the default (the flag prices nothing there).
+TEST(ValidationUnpublished, PermuteFusionNamed) {
+  json row = table_row();
+  row["parallel"]["other"] = "NeMo 24.12; alltoall dispatcher";
+  EXPECT_TRUE(space_of(row).run.moe_permute_fusion);  // dense
+  row["model"]["experts"] = 8;
+  row["model"]["topk"] = 2;
+  row["model"]["moe_ffn"] = 4096;
+  row["parallel"]["ep"] = 8;
+  EXPECT_FALSE(space_of(row).run.moe_permute_fusion);
+  row["parallel"]["other"] =
+      "Megatron-Bridge perf recipe: alltoall dispatcher, grouped GEMM, moe_permute_fusion";
+  EXPECT_TRUE(space_of(row).run.moe_permute_fusion);
+}
+
 }  // namespace
 }  // namespace dsplan::test
