@@ -39,9 +39,10 @@ enum class MemKernel : std::uint8_t {
   dropout_fwd,  // Philox random numbers, mask and scaled output
   softmax_fwd,  // row softmax (rows of the sequence length)
   softmax_bwd,
-  mask,        // where / masked_fill with a broadcast boolean mask
-  gelu,        // one fused gelu kernel (tanh form)
-  atomic_add,  // rows added into a tensor with atomics (PyTorch's index_add / scatter_add)
+  mask,         // where / masked_fill with a broadcast boolean mask
+  gelu,         // one fused gelu kernel (tanh form)
+  index_add,    // rows added into a tensor with atomics by PyTorch's index_add (a row gather's backward)
+  scatter_add,  // the same by scatter_add with an index expanded over the row (Megatron's unpermute)
   kCount
 };
 

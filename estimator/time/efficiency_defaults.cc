@@ -72,11 +72,13 @@ Efficiency default_efficiency(const GpuSpec& gpu) {
       e.issue_elems_per_sm_clk[mk(MemKernel::softmax_fwd)] = 2.9;
       e.issue_elems_per_sm_clk[mk(MemKernel::softmax_bwd)] = 1.07;
       e.issue_elems_per_sm_clk[mk(MemKernel::mask)] = 1.57;
-      // bf16 rows added with atomics (index_add, the backward of a row gather): 0.48
-      // elements per SM clock, 32,768 rows of 2,048 in 0.534 ms and of 7,168 in 1.90 ms on
-      // an H200 (session 42, scripts/moe_layer_profile.py): 0.25 TB/s of rows, 1/19 of HBM.
-      // Not measured on other GPUs, where such passes are priced as streams.
-      e.issue_elems_per_sm_clk[mk(MemKernel::atomic_add)] = 0.48;
+      // Rows added with atomics, measured on an H200 (session 42, scripts/atomic_rows.py and
+      // moe_layer_profile.py; 32,768-65,536 rows of 2,048-7,168 elements): index_add 0.45-0.50
+      // elements per SM clock in bf16 (0.534 ms for 32,768 x 2,048), scatter_add_ with an
+      // expanded index 0.97-1.01 (bf16; 1.04-1.22 in fp32). Not measured on other GPUs, where
+      // such passes are priced as streams.
+      e.issue_elems_per_sm_clk[mk(MemKernel::index_add)] = 0.48;
+      e.issue_elems_per_sm_clk[mk(MemKernel::scatter_add)] = 1.0;
       break;
   }
   return e;

@@ -31,12 +31,12 @@ Elementwise moe_elementwise(const op::Dims& d) {
     w.bwd.add(MemKernel::stream, 2.0 * (permute + unpermute), 4.0 * copies * d.h);
   } else {
     // Unfused (Megatron-Core's default): the unpermute sums the copies with an atomic
-    // scatter_add, and the permute's row gather has an atomic index_add as its backward;
+    // scatter_add_, and the permute's row gather has an atomic index_add as its backward;
     // each adds copies x h elements into the tokens. The other passes keep their bytes.
     w.fwd.add(MemKernel::stream, permute + unpermute - sum, 2.0 * copies * d.h);
-    w.fwd.add(MemKernel::atomic_add, sum, copies * d.h);
+    w.fwd.add(MemKernel::scatter_add, sum, copies * d.h);
     w.bwd.add(MemKernel::stream, 2.0 * (permute + unpermute) - sum, 4.0 * copies * d.h);
-    w.bwd.add(MemKernel::atomic_add, sum, copies * d.h);
+    w.bwd.add(MemKernel::index_add, sum, copies * d.h);
   }
   w.fwd.kernels += 8, w.bwd.kernels += 10;
   return w;

@@ -7,7 +7,7 @@
 //    reverse (unpermute) that weights each expert output by its routing probability and
 //    sums the top-k copies back into one token; streaming passes as Transformer Engine's
 //    fused kernels run them, or, unfused (TrainConfig::moe_permute_fusion false), the sum
-//    and the gather's backward as atomic row additions (MemKernel::atomic_add);
+//    and the gather's backward as atomic row additions (MemKernel::scatter_add, index_add);
 //  - two all-to-alls over the ep ranks each way (dispatch and combine), each moving the
 //    rank's Ts x topk token copies of h elements; they run on the compute stream
 //    (Megatron-Core does not overlap them by default) and are exposed.

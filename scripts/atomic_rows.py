@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Rows added into a tensor with atomics, as Megatron-Core's unfused MoE permutation does
+(session 42): `scatter_add_` with an index expanded over the hidden dimension (its unpermute)
+and `index_add_` (the backward of its row gather), in bf16 and fp32 (the unpermute adds in
+fp32 when the routing probabilities are fp32), beside the row gather `index_select` of the
+same rows. N = T x k copies of h elements go into T tokens, each token's k copies spread
+over the whole range as routing leaves them.
+Usage: atomic_rows.py OUT.json      Median of 20 after 5 warm-ups, CUDA events.
+Exit status 3 without PyTorch or a GPU.
+"""
+import json
+import statistics
+import sys
+
+SHAPES = [(4096, 8, 2048), (4096, 8, 7168), (16384, 2, 4096), (8192, 4, 2880)]  # (T, k, h)
+
+
+def timed(torch, fn, reps=20):
+    for _ in range(5):
+        fn()
+    out = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        out.append(a.elapsed_time(b) * 1e3)  # microseconds
+    return statistics.median(out)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: atomic_rows.py OUT.json")
+    try:
+        import torch
+    except ImportError as e:
+        print("atomic_rows: PyTorch is not available: %s" % e, file=sys.stderr)
+        sys.exit(3)
+    if not torch.cuda.is_available():
+        print("atomic_rows: no CUDA device", file=sys.stderr)
+        sys.exit(3)
+    props = torch.cuda.get_device_properties(0)
+    result = {"device": props.name, "sms": props.multi_processor_count, "torch": torch.__version__, "rows": []}
+    for T, k, h in SHAPES:
+        n = T * k
+        torch.manual_seed(0)
+        token_of = torch.randperm(n, device="cuda") // k  # copy -> token, in a routed order
+        for dtype in (torch.bfloat16, torch.float32):
+            src = torch.randn(n, h, device="cuda", dtype=dtype)
+            x = torch.randn(T, h, device="cuda", dtype=dtype)
+            out = torch.zeros(T, h, device="cuda", dtype=dtype)
+            expanded = token_of.unsqueeze(1).expand(-1, h)
+            r = {"tokens": T, "topk": k, "hidden": h, "dtype": str(dtype).replace("torch.", ""),
+                 "index_add_us": timed(torch, lambda: out.index_add_(0, token_of, src)),
+                 "scatter_add_us": timed(torch, lambda: out.scatter_add_(0, expanded, src)),
+                 "index_select_us": timed(torch, lambda: x.index_select(0, token_of))}
+            r["elements"] = n * h
+            for key in ("index_add_us", "scatter_add_us", "index_select_us"):
+                r[key.replace("_us", "_Gelems_per_s")] = n * h / (r[key] * 1e-6) / 1e9
+            result["rows"].append(r)
+            print(json.dumps(r), flush=True)
+            del src, x, out, expanded
+            torch.cuda.empty_cache()
+    with open(sys.argv[1], "w") as f:
+        json.dump(result, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
