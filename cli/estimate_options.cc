@@ -211,13 +211,14 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     errs.push_back(flag_error("framework", "a mixture-of-experts model is planned for Megatron-Core only",
                               "--framework megatron, or leave --framework out"));
   if (moe && o.framework.empty())
-    plan.assumptions.push_back(
-        "mixture of experts: Megatron-Core (--framework megatron) with the all-to-all "
-        "dispatcher, grouped expert GEMMs, the fused permutation (--moe-permute-fusion), expert "
-        "tensor parallelism " +
-        std::to_string(std::max(1, o.etp)) +
-        ", dropless routing "
-        "priced as balanced across the experts");
+    plan.assumptions.push_back("mixture of experts: Megatron-Core (--framework megatron) with the " +
+                               std::string(o.moe_dispatcher == "deepep" ? "DeepEP" : "all-to-all") +
+                               " dispatcher, grouped expert GEMMs, " +
+                               (o.moe_permute_fusion == "off"
+                                    ? "the unfused permutation (atomic row additions)"
+                                    : "the fused permutation (--moe-permute-fusion)") +
+                               ", expert tensor parallelism " + std::to_string(std::max(1, o.etp)) +
+                               ", dropless routing priced as balanced across the experts");
   s.run.etp = o.etp;
   s.run.moe_deepep = parse_one<int>("moe-dispatcher", o.moe_dispatcher, {"alltoall", "deepep"}, 0, errs) == 1;
   if (s.run.moe_deepep && model && !is_moe(*model))
