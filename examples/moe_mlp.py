@@ -6,8 +6,9 @@ MoE layer and dsplan prices it (docs/model.md section 4.11), on one GPU (expert 
   switch load-balancing loss (experts x sum of each expert's token fraction times its mean
   probability, times a coefficient) kept in `aux_loss` for the caller to add to the loss;
 - the permutation: each token copied once per chosen expert into expert order; unfused (the
-  default) as Megatron-Core's moe_utils: a row gather forward whose backward, and the
-  unpermutation, add rows into tokens with atomics (index_add); with `permute_fusion`
+  default) as Megatron-Core's moe_utils: a row gather forward whose backward adds rows into
+  tokens with atomics (index_add), and an unpermutation that adds them with scatter_add (an
+  index expanded over the row); with `permute_fusion`
   (--moe-permute-fusion, Transformer Engine's kernels) without atomics: every direction
   gathers rows through the permutation or its inverse and sums a token's top-k copies;
 - the token counts per expert read back to the host once a forward (`host_counts`), as
@@ -150,9 +151,10 @@ def make_moe_mlp(torch, h, ffn, experts, topk, gated, swiglu=True, grouped=True,
             if permute_fusion:  # back to token-major order, each copy weighted, k copies summed
                 copies = Permute.apply(out, position, order).view(tokens, topk, h)
                 y = (copies * top_p.unsqueeze(-1).to(out.dtype)).sum(1)
-            else:
+            else:  # as Megatron-Core's unpermute: scatter_add with the index expanded over the row
                 out = out * top_p.reshape(-1).index_select(0, order).unsqueeze(-1).to(out.dtype)
-                y = torch.zeros(tokens, h, dtype=out.dtype, device=x.device).index_add(0, token_of, out)
+                y = torch.zeros(tokens, h, dtype=out.dtype, device=x.device).scatter_add(
+                    0, token_of.unsqueeze(1).expand(-1, h), out)
             if self.shared is not None:
                 y = y + self.shared[1](activation(self.shared[0](x)))
             return y.reshape(shape)
