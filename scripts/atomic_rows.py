@@ -9,24 +9,15 @@ Usage: atomic_rows.py OUT.json      Median of 20 after 5 warm-ups, CUDA events.
 Exit status 3 without PyTorch or a GPU.
 """
 import json
-import statistics
 import sys
 
 SHAPES = [(4096, 8, 2048), (4096, 8, 7168), (16384, 2, 4096), (8192, 4, 2880)]  # (T, k, h)
 
 
-def timed(torch, fn, reps=20):
-    for _ in range(5):
-        fn()
-    out = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b) * 1e3)  # microseconds
-    return statistics.median(out)
+def timed(torch, fn):
+    """Microseconds a launch: the median of 20 after 5 warm-ups (cuda_timing.time_each)."""
+    from cuda_timing import time_each
+    return time_each(fn, repeats=20, warmup=5) * 1e6
 
 
 def main():

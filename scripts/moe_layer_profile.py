@@ -22,7 +22,6 @@ the kernel time by class from torch.profiler. Exit status 3 without PyTorch or a
 """
 import json
 import os
-import statistics
 import sys
 import time
 
@@ -107,18 +106,9 @@ def measure(torch, train_gpt, flags, mbs):
             p.grad = None
         x.grad = None
 
-    def timed(fn, n=10):
-        for _ in range(3):
-            fn()
-        out = []
-        for _ in range(n):
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            fn()
-            b.record()
-            b.synchronize()
-            out.append(a.elapsed_time(b) / 1e3)
-        return statistics.median(out)
+    def timed(fn):  # seconds: the median of 10 launches after 3 warm-ups
+        from cuda_timing import time_each
+        return time_each(fn, repeats=10, warmup=3)
 
     with torch.no_grad():
         fwd_s = timed(fwd)

@@ -20,6 +20,7 @@ namespace {
 
 using test::ScratchDir;
 using test::slurp;
+using test::workload_args;
 namespace fs = std::filesystem;
 
 ConfirmOptions options(const ScratchDir& d, int top) {
@@ -410,20 +411,6 @@ TEST(Confirm, FsdpPlansRunTheWorkloadsFsdpPath) {
   cand.cfg.framework = Framework::deepspeed;
   const Experiment ds = make_experiment(cand, plan, l, d.path());
   EXPECT_EQ(std::find(ds.argv.begin(), ds.argv.end(), "--no-deepspeed"), ds.argv.end());
-}
-
-// What the reference workload's argument parser makes of an experiment's argv: the values
-// of `fields` (Python expressions over the parsed args `a`), printed space-separated.
-std::string workload_args(const Experiment& e, const std::string& fields, const ScratchDir& d) {
-  std::vector<std::string> argv = {"python3", "-c",
-                                   "import sys; sys.path.insert(0, sys.argv[1]); import train_gpt; "
-                                   "a = train_gpt.parse_args(sys.argv[2:]); print(" +
-                                       fields + ")",
-                                   std::string(DSPLAN_SOURCE_DIR) + "/examples"};
-  argv.insert(argv.end(), e.argv.begin() + 2, e.argv.end());
-  auto r = run_process(argv, d / "out", d / "err", {});
-  EXPECT_TRUE(r.exited && r.exit_code == 0) << test::slurp(d / "err");
-  return test::slurp(d / "out");
 }
 
 // A model priced with Hugging Face's unfused gelu_new runs it in the reference workload,

@@ -16,20 +16,7 @@ namespace dsplan {
 namespace {
 
 using test::ScratchDir;
-
-// `fields` (Python expressions over the parsed args `a`) as the workload's parser reads the
-// experiment's argv, printed space-separated.
-std::string parsed(const Experiment& e, const std::string& fields, const ScratchDir& d) {
-  std::vector<std::string> argv = {"python3", "-c",
-                                   "import sys; sys.path.insert(0, sys.argv[1]); import train_gpt, moe_mlp; "
-                                   "a = train_gpt.parse_args(sys.argv[2:]); print(" +
-                                       fields + ")",
-                                   std::string(DSPLAN_SOURCE_DIR) + "/examples"};
-  argv.insert(argv.end(), e.argv.begin() + 2, e.argv.end());  // drop python3 and the script
-  auto r = run_process(argv, d / "out", d / "err", {});
-  EXPECT_TRUE(r.exited && r.exit_code == 0) << test::slurp(d / "err");
-  return test::slurp(d / "out");
-}
+using test::workload_args;
 
 Plan moe_plan() {
   Plan plan = test::tiny_plan();  // 4 layers, hidden 256
@@ -50,13 +37,13 @@ TEST(MoeWorkload, ParserTakesAMegatronMoePlan) {
   LaunchSpec l;
   l.reference_script = std::string(DSPLAN_SOURCE_DIR) + "/examples/train_gpt.py";
   const Experiment e = make_experiment(cand, plan, l, d.path());
-  EXPECT_EQ(parsed(e,
-                   "a.num_experts, a.moe_router_topk, a.moe_ffn_hidden_size, a.moe_grouped_gemm, "
-                   "a.moe_shared_expert_intermediate_size, a.expert_model_parallel_size, "
-                   "a.moe_router_force_load_balancing",
-                   d),
+  EXPECT_EQ(workload_args(e,
+                          "a.num_experts, a.moe_router_topk, a.moe_ffn_hidden_size, a.moe_grouped_gemm, "
+                          "a.moe_shared_expert_intermediate_size, a.expert_model_parallel_size, "
+                          "a.moe_router_force_load_balancing",
+                          d),
             "8 2 128 True 64 1 False\n");
-  EXPECT_EQ(parsed(e, "moe_mlp.moe_layer_flags(a.moe_layer_freq, a.num_layers)", d),
+  EXPECT_EQ(workload_args(e, "moe_mlp.moe_layer_flags(a.moe_layer_freq, a.num_layers)", d),
             "[False, True, True, True]\n");
   EXPECT_TRUE(reference_workload_gaps(plan.model).empty());
 }
@@ -68,8 +55,9 @@ TEST(MoeWorkload, LayerPatternsAsMegatronReadsThem) {
   l.reference_script = std::string(DSPLAN_SOURCE_DIR) + "/examples/train_gpt.py";
   const Experiment e = make_experiment(plan.candidates.front(), plan, l, d.path());
   // An int N: every N-th layer from the first (Megatron's `i % N == 0`); the default 1: all.
-  EXPECT_EQ(parsed(e, "moe_mlp.moe_layer_flags('2', 5), moe_mlp.moe_layer_flags(a.moe_layer_freq, 3)", d),
-            "[True, False, True, False, True] [True, True, True]\n");
+  EXPECT_EQ(
+      workload_args(e, "moe_mlp.moe_layer_flags('2', 5), moe_mlp.moe_layer_flags(a.moe_layer_freq, 3)", d),
+      "[True, False, True, False, True] [True, True, True]\n");
   // A list that does not name every layer is an error, not a guess.
   auto r =
       run_process({"python3", "-c",
@@ -123,15 +111,15 @@ TEST(MoeWorkload, PlansCarryTheUnfusedPermutation) {
   EXPECT_FALSE(c.cfg.moe_permute_fusion);
   LaunchSpec l;
   l.reference_script = std::string(DSPLAN_SOURCE_DIR) + "/examples/train_gpt.py";
-  EXPECT_EQ(parsed(make_experiment(c, *plan, l, d.path()), "a.num_experts, a.moe_permute_fusion", d),
+  EXPECT_EQ(workload_args(make_experiment(c, *plan, l, d.path()), "a.num_experts, a.moe_permute_fusion", d),
             "8 False\n");
   cfg.erase("moe_permute_fusion");  // absent: the fused kernels, dsplan's default
   auto fused = parse_plan(j, "plan.json");
   ASSERT_TRUE(fused);
   EXPECT_TRUE(fused->candidates.front().cfg.moe_permute_fusion);
-  EXPECT_EQ(
-      parsed(make_experiment(fused->candidates.front(), *fused, l, d.path()), "a.moe_permute_fusion", d),
-      "True\n");
+  EXPECT_EQ(workload_args(make_experiment(fused->candidates.front(), *fused, l, d.path()),
+                          "a.moe_permute_fusion", d),
+            "True\n");
 }
 
 // Confirm says, before running Megatron plans through the reference workload, that the

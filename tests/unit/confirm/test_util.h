@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "confirm/experiment.h"
 #include "confirm/plan.h"
+#include "confirm/process.h"
 
 namespace dsplan::test {
 
@@ -40,6 +42,21 @@ inline std::string slurp(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// What the reference workload's argument parser makes of an experiment's argv: the values
+// of `fields` (Python expressions over the parsed args `a`, with train_gpt and moe_mlp
+// imported), printed space-separated. `dir` takes the process's output files.
+inline std::string workload_args(const Experiment& e, const std::string& fields, const ScratchDir& dir) {
+  std::vector<std::string> argv = {"python3", "-c",
+                                   "import sys; sys.path.insert(0, sys.argv[1]); import train_gpt, moe_mlp; "
+                                   "a = train_gpt.parse_args(sys.argv[2:]); print(" +
+                                       fields + ")",
+                                   std::string(DSPLAN_SOURCE_DIR) + "/examples"};
+  argv.insert(argv.end(), e.argv.begin() + 2, e.argv.end());  // drop python3 and the script
+  auto r = run_process(argv, dir / "out", dir / "err", {});
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << slurp(dir / "err");
+  return slurp(dir / "out");
 }
 
 inline std::string fake_workload() { return std::string(DSPLAN_SOURCE_DIR) + "/tests/workloads/fake_train.py"; }
