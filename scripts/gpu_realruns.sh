@@ -10,7 +10,8 @@
 # plans whose memory peaks in the optimizer step (stepmem). Session 42: the reference workload's
 # mixture-of-experts path on a tiny model, then MoE layers split by kernel class beside dense
 # twins of the same FLOPs (moe); the expert GEMMs alone, grouped, batched and dense (grouped);
-# rows added with atomics as Megatron's unfused permutation adds them (atomic).
+# rows added with atomics as Megatron's unfused permutation adds them (atomic); dense GEMMs that
+# fill less than a wave of SMs, over K (wavefill).
 # Both PyTorch only: no dsplan binary needed.
 # Uses the binaries staged by scripts/gpu_stage.sh (carry .gpu). `deepspeed` also needs
 # .whl/ (carry it) with DeepSpeed's sdist and the wheels of hjson, pydantic, pydantic-core,
@@ -18,10 +19,10 @@
 # Every step's output and exit status is kept in OUTDIR; a failing step does not stop the
 # rest.
 # Usage: scripts/gpu_realruns.sh OUTDIR [PART...]
-#   PART: gemm profile kernels window fp8 align confirm heldout paths deepspeed families stepmem moe grouped atomic
+#   PART: gemm profile kernels window fp8 align confirm heldout paths deepspeed families stepmem moe grouped atomic wavefill
 #         (default: gemm profile confirm)
 set -uo pipefail
-out=${1:?usage: gpu_realruns.sh OUTDIR [gemm] [profile] [kernels] [window] [fp8] [align] [confirm] [heldout] [paths] [deepspeed] [families] [stepmem] [moe] [grouped] [atomic]}
+out=${1:?usage: gpu_realruns.sh OUTDIR [gemm] [profile] [kernels] [window] [fp8] [align] [confirm] [heldout] [paths] [deepspeed] [families] [stepmem] [moe] [grouped] [atomic] [wavefill]}
 shift
 parts=" ${*:-gemm profile confirm} "
 mkdir -p "$out"
@@ -81,6 +82,7 @@ if [[ $parts == *" moe "* ]]; then
   step moe_smoke_loop timeout 120 python3 examples/train_gpt.py $tiny --moe-layer-freq "[0,1]"
   step moe_layers timeout 420 env PYTHONUNBUFFERED=1 python3 scripts/moe_layer_profile.py "$out/moe_layers.json"
 fi
+[[ $parts == *" wavefill "* ]] && step wave_fill_gemms timeout 120 python3 scripts/wave_fill_gemms.py "$out/wave_fill_gemms.json"
 [[ $parts == *" atomic "* ]] && step atomic_rows timeout 120 python3 scripts/atomic_rows.py "$out/atomic_rows.json"
 [[ $parts == *" grouped "* ]] && step grouped_gemm_rates timeout 300 env PYTHONUNBUFFERED=1 \
                                       python3 scripts/grouped_gemm_rates.py "$out/grouped_gemm_rates.json"
