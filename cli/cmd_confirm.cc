@@ -229,8 +229,9 @@ int run(ConfirmFlags& f) {
   head << "confirm: " << std::min<size_t>(f.run.top, plan->candidates.size()) << " of "
        << plan->candidates.size() << " candidate(s) for " << plan->model.name << " on " << plan->cluster_key()
        << (f.command.empty() ? " with " + launch->reference_script : "") << "\n";
-  if (const std::string note = reference_workload_note(*plan, f.run.top); f.command.empty() && !note.empty())
-    head << note << "\n";
+  if (f.command.empty())  // the reference workload runs the plans
+    if (const std::string note = reference_workload_note(*plan, f.run.top); !note.empty())
+      head << note << "\n";
   auto header = std::make_shared<std::string>(head.str());
   auto flush_header = [header] {
     std::cout << *header << std::flush;

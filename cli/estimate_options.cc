@@ -210,15 +210,6 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (moe && s.run.framework != Framework::megatron)
     errs.push_back(flag_error("framework", "a mixture-of-experts model is planned for Megatron-Core only",
                               "--framework megatron, or leave --framework out"));
-  if (moe && o.framework.empty())
-    plan.assumptions.push_back("mixture of experts: Megatron-Core (--framework megatron) with the " +
-                               std::string(o.moe_dispatcher == "deepep" ? "DeepEP" : "all-to-all") +
-                               " dispatcher, grouped expert GEMMs, " +
-                               (o.moe_permute_fusion == "off"
-                                    ? "the unfused permutation (atomic row additions)"
-                                    : "the fused permutation (--moe-permute-fusion)") +
-                               ", expert tensor parallelism " + std::to_string(std::max(1, o.etp)) +
-                               ", dropless routing priced as balanced across the experts");
   s.run.etp = o.etp;
   s.run.moe_deepep = parse_one<int>("moe-dispatcher", o.moe_dispatcher, {"alltoall", "deepep"}, 0, errs) == 1;
   if (s.run.moe_deepep && model && !is_moe(*model))
@@ -229,6 +220,14 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (!s.run.moe_permute_fusion && model && !is_moe(*model))
     errs.push_back(flag_error("moe-permute-fusion", "the permutation is a mixture-of-experts model's",
                               "leave --moe-permute-fusion out for " + model->name));
+  if (moe && o.framework.empty())
+    plan.assumptions.push_back("mixture of experts: Megatron-Core (--framework megatron) with the " +
+                               std::string(s.run.moe_deepep ? "DeepEP" : "all-to-all") +
+                               " dispatcher, grouped expert GEMMs, " +
+                               (s.run.moe_permute_fusion ? "the fused permutation (--moe-permute-fusion)"
+                                                         : "the unfused permutation (atomic row additions)") +
+                               ", expert tensor parallelism " + std::to_string(std::max(1, o.etp)) +
+                               ", dropless routing priced as balanced across the experts");
   s.run.mtp_layers = o.mtp;
   set_explicit_split(o, model, s.run, errs);
   if (o.mtp > 0 && s.run.framework != Framework::megatron)

@@ -37,16 +37,16 @@ std::string pp_problem(int pp, int layers, int gpus_left, const TrainConfig& run
   TrainConfig t = run;
   t.pp = pp;
   t.vpp = 1;
-  if (t.explicit_split() && !t.set_pipeline_split(layers))
+  const bool pinned = t.explicit_split();  // before set_pipeline_split, which may derive one
+  if (t.set_pipeline_split(layers)) return "";
+  if (pinned)
     return "does not take the plan's split of the " + std::to_string(layers) + " layers (pp_first_layers " +
            std::to_string(t.pp_first_layers) + ", pp_last_layers " + std::to_string(t.pp_last_layers) +
            ", the rest even over pp - 2 stages)";
-  if (!t.set_pipeline_split(layers))
-    return "does not divide the " + std::to_string(layers) + " layers (" + name(run.framework) +
-           (t.megatron_accounted_split()
-                ? " splits layers evenly, or layers + 1 or + 2 with the loss and embedding counted)"
-                : " splits layers evenly)");
-  return "";
+  return "does not divide the " + std::to_string(layers) + " layers (" + name(run.framework) +
+         (t.megatron_accounted_split()
+              ? " splits layers evenly, or layers + 1 or + 2 with the loss and embedding counted)"
+              : " splits layers evenly)");
 }
 
 // The plan's split (pp_split) must fit its degrees; none given is the one dsplan derives.

@@ -11,26 +11,20 @@ Exit status 3 without PyTorch or a GPU.
 import json
 import sys
 
+from cuda_timing import cuda_torch, time_each
+
 SHAPES = [(4096, 8, 2048), (4096, 8, 7168), (16384, 2, 4096), (8192, 4, 2880)]  # (T, k, h)
 
 
-def timed(torch, fn):
-    """Microseconds a launch: the median of 20 after 5 warm-ups (cuda_timing.time_each)."""
-    from cuda_timing import time_each
+def timed(fn):
+    """Microseconds a launch: the median of 20 after 5 warm-ups."""
     return time_each(fn, repeats=20, warmup=5) * 1e6
 
 
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: atomic_rows.py OUT.json")
-    try:
-        import torch
-    except ImportError as e:
-        print("atomic_rows: PyTorch is not available: %s" % e, file=sys.stderr)
-        sys.exit(3)
-    if not torch.cuda.is_available():
-        print("atomic_rows: no CUDA device", file=sys.stderr)
-        sys.exit(3)
+    torch = cuda_torch("atomic_rows")
     props = torch.cuda.get_device_properties(0)
     result = {"device": props.name, "sms": props.multi_processor_count, "torch": torch.__version__, "rows": []}
     for T, k, h in SHAPES:
@@ -43,9 +37,9 @@ def main():
             out = torch.zeros(T, h, device="cuda", dtype=dtype)
             expanded = token_of.unsqueeze(1).expand(-1, h)
             r = {"tokens": T, "topk": k, "hidden": h, "dtype": str(dtype).replace("torch.", ""),
-                 "index_add_us": timed(torch, lambda: out.index_add_(0, token_of, src)),
-                 "scatter_add_us": timed(torch, lambda: out.scatter_add_(0, expanded, src)),
-                 "index_select_us": timed(torch, lambda: x.index_select(0, token_of))}
+                 "index_add_us": timed(lambda: out.index_add_(0, token_of, src)),
+                 "scatter_add_us": timed(lambda: out.scatter_add_(0, expanded, src)),
+                 "index_select_us": timed(lambda: x.index_select(0, token_of))}
             r["elements"] = n * h
             for key in ("index_add_us", "scatter_add_us", "index_select_us"):
                 r[key.replace("_us", "_Gelems_per_s")] = n * h / (r[key] * 1e-6) / 1e9

@@ -15,6 +15,8 @@ Exit status 3 without PyTorch or a GPU.
 import json
 import sys
 
+from cuda_timing import cuda_torch, time_each
+
 CASES = {  # name: (E local experts, n tokens each, hidden, expert width)
     "qwen3-30b-a3b-ep16": (8, 4096, 2048, 768),
     "qwen3-30b-a3b-ep8": (16, 2048, 2048, 768),
@@ -25,9 +27,8 @@ CASES = {  # name: (E local experts, n tokens each, hidden, expert width)
 }
 
 
-def timed(torch, fn):
-    """Microseconds a launch: the median of 20 after 5 warm-ups (cuda_timing.time_each)."""
-    from cuda_timing import time_each
+def timed(fn):
+    """Microseconds a launch: the median of 20 after 5 warm-ups."""
     return time_each(fn, repeats=20, warmup=5) * 1e6
 
 
@@ -57,7 +58,7 @@ def measure(torch, E, n, out_f, in_f):
         r = {"op": op}
         for name, fn in (("grouped_us", g), ("bmm_us", b), ("dense_us", d)):
             try:
-                r[name] = timed(torch, fn) if (gm is not None or name != "grouped_us") else None
+                r[name] = timed(fn) if (gm is not None or name != "grouped_us") else None
             except Exception as e:  # noqa: BLE001 (recorded; the other forms still run)
                 r[name] = None
                 r[name.replace("_us", "_error")] = "%s: %s" % (type(e).__name__, str(e)[:200])
@@ -68,14 +69,7 @@ def measure(torch, E, n, out_f, in_f):
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: grouped_gemm_rates.py OUT.json")
-    try:
-        import torch
-    except ImportError as e:
-        print("grouped_gemm_rates: PyTorch is not available: %s" % e, file=sys.stderr)
-        sys.exit(3)
-    if not torch.cuda.is_available():
-        print("grouped_gemm_rates: no CUDA device", file=sys.stderr)
-        sys.exit(3)
+    torch = cuda_torch("grouped_gemm_rates")
     result = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "rows": []}
     for case, (E, n, h, f) in CASES.items():
         for linear, out_f, in_f in (("fc1", 2 * f, h), ("fc2", h, f)):

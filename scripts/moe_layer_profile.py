@@ -25,6 +25,8 @@ import os
 import sys
 import time
 
+from cuda_timing import cuda_torch, time_each
+
 COMMON = ["--swiglu", "--normalization", "RMSNorm", "--position-embedding-type", "rope",
           "--disable-bias-linear", "--hidden-dropout", "0", "--attention-dropout", "0",
           "--use-flash-attn", "--group-query-attention", "--num-layers", "1",
@@ -107,7 +109,6 @@ def measure(torch, train_gpt, flags, mbs):
         x.grad = None
 
     def timed(fn):  # seconds: the median of 10 launches after 3 warm-ups
-        from cuda_timing import time_each
         return time_each(fn, repeats=10, warmup=3)
 
     with torch.no_grad():
@@ -153,8 +154,8 @@ def measure(torch, train_gpt, flags, mbs):
 
 def fused_matches_unfused(torch):
     """The largest differences between the fused and unfused permutations' output and gradients
-    (input, router, experts), in fp32 with the per-expert loop, on a small random layer."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+    (input, router, experts), in fp32 with the per-expert loop, on a small random layer.
+    examples/ is on the import path (main)."""
     from moe_mlp import make_moe_mlp
     diffs = {}
     results = []
@@ -174,14 +175,7 @@ def fused_matches_unfused(torch):
 def main():
     if len(sys.argv) < 2:
         sys.exit("usage: moe_layer_profile.py OUT.json [CASE...]")
-    try:
-        import torch
-    except ImportError as e:
-        print("moe_layer_profile: PyTorch is not available: %s" % e, file=sys.stderr)
-        sys.exit(3)
-    if not torch.cuda.is_available():
-        print("moe_layer_profile: no CUDA device", file=sys.stderr)
-        sys.exit(3)
+    torch = cuda_torch("moe_layer_profile")
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
     import train_gpt
     names = sys.argv[2:] or list(CASES)

@@ -10,6 +10,8 @@ Exit status 3 without PyTorch or a GPU.
 import json
 import sys
 
+from cuda_timing import cuda_torch, time_each
+
 OUTPUTS = [(256, 2048), (512, 2048), (768, 2048), (1024, 1024), (1024, 2048), (512, 4096), (1024, 4096),
            (2048, 2048), (2048, 4096), (4096, 4096), (8192, 4096)]
 KS = [1024, 4096, 16384, 32768]
@@ -18,15 +20,7 @@ KS = [1024, 4096, 16384, 32768]
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: wave_fill_gemms.py OUT.json")
-    try:
-        import torch
-    except ImportError as e:
-        print("wave_fill_gemms: PyTorch is not available: %s" % e, file=sys.stderr)
-        sys.exit(3)
-    if not torch.cuda.is_available():
-        print("wave_fill_gemms: no CUDA device", file=sys.stderr)
-        sys.exit(3)
-    from cuda_timing import time_each
+    torch = cuda_torch("wave_fill_gemms")
     result = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "rows": []}
     for m, n in OUTPUTS:
         for k in KS:

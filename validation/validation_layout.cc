@@ -47,20 +47,14 @@ void recompute_modules(const Json& p, SearchSpace& s, std::vector<std::string>& 
   s.recompute_modules = {bits};
 }
 
-bool names_deepep(const Json& p, std::vector<std::string>& notes) {
-  const std::string other = at(p, "other").is_string() ? at(p, "other").get<std::string>() : "";
-  const std::string low = ascii_lower(other);
-  if (low.find("deepep") == std::string::npos) return false;
-  notes.push_back(
-      "DeepEP token dispatch (flex dispatcher): a token crosses once per node and GPU, not per expert");
-  return true;
-}
-
 void moe_kernels(const Json& p, const ModelSpec& m, SearchSpace& s, std::vector<std::string>& notes) {
   if (s.run.framework != Framework::megatron || !is_moe(m)) return;
-  s.run.moe_deepep = names_deepep(p, notes);
-  const std::string other = at(p, "other").is_string() ? at(p, "other").get<std::string>() : "";
-  s.run.moe_permute_fusion = ascii_lower(other).find("moe_permute_fusion") != std::string::npos;
+  const std::string other = ascii_lower(at(p, "other").is_string() ? at(p, "other").get<std::string>() : "");
+  s.run.moe_deepep = other.find("deepep") != std::string::npos;
+  if (s.run.moe_deepep)
+    notes.push_back(
+        "DeepEP token dispatch (flex dispatcher): a token crosses once per node and GPU, not per expert");
+  s.run.moe_permute_fusion = other.find("moe_permute_fusion") != std::string::npos;
   if (!s.run.moe_permute_fusion)
     notes.push_back(
         "no moe_permute_fusion named: Megatron-Core's unfused permutation (atomic row additions)");

@@ -192,13 +192,11 @@ void add_measurements(const Json& meas, const Json& row, ValidationCase& c);
 // ("selective: recompute_modules [mla_up_proj, mlp]"), as TrainConfig::recompute_modules,
 // pinned in the space (none named: Megatron's default, the attention core; not searched).
 void recompute_modules(const Json& p, SearchSpace& s, std::vector<std::string>& notes);
-// Megatron's flex dispatcher with DeepEP, where parallel.other names DeepEP (TrainConfig::
-// moe_deepep); the all-to-all dispatcher otherwise.
-bool names_deepep(const Json& p, std::vector<std::string>& notes);
-
-// A Megatron MoE row's dispatcher (names_deepep) and permutation: Transformer Engine's fused
-// kernels where the row names moe_permute_fusion, else Megatron-Core's default, the PyTorch
-// ops that add rows with atomics (Grok-1's NeMo 24.xx recipes predate the fused kernels).
+// A Megatron MoE row's dispatcher and permutation, from its parallel.other: Megatron's flex
+// dispatcher with DeepEP where it names DeepEP (TrainConfig::moe_deepep), else the all-to-all
+// one; Transformer Engine's fused permutation where it names moe_permute_fusion, else
+// Megatron-Core's default, the PyTorch ops that add rows with atomics (Grok-1's NeMo 24.xx
+// recipes predate the fused kernels).
 void moe_kernels(const Json& p, const ModelSpec& m, SearchSpace& s, std::vector<std::string>& notes);
 std::optional<Offload> offload_kind(const Json& v);
 // Checks the row's parallel layout and batch fields (`p` = its "parallel" object) and sets
