@@ -93,10 +93,11 @@ void print_moe_layer(const ModelSpec& m, const ParamCounts& c) {
   print_row(dense ? "per MoE layer" : "per layer", c.per_layer(),
             "attention " + grouped(c.attention) + ", norms " + grouped(c.layer_norms) +
                 (c.mlp > 0 ? ", shared experts " + grouped(c.mlp) : std::string()) + ", and");
-  print_row("  router", c.router, "hidden x " + std::to_string(m.experts) + " experts");
+  const std::string bias = m.moe_bias ? " + biases" : "";
+  print_row("  router", c.router, "hidden x " + std::to_string(m.experts) + " experts" + bias);
   print_row("  routed experts", c.experts,
             std::to_string(m.experts) + " x " + grouped(expert_params(m)) + " (" + (m.gated_mlp ? "3" : "2") +
-                " x " + std::to_string(m.hidden) + " x " + std::to_string(m.moe_ffn) + ")");
+                " x " + std::to_string(m.hidden) + " x " + std::to_string(m.moe_ffn) + bias + ")");
   if (dense)
     print_row("per dense layer", c.dense_layer(),
               "attention " + grouped(c.attention) + ", mlp " + grouped(c.dense_mlp) + ", norms " +
@@ -160,6 +161,9 @@ void print_one(const ModelSpec& m, const std::string& source) {
   if (windowed_layers_of(m) > 0) extra.push_back(window_phrase(m));
   if (m.attn_softcap) extra.push_back("soft-capped attention scores");
   if (m.logit_softcap) extra.push_back("soft-capped logits");
+  if (m.attention_sinks) extra.push_back("attention sinks (a learned logit per head)");
+  if (m.activation_clamp) extra.push_back("clamped gated activation");
+  if (m.moe_bias) extra.push_back("biases on the router and the experts");
   if (is_moe(m))
     extra.push_back(
         "mixture of experts: " + std::to_string(m.experts) + " experts of width " +

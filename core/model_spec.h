@@ -3,7 +3,7 @@
 // Covers decoder-only GPT/Llama/Mistral/NeoX/OPT/BLOOM and encoder BERT/DistilBERT
 // families, and mixture-of-experts variants of the decoders (Mixtral, Qwen-MoE, OLMoE:
 // every layer's MLP routed to top-k of n experts, optional shared experts; GLM-4.5 and
-// Llama 4: some layers dense).
+// Llama 4: some layers dense; gpt-oss: biased experts, attention sinks).
 #pragma once
 
 #include <cstdint>
@@ -103,8 +103,8 @@ struct ModelSpec {
   // (a hidden x experts linear) over `experts` routed experts, each an MLP of width moe_ffn
   // (gated_mlp and activation as the dense one), of which each token runs `topk`; plus
   // shared experts that every token runs, shared_ffn wide in all (0 = none; Qwen2-MoE's
-  // shared_expert_intermediate_size). ffn_hidden is then the dense layers' width (below). Experts carry no
-  // biases.
+  // shared_expert_intermediate_size). ffn_hidden is then the dense layers' width (below).
+  // Experts and the router carry biases only with moe_bias.
   int experts = 0;
   int topk = 0;
   int moe_ffn = 0;
@@ -121,6 +121,17 @@ struct ModelSpec {
   // moe_group_topk groups it scores best. 0 = no groups.
   int moe_groups = 0;
   int moe_group_topk = 0;
+  // gpt-oss (OpenAI 2025, its model card; transformers' GptOss*): the router and every
+  // routed expert's linears carry biases (moe_bias: experts per router, and per expert the
+  // up/gate outputs and the hidden width); each attention head has a learned sink, one
+  // logit added to its softmax's denominator (attention_sinks: heads parameters a layer;
+  // FlashAttention-2 and -3 have no backward for it, Transformer Engine's cuDNN attention
+  // has); and the gated MLP's activation is clamped, gate * sigmoid(1.702 gate) * (up + 1)
+  // after clamping gate and up to a limit (activation_clamp: one fused kernel under
+  // Megatron-Core, a chain of seven elementwise ops in eager model code).
+  bool moe_bias = false;
+  bool attention_sinks = false;
+  bool activation_clamp = false;
   // Multi-head latent attention (DeepSeek-V2/V3, Kimi K2; Megatron-Core's
   // MLASelfAttention; docs/model.md §4.12), on when kv_lora_rank > 0: keys and values come
   // up from a kv_lora_rank-wide latent (one hidden -> kv_lora_rank + qk_rope_head_dim

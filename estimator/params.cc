@@ -3,9 +3,12 @@
 //    output projection heads*head_dim -> hidden; biases when linear_bias (on Q, K and V
 //    alone with qkv_bias); a head_dim RMSNorm weight each for queries and keys (qk_norm).
 //  - MLP: gated (SwiGLU) has gate, up and down matrices, otherwise up and down.
-//  - MoE: shared experts as a dense MLP of shared_ffn, a bias-free hidden x experts router,
-//    and `experts` bias-free expert MLPs of moe_ffn (Mixtral, Qwen-MoE, OLMoE layouts), in
-//    the MoE layers; the dense layers among them (DeepSeek, GLM-4.5, Llama 4) a dense MLP.
+//  - MoE: shared experts as a dense MLP of shared_ffn, a hidden x experts router, and
+//    `experts` expert MLPs of moe_ffn (Mixtral, Qwen-MoE, OLMoE layouts), in the MoE
+//    layers; the dense layers among them (DeepSeek, GLM-4.5, Llama 4) a dense MLP. Router
+//    and experts are bias-free but with moe_bias (gpt-oss: a bias per expert on the router,
+//    and on each expert's up/gate outputs and its hidden-wide output).
+//  - Attention sinks (gpt-oss): one learned logit per head and layer, with the attention.
 //  - LayerNorm has weight and bias, RMSNorm only a weight; norms_per_layer norms a layer.
 //  - Multi-head latent attention (mla_weights): the down and up projections of the query
 //    and key/value latents, an RMSNorm on each latent, and the heads x v_head_dim -> hidden
@@ -35,7 +38,7 @@ ParamCounts count_params(const ModelSpec& m) {
   const bool qkv_b = has_qkv_bias(m);
   const std::int64_t qkv = h * (q + 2 * kv) + (qkv_b ? q + 2 * kv : 0);
   const std::int64_t proj = q * h + (b ? h : 0);
-  c.attention = qkv + proj;
+  c.attention = qkv + proj + (m.attention_sinks ? m.heads : 0);
   const MlaWeights mla = mla_weights(m);
   if (is_mla(m)) c.attention = std::int64_t(mla.total()) + (b ? h : 0);
   const std::int64_t mats = m.gated_mlp ? 3 : 2;
@@ -45,7 +48,7 @@ ParamCounts count_params(const ModelSpec& m) {
     c.dense_mlp = mats * h * f + (b ? (mats - 1) * f + h : 0);
     const std::int64_t sf = m.shared_ffn;
     c.mlp = sf > 0 ? mats * h * sf + (b ? (mats - 1) * sf + h : 0) : 0;
-    c.router = h * m.experts;
+    c.router = h * m.experts + (m.moe_bias ? m.experts : 0);
     c.experts = m.experts * expert_params(m);
   } else {
     c.mlp = mats * h * f + (b ? (mats - 1) * f + h : 0);
@@ -96,7 +99,8 @@ double matmul_params_per_layer(const ModelSpec& m) {
 }
 
 std::int64_t expert_params(const ModelSpec& m) {
-  return (m.gated_mlp ? 3 : 2) * std::int64_t{m.hidden} * m.moe_ffn;
+  const std::int64_t mats = m.gated_mlp ? 3 : 2, h = m.hidden, f = m.moe_ffn;
+  return mats * h * f + (m.moe_bias ? (mats - 1) * f + h : 0);
 }
 
 std::int64_t active_params(const ModelSpec& m) {

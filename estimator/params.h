@@ -69,7 +69,8 @@ ParamCounts count_params(const ModelSpec& m);
 inline std::int64_t total_params(const ModelSpec& m) { return count_params(m).total(); }
 // Parameters one token runs through (MoE: topk of the routed experts; the total otherwise).
 std::int64_t active_params(const ModelSpec& m);
-// Matrices of one routed expert (gate, up and down, or up and down).
+// Matrices of one routed expert (gate, up and down, or up and down), and their biases
+// with moe_bias.
 std::int64_t expert_params(const ModelSpec& m);
 
 // Weight matrices of one layer as the model code runs them (ModelSpec::fused_qkv,

@@ -102,6 +102,24 @@ std::optional<Diagnostic> moe_details(const Json& m, ModelSpec& spec, std::vecto
                       "group-limited routing needs moe_groups dividing experts and moe_group_topk in [1, "
                       "moe_groups], whose groups hold at least topk experts",
                       ""};
+  // gpt-oss's block (model_spec.h): a sliding window in window_layers of the layers, a
+  // learned sink per head, biased router and experts, the clamped SwiGLU.
+  const int window = inum(m, "attention_window"), windowed = inum(m, "window_layers");
+  if (window > 0 && window < (1 << 26) && windowed >= 0 && windowed <= spec.layers) {
+    spec.attention_window = window;
+    spec.window_layers = windowed;
+    notes.push_back(std::to_string(window) + "-key sliding window in " +
+                    (windowed > 0 ? std::to_string(windowed) : std::string("all")) + " of " +
+                    std::to_string(spec.layers) + " layers");
+  }
+  auto flag = [&](const char* key) { return at(m, key).is_boolean() && at(m, key).get<bool>(); };
+  spec.attention_sinks = flag("attention_sinks");
+  spec.moe_bias = flag("moe_bias");
+  spec.activation_clamp = flag("activation_clamp") && spec.gated_mlp;
+  if (spec.attention_sinks || spec.moe_bias || spec.activation_clamp)
+    notes.push_back(std::string("gpt-oss block:") + (spec.attention_sinks ? " attention sinks" : "") +
+                    (spec.moe_bias ? " expert biases" : "") +
+                    (spec.activation_clamp ? " clamped SwiGLU" : ""));
   notes.push_back("mixture of experts: " + std::to_string(spec.experts) + " experts, top-" +
                   std::to_string(spec.topk) + ", width " + std::to_string(spec.moe_ffn) +
                   (spec.shared_ffn > 0 ? ", shared " + std::to_string(spec.shared_ffn) : std::string()) +

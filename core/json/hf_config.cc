@@ -258,6 +258,7 @@ const std::vector<std::pair<std::string, Family>>& families() {
       {"gpt2", [](Hf& h, ModelSpec& m) { gpt2(h, m, false); }},
       {"gpt_bigcode", [](Hf& h, ModelSpec& m) { gpt2(h, m, true); }},
       {"gpt_neox", gpt_neox},
+      {"gpt_oss", gpt_oss},
       {"kimi_k2", deepseek_v3},  // Kimi K2: DeepseekV3Config's layout under its own type
       {"llama", [](Hf& h, ModelSpec& m) { llama(h, m, false); }},
       // "llama4" nests the text model's keys in text_config: parse_llama4() reads them there.
@@ -309,8 +310,9 @@ Diagnostics remap_paths(Diagnostics v, const std::map<std::string, std::string>&
 // The mixture-of-experts families (hf_moe.cc, hf_deepseek.cc): the only types whose expert
 // keys are read.
 const std::vector<std::string>& moe_types() {
-  static const std::vector<std::string> t{"deepseek_v2", "deepseek_v3", "glm4_moe", "kimi_k2",   "llama4",
-                                          "llama4_text", "mixtral",     "olmoe",    "qwen2_moe", "qwen3_moe"};
+  static const std::vector<std::string> t{"deepseek_v2", "deepseek_v3", "glm4_moe",    "gpt_oss",
+                                          "kimi_k2",     "llama4",      "llama4_text", "mixtral",
+                                          "olmoe",       "qwen2_moe",   "qwen3_moe"};
   return t;
 }
 

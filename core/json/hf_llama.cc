@@ -10,10 +10,28 @@
 namespace dsplan::hf {
 namespace {
 
-// Sliding-window attention as transformers configures it: `sliding_window` keys (null or
-// absent: none) in the layers layer_types marks "sliding_attention" when the config lists
-// them, otherwise in the layers `windowed` says (0 = every layer). A window at least as
-// long as the context changes nothing and is dropped.
+// final_logit_softcapping or attn_logit_softcapping: a positive cap, or null (none).
+bool softcap(Hf& hf, const char* key) {
+  double cap = 0;
+  if (hf.first_present({key}).empty()) return false;
+  return hf.r.get(key, cap, false, 1e-6, 1e6);
+}
+
+// Sliding windows of the Qwen families: with use_sliding_window (default false), the
+// layers from max_window_layers on (default 28).
+int qwen_windowed_layers(Hf& hf, const ModelSpec& m) {
+  if (!hf.flag("use_sliding_window", false)) return -1;
+  int from = 28;
+  hf.r.get("max_window_layers", from, false, 0, kMaxDim);
+  return std::max(0, m.layers - from);
+}
+
+}  // namespace
+
+// Sliding-window attention as transformers configures it (hf_reader.h): `sliding_window`
+// keys (null or absent: none) in the layers layer_types marks "sliding_attention" when the
+// config lists them, otherwise in the layers `windowed` says (0 = every layer). A window at
+// least as long as the context changes nothing and is dropped.
 void read_window(Hf& hf, ModelSpec& m, int windowed) {
   int w = 0;
   if (hf.first_present({"sliding_window"}).empty()) return;
@@ -32,24 +50,6 @@ void read_window(Hf& hf, ModelSpec& m, int windowed) {
   m.attention_window = w;
   m.window_layers = windowed >= m.layers ? 0 : windowed;
 }
-
-// final_logit_softcapping or attn_logit_softcapping: a positive cap, or null (none).
-bool softcap(Hf& hf, const char* key) {
-  double cap = 0;
-  if (hf.first_present({key}).empty()) return false;
-  return hf.r.get(key, cap, false, 1e-6, 1e6);
-}
-
-// Sliding windows of the Qwen families: with use_sliding_window (default false), the
-// layers from max_window_layers on (default 28).
-int qwen_windowed_layers(Hf& hf, const ModelSpec& m) {
-  if (!hf.flag("use_sliding_window", false)) return -1;
-  int from = 28;
-  hf.r.get("max_window_layers", from, false, 0, kMaxDim);
-  return std::max(0, m.layers - from);
-}
-
-}  // namespace
 
 // The Llama-style decoders (RMSNorm, gated MLP, rotary, no biases unless stated): the
 // keys they share (hf_reader.h). `head_dim` is read where the family allows it to differ

@@ -27,6 +27,7 @@
 //    every interleave_moe_layer_step-th layer (moe_layers), each num_local_experts experts
 //    of intermediate_size, num_experts_per_tok a token, plus one shared expert of
 //    intermediate_size; the other layers a dense MLP of intermediate_size_mlp.
+//  - gpt_oss (GptOssConfig, gpt-oss-20b and -120b): gpt_oss() below.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -192,6 +193,34 @@ void llama4_text(Hf& hf, ModelSpec& m) {
       hf.r.error("moe_layers", "MoE layers other than every interleave_moe_layer_step-th layer",
                  "dsplan models layers step-1, 2*step-1, ...: remove moe_layers or list those");
   }
+}
+
+// gpt-oss (transformers' GptOssConfig and modeling_gpt_oss; OpenAI's gpt-oss model card,
+// 2025): Llama's pre-norm block with biases on Q, K, V and the output projection
+// (attention_bias, default true), heads of head_dim (64) that need not tile hidden, and a
+// learned sink logit per head in every layer (GptOssAttention.sinks, always built). The
+// layers layer_types marks "sliding_attention" (every other one) attend to sliding_window
+// keys. Every layer's MLP routes to num_local_experts experts of intermediate_size,
+// num_experts_per_tok a token, with biases on the router and the experts
+// (GptOssTopKRouter.bias, GptOssExperts' gate_up_proj_bias and down_proj_bias), through the
+// clamped SwiGLU when swiglu_limit is set (default 7.0). Its context is extended with YaRN
+// from initial_context_length, which rope_scaling repeats as original_max_position_embeddings
+// (read into pretrain_seq by hf_config.cc).
+void gpt_oss(Hf& hf, ModelSpec& m) {
+  m.head_dim = 64;  // GptOssConfig's default
+  llama_like(hf, m, 131072, false);
+  m.linear_bias = hf.flag("attention_bias", true);
+  m.attention_sinks = true;
+  read_window(hf, m, m.layers / 2);
+  read_experts(hf, m, "num_local_experts", nullptr);
+  m.moe_bias = true;
+  m.fused_gate_up = true;  // an expert's gate and up projections: one interleaved matrix
+  double limit = 7.0;      // null: no clamp
+  if (hf.json.contains("swiglu_limit") && hf.json["swiglu_limit"].is_null())
+    limit = 0;
+  else
+    hf.r.get("swiglu_limit", limit, false, 0.0, 1e6);
+  m.activation_clamp = limit > 0;
 }
 
 }  // namespace dsplan::hf

@@ -105,6 +105,9 @@ inline void read_activation(Hf& hf, const char* key, ModelSpec& m) {
 // The Llama-style families (hf_llama.cc), and the keys they share: layers, sizes, heads,
 // intermediate_size (ffn_hidden), RMSNorm, SwiGLU, rotary, bias-free separate linears.
 void llama_like(Hf& hf, ModelSpec& m, int default_positions, bool tied);
+// sliding_window keys in the layers layer_types marks "sliding_attention", else in
+// `windowed` of them (0 = every layer); none when absent, null or not below the context.
+void read_window(Hf& hf, ModelSpec& m, int windowed);
 void llama(Hf& hf, ModelSpec& m, bool mistral);
 void qwen2(Hf& hf, ModelSpec& m);
 void qwen3(Hf& hf, ModelSpec& m);
@@ -118,6 +121,7 @@ void qwen2_moe(Hf& hf, ModelSpec& m);
 void qwen3_moe(Hf& hf, ModelSpec& m);
 void olmoe(Hf& hf, ModelSpec& m);
 void glm4_moe(Hf& hf, ModelSpec& m);
+void gpt_oss(Hf& hf, ModelSpec& m);
 // The DeepSeek-V2/V3 decoders, multi-head latent attention (hf_deepseek.cc); kimi_k2 is
 // read as deepseek_v3.
 void deepseek_v2(Hf& hf, ModelSpec& m);

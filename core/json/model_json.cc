@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "core/json/model_checks.h"
 #include "core/names.h"
 
 namespace dsplan {
@@ -80,6 +81,9 @@ void read_flags(JsonObjectReader& r, ModelSpec& m) {
   r.get("window_layers", m.window_layers, false, 0, kMaxDim);
   r.get("logit_softcap", m.logit_softcap, false);
   r.get("attn_softcap", m.attn_softcap, false);
+  r.get("attention_sinks", m.attention_sinks, false);
+  r.get("activation_clamp", m.activation_clamp, false);
+  r.get("moe_bias", m.moe_bias, false);
   r.get("causal", m.causal, false);
   r.get("parallel_residual", m.parallel_residual, false);
   r.get("norms_per_layer", m.norms_per_layer, false, 1, 4);
@@ -196,126 +200,6 @@ void check_positive(Diagnostics& out, const std::string& file, const char* key, 
   if (v < 1) out.push_back({file, std::string("/") + key, "must be positive, got " + std::to_string(v), ""});
 }
 
-// Which layers are MoE (ModelSpec::first_dense_layers, moe_layer_step): keys of an MoE
-// model only, within the layers, leaving at least one MoE layer.
-void check_moe_layers(Diagnostics& out, const std::string& file, const ModelSpec& m) {
-  const std::string layers = std::to_string(m.layers);
-  if (!is_moe(m)) {
-    if (m.first_dense_layers != 0)
-      out.push_back({file, "/first_dense_layers", "dense leading layers in a model without experts",
-                     "only an MoE model (\"experts\") has them; remove first_dense_layers"});
-    if (m.moe_layer_step != 1)
-      out.push_back({file, "/moe_layer_step", "an MoE layer step in a model without experts",
-                     "only an MoE model (\"experts\") has one; remove moe_layer_step"});
-    return;
-  }
-  const bool first_ok = m.first_dense_layers >= 0 && m.first_dense_layers < m.layers;
-  const bool step_ok = m.moe_layer_step >= 1 && m.moe_layer_step <= m.layers;
-  if (!first_ok)
-    out.push_back(
-        {file, "/first_dense_layers",
-         std::to_string(m.first_dense_layers) + " is not in [0, layers): the model has " + layers + " layers",
-         "the leading layers with a dense MLP, 0 to " + std::to_string(m.layers - 1)});
-  if (!step_ok)
-    out.push_back(
-        {file, "/moe_layer_step",
-         std::to_string(m.moe_layer_step) + " is not in [1, layers]: the model has " + layers + " layers",
-         "1 (every layer after the dense ones is MoE) to " + layers});
-  if (first_ok && step_ok && moe_layer_count(m) == 0)
-    out.push_back({file, "/moe_layer_step",
-                   "first_dense_layers " + std::to_string(m.first_dense_layers) + " and moe_layer_step " +
-                       std::to_string(m.moe_layer_step) + " leave no MoE layer among the " + layers,
-                   "an MoE model needs one: at most " + std::to_string(m.layers - m.first_dense_layers) +
-                       " with " + std::to_string(m.first_dense_layers) + " dense leading layers"});
-}
-
-// Group-limited routing (ModelSpec::moe_groups, moe_group_topk): an MoE model's, both set
-// or both 0, the groups equal (moe_groups divides experts), at most moe_groups of them
-// picked, and the picked groups holding a token's topk experts.
-void check_moe_groups(Diagnostics& out, const std::string& file, const ModelSpec& m) {
-  const int groups = m.moe_groups, pick = m.moe_group_topk;
-  if (groups < 0)
-    out.push_back({file, "/moe_groups", "must not be negative, got " + std::to_string(groups),
-                   "0 (no groups) or how many equal groups the experts form, e.g. 8"});
-  if (pick < 0)
-    out.push_back({file, "/moe_group_topk", "must not be negative, got " + std::to_string(pick),
-                   "0 (no groups) or how many groups a token's experts come from, e.g. 4"});
-  if (groups < 0 || pick < 0 || (groups == 0 && pick == 0)) return;
-  if (!is_moe(m)) {
-    const std::pair<int, const char*> keys[] = {{groups, "moe_groups"}, {pick, "moe_group_topk"}};
-    for (const auto& [v, key] : keys)
-      if (v > 0)
-        out.push_back({file, std::string("/") + key, "expert groups in a model without experts",
-                       "only an MoE model (\"experts\") routes within groups; remove " + std::string(key)});
-    return;
-  }
-  const std::string g = std::to_string(groups), k = std::to_string(pick);
-  if (pick == 0) {
-    out.push_back({file, "/moe_group_topk", "missing: moe_groups " + g + " needs it",
-                   "how many of the " + g + " groups a token's experts come from (HF topk_group), e.g. 4"});
-    return;
-  }
-  if (groups == 0) {
-    out.push_back({file, "/moe_groups", "missing: moe_group_topk " + k + " needs it",
-                   "how many equal groups the experts form (HF n_group), e.g. 8; or remove moe_group_topk"});
-    return;
-  }
-  const std::string e = std::to_string(m.experts);
-  if (m.experts % groups != 0) {
-    out.push_back({file, "/moe_groups", "the " + e + " experts do not split into " + g + " equal groups",
-                   "a divisor of experts (" + e + "), or 0 for no groups"});
-    return;
-  }
-  if (pick > groups) {
-    out.push_back({file, "/moe_group_topk", "moe_group_topk " + k + " exceeds moe_groups " + g,
-                   "at most the " + g + " groups (DeepSeek-V3: 4 of 8)"});
-    return;
-  }
-  const int per_group = m.experts / groups;
-  if (m.topk > pick * per_group && m.topk <= m.experts)  // topk beyond the experts is /topk's
-    out.push_back(
-        {file, "/moe_group_topk",
-         "topk " + std::to_string(m.topk) + " exceeds the experts a token's groups hold: " + k + " x " +
-             std::to_string(per_group) + " a group",
-         "at least " + std::to_string((m.topk + per_group - 1) / per_group) + " of the " + g + " groups"});
-}
-
-// Multi-head latent attention (ModelSpec::kv_lora_rank): its widths are set together, the
-// rotary part even (it rotates pairs), and every head has its own keys and values.
-void check_mla(Diagnostics& out, const std::string& file, const ModelSpec& m) {
-  if (m.kv_lora_rank < 0)
-    out.push_back({file, "/kv_lora_rank", "must not be negative, got " + std::to_string(m.kv_lora_rank),
-                   "0 (no latent attention) or the key/value latent's width, e.g. 512"});
-  if (m.q_lora_rank < 0)
-    out.push_back({file, "/q_lora_rank", "must not be negative, got " + std::to_string(m.q_lora_rank),
-                   "0 (queries projected directly) or the query latent's width, e.g. 1536"});
-  if (!is_mla(m)) {
-    const std::pair<int, const char*> keys[] = {{m.q_lora_rank, "q_lora_rank"},
-                                                {m.qk_rope_head_dim, "qk_rope_head_dim"},
-                                                {m.v_head_dim, "v_head_dim"}};
-    for (const auto& [v, key] : keys)
-      if (v > 0)
-        out.push_back({file, std::string("/") + key,
-                       "set without multi-head latent attention (kv_lora_rank > 0)",
-                       "set kv_lora_rank (the key/value latent's width, e.g. 512) or remove it"});
-    return;
-  }
-  if (m.qk_rope_head_dim <= 0 || m.qk_rope_head_dim % 2 != 0)
-    out.push_back({file, "/qk_rope_head_dim",
-                   "must be a positive even number with multi-head latent attention, got " +
-                       std::to_string(m.qk_rope_head_dim),
-                   "the rotary part of each query/key head, e.g. 64"});
-  if (m.v_head_dim <= 0)
-    out.push_back({file, "/v_head_dim",
-                   "must be positive with multi-head latent attention, got " + std::to_string(m.v_head_dim),
-                   "each head's value width, e.g. 128"});
-  if (m.kv_heads != m.heads)
-    out.push_back({file, "/kv_heads",
-                   "kv_heads " + std::to_string(m.kv_heads) + " differs from heads " +
-                       std::to_string(m.heads) + " under multi-head latent attention",
-                   "every head has its own keys and values: kv_heads = heads (or leave it out)"});
-}
-
 }  // namespace
 
 Diagnostics validate_model(const ModelSpec& m, const std::string& file) {
@@ -340,9 +224,10 @@ Diagnostics validate_model(const ModelSpec& m, const std::string& file) {
   if (is_moe(m) && m.moe_ffn < 1)
     out.push_back({file, "/moe_ffn", "must be positive for an MoE model, got " + std::to_string(m.moe_ffn),
                    "each expert's MLP width"});
-  check_moe_layers(out, file, m);
-  check_moe_groups(out, file, m);
-  check_mla(out, file, m);
+  detail::check_moe_layers(out, file, m);
+  detail::check_moe_groups(out, file, m);
+  detail::check_mla(out, file, m);
+  detail::check_block_options(out, file, m);
   if (m.norms_per_layer == 1 && !m.parallel_residual)
     out.push_back({file, "/norms_per_layer", "one norm per block needs parallel_residual",
                    "a sequential block normalises before attention and before the MLP: 2"});
@@ -449,6 +334,9 @@ Json model_to_json(const ModelSpec& m) {
   if (m.window_layers > 0) j["window_layers"] = m.window_layers;
   if (m.logit_softcap) j["logit_softcap"] = true;
   if (m.attn_softcap) j["attn_softcap"] = true;
+  if (m.attention_sinks) j["attention_sinks"] = true;
+  if (m.activation_clamp) j["activation_clamp"] = true;
+  if (m.moe_bias) j["moe_bias"] = true;
   j["causal"] = m.causal;
   j["parallel_residual"] = m.parallel_residual;
   j["norms_per_layer"] = m.norms_per_layer;

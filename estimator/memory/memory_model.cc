@@ -152,6 +152,9 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg, double share)
   // are fp32: 4 + 4 + 4 + 2 (0.5x) + 2 (FC2 input) = 16 bytes, 8 units of e = 2 where the
   // plain MLP keeps 2 (docs/model.md §3, "gelu_new under autocast").
   if (m.activation_unfused) x.mlp_tensors += x.amp_softmax ? 6 : 3;
+  // gpt-oss's clamped SwiGLU in eager model code also keeps the clamped gate, the sigmoid
+  // and up + 1 (elementwise.cc); Megatron-Core's fused kernel keeps its input alone.
+  if (m.activation_clamp && m.gated_mlp && eager) x.mlp_tensors += 3;
   return x;
 }
 

@@ -51,6 +51,15 @@ void set_recompute_modules(std::uint8_t modules, TrainConfig& cfg, std::vector<s
     why.push_back("Megatron-Core's moe_act and layernorm recompute need FP8 current scaling, not delayed");
 }
 
+namespace {
+// Whether a flash-class kernel of this run trains learned attention sinks: Transformer
+// Engine's cuDNN attention under Megatron-Core (auto picks it there for them).
+bool sinks_trainable(const TrainConfig& run) {
+  return run.framework == Framework::megatron &&
+         (run.attention == AttentionKernel::auto_ || run.attention == AttentionKernel::cudnn);
+}
+}  // namespace
+
 std::string tp_problem(int tp, const ModelSpec& m, const Cluster& c, bool within_node) {
   if (tp < 1) return "must be at least 1";
   if (m.heads % tp != 0) return "does not divide the " + std::to_string(m.heads) + " attention heads";
@@ -97,9 +106,11 @@ std::string pp_problem(int pp, const ModelSpec& m, const Cluster& c, Framework f
 }
 
 SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
-  // A flash-class kernel needs Ampere or newer, 16-bit inputs and heads it takes.
+  // A flash-class kernel needs Ampere or newer, 16-bit inputs and heads it takes, and with
+  // attention sinks Transformer Engine's cuDNN attention (make_config).
+  const bool sinks_ok = !m.attention_sinks || sinks_trainable(s.run);
   const bool flash_possible = c.node.gpu.arch != GpuArch::volta && s.run.precision != Precision::fp32 &&
-                              qk_head_dim_of(m) <= kMaxFlashHeadDim;
+                              qk_head_dim_of(m) <= kMaxFlashHeadDim && sinks_ok;
   // Megatron and DDP shard the optimizer state at most (stage 1) and offload nothing: their
   // defaults leave out what make_config would refuse point by point (most of a Megatron
   // space's invalid points, and most of its search time).
@@ -313,6 +324,13 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
   if (flash && qk_head_dim_of(m) > kMaxFlashHeadDim)
     why.push_back("FlashAttention kernels take head dimensions up to " + std::to_string(kMaxFlashHeadDim) +
                   " (this model's is " + std::to_string(qk_head_dim_of(m)) + ")");
+  // Learned attention sinks (gpt-oss): FlashAttention-2 and -3 compute them forward only,
+  // with no backward (flash-attn issues 1797 and 2102); Transformer Engine's cuDNN
+  // attention trains them (softmax_type "learnable"), which Megatron-Core runs.
+  if (flash && m.attention_sinks && !sinks_trainable(s.run))
+    why.push_back(
+        "attention sinks train only in Transformer Engine's cuDNN attention (--framework megatron, "
+        "--attention auto or cudnn); FlashAttention has no backward for them: --flash off");
   if (sp && tp < 2) why.push_back("sequence parallelism needs tp > 1");
   if (s.run.precision == Precision::bf16 && c.node.gpu.bf16_tc_flop_per_clk_sm <= 0)
     why.push_back(c.node.gpu.name + " has no bf16 tensor cores");

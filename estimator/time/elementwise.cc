@@ -60,6 +60,8 @@ Elementwise score_elementwise(const op::Dims& d) {
     fwd(MemKernel::mask, sc * 2.0 * e);    // causal or padding mask
     if (d.attn_softcap)
       for (int i = 0; i < 3; ++i) pass(MemKernel::stream, MemKernel::stream, sc * 2.0 * e);
+    if (d.attn_sinks)
+      for (int i = 0; i < 3; ++i) pass(MemKernel::stream, MemKernel::stream, sc * 2.0 * e);
     fwd(MemKernel::mask, sc * (e + f));  // upcast
     fwd(MemKernel::softmax_fwd, sc * 2.0 * f);
     if (d.dropout) fwd(MemKernel::dropout_fwd, sc * (2.0 * f + 1.0));
@@ -78,6 +80,11 @@ Elementwise score_elementwise(const op::Dims& d) {
     pass(MemKernel::mask, MemKernel::mask, sc * 2.0 * d.e);      // causal or padding mask
   }
   if (d.attn_softcap)  // Gemma 2's cap * tanh(scores / cap): divide, tanh, multiply
+    for (int i = 0; i < 3; ++i) pass(MemKernel::stream, MemKernel::stream, sc * 2.0 * d.e);
+  // gpt-oss's sinks as its eager attention (and Megatron-Core's unfused learnable softmax)
+  // write them: the sink column concatenated to the scores, the row maximum subtracted,
+  // and the scores sliced back out of the softmax for P V; their gradients mirror them.
+  if (d.attn_sinks)
     for (int i = 0; i < 3; ++i) pass(MemKernel::stream, MemKernel::stream, sc * 2.0 * d.e);
   pass(MemKernel::softmax_fwd, MemKernel::softmax_bwd, sc * (d.e + d.ew));
   if (d.dropout) pass(MemKernel::dropout_fwd, MemKernel::stream, sc * (2.0 * d.ew + 1.0));
@@ -131,7 +138,17 @@ Elementwise activation_elementwise(const op::Dims& d, double ffn) {
   Elementwise w;
   const bool eager = !d.megatron;
   const bool swiglu_eager = d.gated && eager && !d.act_unfused;
-  if (d.act_unfused) {
+  if (d.act_clamp && eager) {
+    // gpt-oss's clamped SwiGLU as transformers writes it: clamp the gate (r 1, w 1) and the
+    // up half (r 1, w 1), gate x 1.702 (r 1, w 1), its sigmoid (r 1, w 1), gate x sigmoid
+    // (r 2, w 1), up + 1 (r 1, w 1), the product (r 2, w 1): 16 e bytes per element of the
+    // intermediate in 7 kernels. Backward: the product's and gate x sigmoid's two gradients
+    // (r 3, w 2 each), sigmoid's (r 2, w 1), the scale's (r 1, w 1), the clamps' masked
+    // gradients (r 2, w 1 each) and the gate's two gradients summed (r 2, w 1): 24 e in 8.
+    w.fwd.add(MemKernel::stream, ffn * 16.0 * d.e, 7 * ffn);
+    w.bwd.add(MemKernel::stream, ffn * 24.0 * d.e, 8 * ffn);
+    w.fwd.kernels += 7, w.bwd.kernels += 8;
+  } else if (d.act_unfused) {
     // Under autocast torch.pow runs in fp32, so gelu_new's chain from there on is fp32: an
     // upcast (r 2, w 4), pow, two scalar muls, tanh and +1 (r 4, w 4 each), x + 0.044715x^3
     // (r 2 + 4, w 4), 0.5x (r 2, w 2), the product (r 2 + 4, w 4) and the cast down for FC2

@@ -39,6 +39,20 @@ Elementwise moe_elementwise(const op::Dims& d) {
     w.bwd.add(MemKernel::index_add, sum, copies * d.h);
   }
   w.fwd.kernels += 8, w.bwd.kernels += 10;
+  if (d.moe_bias) {
+    // gpt-oss's expert biases: the up/gate and down outputs of the etp x routed rows this
+    // rank computes (g fe / etp and h wide) each get their bias's gradient, a reduction over
+    // the rows as a dense linear's (operators.cc). Transformer Engine adds the biases in the
+    // GEMMs' epilogue; eager model code adds them in a kernel of its own (read, write).
+    const double g = d.gated ? 2.0 : 1.0;
+    const double out = d.etp * d.routed * (g * d.fe / d.etp + d.h);
+    w.bwd.add(MemKernel::blended, out * e, 0);
+    w.bwd.kernels += 2;
+    if (!d.megatron) {
+      w.fwd.add(MemKernel::stream, 2.0 * out * e, out);
+      w.fwd.kernels += 2;
+    }
+  }
   return w;
 }
 

@@ -39,6 +39,8 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.norms = m.norms_per_layer;
   d.qk_norm = m.qk_norm;
   d.attn_softcap = m.attn_softcap;
+  d.attn_sinks = m.attention_sinks;
+  d.act_clamp = m.activation_clamp && m.gated_mlp;
   d.window = m.attention_window;
   d.window_share = m.layers > 0 ? double(windowed_layers_of(m)) / m.layers : 0.0;
   d.linears = layer_linears(m, TrainConfig::megatron_layers(k.framework, k.tp));
@@ -51,6 +53,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.etp = std::max(1, k.etp);
   d.routed = d.moe ? d.Ts * d.topk : 0.0;
   d.permute_atomic = d.moe && k.permute_atomic;
+  d.moe_bias = d.moe && m.moe_bias;
   d.mla = is_mla(m);
   d.ql = m.q_lora_rank;
   d.kvl = m.kv_lora_rank;

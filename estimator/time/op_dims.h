@@ -23,6 +23,8 @@ struct Dims {
   bool fp8;        // FP8 linears
   bool qk_norm;    // an RMSNorm on each query and key head
   bool attn_softcap;  // soft-capped attention scores (standard attention: three passes)
+  bool attn_sinks;    // a learned sink logit per head (standard attention: three passes)
+  bool act_clamp;     // gpt-oss's clamped SwiGLU (eager: a chain of seven kernels)
   int norms;
   // Sliding window: keys a query attends to at most (0 = all) and the share of the layers
   // that window (their attention cost is averaged into the one layer priced).
@@ -38,6 +40,7 @@ struct Dims {
   double experts, topk, fe, fs, ep, routed;
   double etp;  // expert tensor parallelism: each expert's widths split etp ways, its tokens gathered etp-fold
   bool permute_atomic;  // the permutation adds rows with atomics (OpKey::permute_atomic)
+  bool moe_bias;        // the experts' linears carry biases (ModelSpec::moe_bias)
   // Multi-head latent attention (estimator/time/mla.h): hq = hkv = heads x (head_dim +
   // qk_rope_head_dim), the query and key widths; ql, kvl the latent ranks, dr the rotary
   // part. hout is the value and attention-output width, heads x v_head_dim (hq otherwise).

@@ -217,8 +217,12 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   const Elementwise moe = moe_elementwise(d), mla = mla_elementwise(d);
   if (d.moe) fwd.mem(moe.fwd);
   if (d.mla) fwd.mem(mla.fwd);
-  double out_cols = 0;  // the linears' output widths on this rank
-  for (const LinearShape& g : layer_gemm_shapes(d)) out_cols += g.n;
+  // The linears' output widths on this rank: all of them, and those besides the MoE GEMMs.
+  double out_cols = 0, dense_cols = 0;
+  for (const LinearShape& g : layer_gemm_shapes(d)) {
+    out_cols += g.n;
+    if (g.role != op::kMoe) dense_cols += g.n;
+  }
   const bool current = k.fp8_recipe == Fp8Recipe::tensorwise;
   const Fp8Casts casts =
       fp8_casts(d.T, d.Ts, d.h, d.e, d.hout / d.t, d.f / d.t, out_cols, d.linears.total(), current);
@@ -246,8 +250,9 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   if (d.mla) bwd.mem(mla.bwd);
   if (d.fp8) bwd.mem(casts.bwd_bytes, casts.bwd_kernels);
   if (d.autocast) bwd.mem(MemKernel::stream, cast_params * 6.0, cast_params, cast_tensors);
-  // each bias gradient: a reduction over the tokens of its linear's output gradient
-  const double bias_cols = m.linear_bias ? out_cols : m.qkv_bias ? (d.hq + 2.0 * d.hkv) / d.t : 0.0;
+  // each bias gradient: a reduction over the tokens of its linear's output gradient (the
+  // router's and experts' with moe_bias, moe_elementwise)
+  const double bias_cols = m.linear_bias ? dense_cols : m.qkv_bias ? (d.hq + 2.0 * d.hkv) / d.t : 0.0;
   if (biases > 0) bwd.mem(d.T * bias_cols * d.e, biases);
   const Seconds before_core = bwd.t, linear_bwd = bwd.gemm_t;
   attention_core_bwd(bwd, d);

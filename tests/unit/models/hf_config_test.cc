@@ -61,6 +61,7 @@ const HfCase kCases[] = {
     // Mixture of experts (arithmetic in preset_test.cc): every expert counted, the router too.
     {"Mixtral-8x7B-v0.1", "mixtral-8x7b", 46'702'792'704},
     {"Qwen3-30B-A3B", "qwen3-30b-a3b", 30'532'122'624},
+    {"Qwen3-235B-A22B", "qwen3-235b-a22b", 235'093'634'560},
     {"Qwen2-57B-A14B", "qwen2-57b-a14b", 57'408'558'592},
     // Qwen3-8B (query and key RMSNorms of head_dim 128): layer: Q and O 4096^2 each, K and
     // V 4096*1024 each -> 41,943,040; MLP 3*4096*12288 = 150,994,944; norms 8,192 + q/k
@@ -366,7 +367,8 @@ INSTANTIATE_TEST_SUITE_P(
             "hf_unsupported.json",
             {"/model_type", "unsupported Hugging Face model_type \"t5\"",
              "supported: bert, bloom, deepseek_v2, deepseek_v3, distilbert, falcon, gemma, gemma2, "
-             "gemma3_text, glm4_moe, gpt2, gpt_bigcode, gpt_neox, kimi_k2, llama, llama4, llama4_text, "
+             "gemma3_text, glm4_moe, gpt2, gpt_bigcode, gpt_neox, gpt_oss, kimi_k2, llama, llama4, "
+             "llama4_text, "
              "mistral, mixtral, mpt, olmo2, olmoe, opt, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, roberta"}},
         BadCase{"hf_typo_type.json", {"did you mean \"llama\"?", nullptr, nullptr}},
         BadCase{"hf_wrong_type.json",

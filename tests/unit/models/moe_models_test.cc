@@ -24,14 +24,15 @@ using test::load;
 //     692,121,600; x56 = 38,758,809,600; + 2*32768*6144 + 6144 = 39,161,468,928 (39B).
 //   qwen3-30b-a3b: 18,874,368 + 262,144 + 8 x 3*2048*768 (37,748,736) + 4,352 = 56,889,600;
 //     x48 = 2,730,700,800; + 2*151936*2048 + 2048 = 3,353,032,704 (Qwen: 3.3B).
+//   qwen3-235b-a22b: 71,303,168 + 524,288 + 8 x 3*4096*1536 (150,994,944) + 8,448 =
+//     222,830,848; x94 = 20,946,099,712; + 2*151936*4096 + 4096 = 22,190,763,520 (Qwen: 22B).
 //   qwen2-57b-a14b: 29,364,736 + shared 220,200,960 + 229,376 + 8 x 3*3584*2560
 //     (220,200,960) + 7,168 = 470,003,200; x28 = 13,160,089,600; + 2*151936*3584 + 3584
 //     = 14,249,170,432 (Qwen: 14B).
 TEST(MoeParams, ActiveParametersOfThePresets) {
   const std::pair<const char*, std::int64_t> cases[] = {
-      {"mixtral-8x7b", 12'879'925'248},
-      {"mixtral-8x22b", 39'161'468'928},
-      {"qwen3-30b-a3b", 3'353'032'704},
+      {"mixtral-8x7b", 12'879'925'248},   {"mixtral-8x22b", 39'161'468'928},
+      {"qwen3-30b-a3b", 3'353'032'704},   {"qwen3-235b-a22b", 22'190'763'520},
       {"qwen2-57b-a14b", 14'249'170'432},
   };
   for (const auto& [name, active] : cases) {
@@ -169,8 +170,8 @@ TEST(HfMoe, ExpertKeysOnOtherTypesAreRefused) {
   Json other{{"model_type", "jamba"}, {"num_experts", 16}, {"hidden_size", 64}};
   text = test::model_errors(other, "jamba.json");
   EXPECT_NE(text.find("/num_experts"), std::string::npos) << text;
-  EXPECT_NE(text.find("mixture-of-experts types dsplan imports: deepseek_v2, deepseek_v3, glm4_moe, kimi_k2, "
-                      "llama4, llama4_text, mixtral, olmoe, qwen2_moe, qwen3_moe"),
+  EXPECT_NE(text.find("mixture-of-experts types dsplan imports: deepseek_v2, deepseek_v3, glm4_moe, gpt_oss, "
+                      "kimi_k2, llama4, llama4_text, mixtral, olmoe, qwen2_moe, qwen3_moe"),
             std::string::npos)
       << text;
 }

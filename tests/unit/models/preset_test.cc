@@ -78,6 +78,10 @@ struct Count {
 //     2048*(4096 + 1024) + 4096*2048 = 18,874,368; router 2048*128 = 262,144; experts
 //     128*3*2048*768 = 603,979,776; norms 2*2048 + q/k norms 2*128 = 4,352: 623,120,640;
 //     48 layers + 2*151936*2048 + 2048 = 30,532,122,624 (Qwen: 30.5B).
+//   qwen3-235b-a22b h4096, 64/4 heads of 128 (q 8192, kv 512), 128 experts of 1536, V151936:
+//     4096*(8192 + 1024) + 8192*4096 = 71,303,168; router 4096*128 = 524,288; experts
+//     128*3*4096*1536 = 2,415,919,104; norms 2*4096 + q/k norms 2*128 = 8,448: 2,487,755,008;
+//     94 layers + 2*151936*4096 + 4096 = 235,093,634,560 (Qwen: 235B).
 //   qwen2-57b-a14b h3584, 28/4 heads of 128 (q 3584, kv 512), Q/K/V biases, 64 experts of
 //     2560 top-8, one shared expert of 20480, V151936 untied: 3584*(3584 + 1024) + 4608
 //     + 3584^2 = 29,364,736; shared 3*3584*20480 = 220,200,960; router 3584*64 = 229,376;
@@ -132,6 +136,7 @@ const Count kCounts[] = {
     {"mixtral-8x7b", 46'702'792'704},
     {"mixtral-8x22b", 140'630'071'296},
     {"qwen3-30b-a3b", 30'532'122'624},
+    {"qwen3-235b-a22b", 235'093'634'560},
     {"qwen2-57b-a14b", 57'408'558'592},
     {"gpt2", 124'439'808},
     {"gpt2-medium", 354'823'168},
@@ -170,6 +175,9 @@ const Count kCounts[] = {
     {"qwen3-0.6b", 596'049'920},
     {"gemma3-1b", 999'885'952},
     {"starcoder2-3b", 3'030'371'328},
+    // gpt-oss (arithmetic in gpt_oss_test.cc, whose config.json imports equal these presets).
+    {"gpt-oss-120b", 116'829'156'672},
+    {"gpt-oss-20b", 20'914'757'184},
 };
 
 TEST(Presets, ParameterCountsMatchPublishedModels) {
@@ -265,6 +273,9 @@ TEST(ResolveModel, PresetsNamedOtherWays) {
       {"bigcode/starcoder2-3b", "starcoder2-3b"},
       {"mistralai/Mixtral-8x7B-v0.1", "mixtral-8x7b"},
       {"Qwen/Qwen3-30B-A3B", "qwen3-30b-a3b"},
+      {"Qwen/Qwen3-235B-A22B", "qwen3-235b-a22b"},
+      {"openai/gpt-oss-120b", "gpt-oss-120b"},
+      {"openai/gpt-oss-20b", "gpt-oss-20b"},
       {"Qwen/Qwen2-57B-A14B", "qwen2-57b-a14b"},
       {"zai-org/GLM-4.5-Air", "glm-4.5-air"},
       {"meta-llama/Llama-4-Maverick-17B-128E", "llama4-maverick"},
