@@ -220,6 +220,11 @@ std::vector<std::string> reference_workload_gaps(const ModelSpec& m) {
   if (m.position == PositionKind::alibi) gaps.push_back("ALiBi positions");
   if (m.gated_mlp && m.activation == Activation::relu) gaps.push_back("a gated ReLU MLP");
   if (is_mla(m)) gaps.push_back("multi-head latent attention");
+  // gpt-oss's block (model_spec.h): the workload's attention has no sink logits, its experts
+  // and router no biases, its SwiGLU no clamp.
+  if (m.attention_sinks) gaps.push_back("attention sinks");
+  if (m.moe_bias) gaps.push_back("biased experts and router");
+  if (m.activation_clamp) gaps.push_back("a clamped SwiGLU");
   return gaps;
 }
 

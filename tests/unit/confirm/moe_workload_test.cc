@@ -76,6 +76,11 @@ TEST(MoeWorkload, WhatTheWorkloadCannotRunIsNamedOrRefused) {
   const auto gaps = reference_workload_gaps(plan.model);
   ASSERT_EQ(gaps.size(), 1u);
   EXPECT_EQ(gaps.front(), "multi-head latent attention");
+  // gpt-oss's block: each part the workload lacks is named.
+  Plan oss = moe_plan();
+  oss.model.attention_sinks = oss.model.moe_bias = oss.model.activation_clamp = true;
+  EXPECT_EQ(reference_workload_gaps(oss.model),
+            (std::vector<std::string>{"attention sinks", "biased experts and router", "a clamped SwiGLU"}));
   // Expert parallelism and Megatron-Core's recompute modules: the workload exits saying so
   // (before importing PyTorch), which confirm classifies as a failed run.
   const std::string script = std::string(DSPLAN_SOURCE_DIR) + "/examples/train_gpt.py";
