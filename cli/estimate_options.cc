@@ -228,6 +228,19 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
                                                          : "the unfused permutation (atomic row additions)") +
                                ", expert tensor parallelism " + std::to_string(std::max(1, o.etp)) +
                                ", dropless routing priced as balanced across the experts");
+  // The host side of an MoE layer is priced as every layer's (10 us a kernel, the host
+  // running ahead); Megatron-Core's eager MoE layers issue more from Python and wait once a
+  // layer for the dispatcher's token counts, which is what NVIDIA's partial CUDA graphs
+  // remove (docs/accuracy.md "Session 43").
+  if (moe)
+    plan.assumptions.push_back(
+        "MoE host time priced per kernel (10 us, or --profile's rate) with the host running ahead: "
+        "Megatron-Core's eager MoE layers "
+        "also wait for the dispatcher's token counts once a layer, and NVIDIA measured Transformer Engine "
+        "CUDA "
+        "graphs of attention, router and dispatch preprocessing 16-24% faster on gpt-oss-20b and 22% on "
+        "Qwen3-30B-A3B (Megatron-Bridge CUDA graphs guide): without such graphs, expect small MoE layers to "
+        "run slower than priced");
   s.run.mtp_layers = o.mtp;
   set_explicit_split(o, model, s.run, errs);
   if (o.mtp > 0 && s.run.framework != Framework::megatron)
