@@ -235,12 +235,12 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (moe)
     plan.assumptions.push_back(
         "MoE host time priced per kernel (10 us, or --profile's rate) with the host running ahead: "
-        "Megatron-Core's eager MoE layers "
-        "also wait for the dispatcher's token counts once a layer, and NVIDIA measured Transformer Engine "
-        "CUDA "
-        "graphs of attention, router and dispatch preprocessing 16-24% faster on gpt-oss-20b and 22% on "
-        "Qwen3-30B-A3B (Megatron-Bridge CUDA graphs guide): without such graphs, expect small MoE layers to "
-        "run slower than priced");
+        "Megatron-Core's "
+        "eager MoE layers also wait for the dispatcher's token counts once a layer; NVIDIA measured "
+        "Transformer "
+        "Engine CUDA graphs of attention, router and dispatch preprocessing 15-25% faster on gpt-oss-20b and "
+        "Qwen3-30B-A3B at TP 2 on 2 H100 nodes, and neutral on a Qwen3-30B-A3B all-to-all H100 run "
+        "(Megatron-Bridge's CUDA graphs card): small, launch-bound MoE layers may run slower than priced");
   s.run.mtp_layers = o.mtp;
   set_explicit_split(o, model, s.run, errs);
   if (o.mtp > 0 && s.run.framework != Framework::megatron)
