@@ -161,7 +161,12 @@ Expected<ModelSpec> resolve_model(std::string_view name_or_path,
     Diagnostic d = text.errors().front();
     // Keep the reader's reason (too large, a folder); only a plain open failure becomes the
     // preset hint.
-    if (d.message == "cannot open file") {
+    if (d.message == "cannot open file" && looks_like_hub_id(name_or_path)) {
+      // A Hugging Face id dsplan has no preset for: it reads no network, so name the file.
+      d.message = "not a preset, and no such file: dsplan reads no model hub";
+      d.hint = "download the model's config.json (https://huggingface.co/" + path +
+               "/resolve/main/config.json) and give its path; `dsplan models` lists the presets";
+    } else if (d.message == "cannot open file") {
       d.message = "cannot read model file";
       d.hint = "check the path; presets are named without a folder or .json, e.g. \"gpt2\"";
     } else {

@@ -58,6 +58,20 @@ const HfCase kCases[] = {
     // each, O 896^2 -> 1,836,160; MLP 3*896*4864 = 13,074,432; norms 1,792 -> 14,912,384,
     // x24 = 357,897,216; embedding 151936*896 = 136,134,656; final norm 896. Total 494,032,768.
     {"Qwen2.5-0.5B", "qwen2.5-0.5b", 494'032'768},
+    // Llama 3.1 8B and 70B: Llama 3's counts (the Meta-Llama-3 rows above); only the context
+    // (131,072, pre-trained at 8,192) differs.
+    {"Llama-3.1-8B", "llama3.1-8b", 8'030'261'248},
+    {"Llama-3.1-70B", "llama3.1-70b", 70'553'706'496},
+    // Qwen2.5-72B (biases on Q, K, V; GQA 64/8 heads of 128; untied): layer: Q 8192^2 + 8192,
+    // K and V 8192*1024 + 1024 each, O 8192^2 -> 151,005,184; MLP 3*8192*29568 = 726,663,168;
+    // norms 16,384 -> 877,684,736, x80 = 70,214,778,880; embedding and head 2*152064*8192 =
+    // 2,491,416,576; final norm 8,192. Total 72,706,203,648 (Qwen: 72.7B).
+    {"Qwen2.5-72B", "qwen2.5-72b", 72'706'203'648},
+    // Qwen3-32B (64/8 heads of 128 on a 5120 hidden, query and key norms; untied): layer: Q and
+    // O 5120*8192 each, K and V 5120*1024 each -> 94,371,840; MLP 3*5120*25600 = 393,216,000;
+    // norms 10,240 + q/k norms 256 -> 487,598,336, x64 = 31,206,293,504; embedding and head
+    // 2*151936*5120 = 1,555,824,640; final norm 5,120. Total 32,762,123,264 (Qwen: 32.8B).
+    {"Qwen3-32B", "qwen3-32b", 32'762'123'264},
     // Mixture of experts (arithmetic in preset_test.cc): every expert counted, the router too.
     {"Mixtral-8x7B-v0.1", "mixtral-8x7b", 46'702'792'704},
     {"Qwen3-30B-A3B", "qwen3-30b-a3b", 30'532'122'624},

@@ -175,6 +175,12 @@ const Count kCounts[] = {
     {"qwen3-0.6b", 596'049'920},
     {"gemma3-1b", 999'885'952},
     {"starcoder2-3b", 3'030'371'328},
+    // Llama 3.1 (Llama 3's shapes and counts, 131,072 positions), Qwen2.5-72B and Qwen3-32B
+    // (arithmetic beside their Hugging Face fixtures in hf_config_test.cc, session 43).
+    {"llama3.1-8b", 8'030'261'248},
+    {"llama3.1-70b", 70'553'706'496},
+    {"qwen2.5-72b", 72'706'203'648},
+    {"qwen3-32b", 32'762'123'264},
     // gpt-oss (arithmetic in gpt_oss_test.cc, whose config.json imports equal these presets).
     {"gpt-oss-120b", 116'829'156'672},
     {"gpt-oss-20b", 20'914'757'184},
@@ -275,6 +281,10 @@ TEST(ResolveModel, PresetsNamedOtherWays) {
       {"Qwen/Qwen3-30B-A3B", "qwen3-30b-a3b"},
       {"Qwen/Qwen3-235B-A22B", "qwen3-235b-a22b"},
       {"openai/gpt-oss-120b", "gpt-oss-120b"},
+      {"meta-llama/Llama-3.1-8B", "llama3.1-8b"},
+      {"meta-llama/Llama-3.1-70B", "llama3.1-70b"},
+      {"Qwen/Qwen2.5-72B", "qwen2.5-72b"},
+      {"Qwen/Qwen3-32B", "qwen3-32b"},
       {"openai/gpt-oss-20b", "gpt-oss-20b"},
       {"Qwen/Qwen2-57B-A14B", "qwen2-57b-a14b"},
       {"zai-org/GLM-4.5-Air", "glm-4.5-air"},
@@ -303,6 +313,16 @@ TEST(ResolveModel, MissingFileIsOneClearMessage) {
   ASSERT_EQ(m.errors().size(), 1u);
   EXPECT_EQ(m.errors()[0].file, path);
   EXPECT_NE(m.errors()[0].message.find("cannot read model file"), std::string::npos);
+}
+
+// A Hugging Face id without a preset (and no such file): the config.json to download is named.
+TEST(ResolveModel, UnknownHubIdNamesItsConfig) {
+  auto m = resolve_model("some-org/Some-Model-7B", read_text_file);
+  ASSERT_FALSE(m.ok());
+  ASSERT_EQ(m.errors().size(), 1u);
+  EXPECT_NE(m.errors()[0].message.find("reads no model hub"), std::string::npos);
+  EXPECT_NE(m.errors()[0].hint.find("https://huggingface.co/some-org/Some-Model-7B/resolve/main/config.json"),
+            std::string::npos);
 }
 
 TEST(ResolveModel, FileContentsGoThroughTheCallback) {
