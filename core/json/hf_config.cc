@@ -253,6 +253,7 @@ const std::vector<std::pair<std::string, Family>>& families() {
       {"falcon", falcon},
       {"gemma", [](Hf& h, ModelSpec& m) { gemma(h, m, 1); }},
       {"gemma2", [](Hf& h, ModelSpec& m) { gemma(h, m, 2); }},
+      {"gemma3", [](Hf& h, ModelSpec& m) { gemma(h, m, 3); }},
       {"gemma3_text", [](Hf& h, ModelSpec& m) { gemma(h, m, 3); }},
       {"glm4_moe", glm4_moe},
       {"gpt2", [](Hf& h, ModelSpec& m) { gpt2(h, m, false); }},
@@ -261,7 +262,8 @@ const std::vector<std::pair<std::string, Family>>& families() {
       {"gpt_oss", gpt_oss},
       {"kimi_k2", deepseek_v3},  // Kimi K2: DeepseekV3Config's layout under its own type
       {"llama", [](Hf& h, ModelSpec& m) { llama(h, m, false); }},
-      // "llama4" nests the text model's keys in text_config: parse_llama4() reads them there.
+      // "llama4" and "gemma3" nest the text model's keys in text_config: parse_nested_text()
+      // reads them there.
       {"llama4", llama4_text},
       {"llama4_text", llama4_text},
       {"mistral", [](Hf& h, ModelSpec& m) { llama(h, m, true); }},
@@ -335,18 +337,31 @@ std::optional<Diagnostic> refuse_moe(const Json& j, const std::string& type, boo
   return std::nullopt;
 }
 
-// Llama 4 (Llama4ForConditionalGeneration, model_type "llama4"): the text model's keys nest
-// in text_config and are read as a "llama4_text" config (Llama4ForCausalLM's), errors
-// pointing into text_config. The vision tower (vision_config) and the multi-modal
-// projector are not modelled: the plan is the text transformer's alone, as with the other
-// multimodal configs (ModelSpec has no place for a note, hence this comment).
-Expected<ModelSpec> parse_llama4(const Json& j, const std::string& file) {
+// The multimodal configs whose text model nests in text_config: Llama 4
+// (Llama4ForConditionalGeneration, "llama4", read as "llama4_text", Llama4ForCausalLM's) and
+// Gemma 3 4B/12B/27B (Gemma3ForConditionalGeneration, "gemma3", read as "gemma3_text"),
+// errors pointing into text_config. The vision tower (vision_config) and the multi-modal
+// projector are not modelled: the plan is the text transformer's alone (ModelSpec has no
+// place for a note, hence this comment). Gemma 3's released text_config leaves out the keys
+// at Gemma3TextConfig's defaults: vocab_size 262208, max_position_embeddings 131072,
+// hidden_activation gelu_pytorch_tanh and a tied head, filled in here.
+Expected<ModelSpec> parse_nested_text(const Json& j, const std::string& file, const std::string& type) {
+  const std::string text_type = type + "_text";
   if (!j.contains("text_config") || !j["text_config"].is_object())
-    return Diagnostic{file, "/text_config",
-                      "missing: a \"llama4\" config holds its text model in text_config",
-                      "an object with the text model's keys, or a config of model_type \"llama4_text\""};
+    return Diagnostic{
+        file, "/text_config", "missing: a \"" + type + "\" config holds its text model in text_config",
+        "an object with the text model's keys, or a config of model_type \"" + text_type + "\""};
   Json text = j["text_config"];
-  text["model_type"] = "llama4_text";
+  text["model_type"] = text_type;
+  if (type == "gemma3") {
+    const std::pair<const char*, Json> defaults[] = {
+        {"vocab_size", 262208},
+        {"max_position_embeddings", 131072},
+        {"hidden_activation", "gelu_pytorch_tanh"},
+        {"tie_word_embeddings", j.value("tie_word_embeddings", true)}};
+    for (const auto& [key, value] : defaults)
+      if (!text.contains(key)) text[key] = value;
+  }
   if (j.contains("_name_or_path") && !text.contains("_name_or_path"))
     text["_name_or_path"] = j["_name_or_path"];
   auto m = detail::parse_hf_config(text, file);
@@ -374,7 +389,7 @@ Expected<ModelSpec> parse_hf_config(const Json& j, const std::string& file) {
   auto fam =
       std::find_if(families().begin(), families().end(), [&](const auto& f) { return f.first == type; });
   if (auto refused = refuse_moe(j, type, fam != families().end(), file)) return *refused;
-  if (type == "llama4") return parse_llama4(j, file);
+  if (type == "llama4" || type == "gemma3") return parse_nested_text(j, file, type);
   if (fam == families().end() && j.contains("text_config") && j["text_config"].is_object())
     return Diagnostic{file, "/model_type",
                       "\"" + type +

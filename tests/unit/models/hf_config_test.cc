@@ -72,6 +72,13 @@ const HfCase kCases[] = {
     // norms 10,240 + q/k norms 256 -> 487,598,336, x64 = 31,206,293,504; embedding and head
     // 2*151936*5120 = 1,555,824,640; final norm 5,120. Total 32,762,123,264 (Qwen: 32.8B).
     {"Qwen3-32B", "qwen3-32b", 32'762'123'264},
+    // gemma-3-27b-pt (the multimodal "gemma3" config: its text_config, at Gemma3TextConfig's
+    // defaults where it leaves keys out; the vision tower not counted): 62 layers, 32 heads of
+    // 128 over 16 KV heads on a 5376 hidden; layer: Q and O 5376*4096 each, K and V 5376*2048
+    // each -> 66,060,288; MLP 3*5376*21504 = 346,816,512; 4 norms 21,504 + q/k norms 256 ->
+    // 412,898,560, x62 = 25,599,710,720; tied embedding 262208*5376 = 1,409,630,208; final
+    // norm 5,376. Total 27,009,346,304 (Google: 27B).
+    {"gemma-3-27b-pt", nullptr, 27'009'346'304},
     // Mixture of experts (arithmetic in preset_test.cc): every expert counted, the router too.
     {"Mixtral-8x7B-v0.1", "mixtral-8x7b", 46'702'792'704},
     {"Qwen3-30B-A3B", "qwen3-30b-a3b", 30'532'122'624},
@@ -136,6 +143,28 @@ TEST(HfConfig, ParameterCountsMatchPublishedModels) {
     ASSERT_TRUE(m.ok()) << c.dir << ": " << all_errors(m.errors());
     EXPECT_EQ(total_params(*m), c.params) << c.dir;
   }
+}
+
+// Gemma 3's multimodal config is read through its text_config: keys it states override the
+// class defaults filled in, and errors point into text_config.
+TEST(HfConfig, Gemma3ReadsItsTextConfig) {
+  auto m = load("hf/gemma-3-27b-pt/config.json");
+  ASSERT_TRUE(m.ok()) << all_errors(m.errors());
+  EXPECT_EQ(m->vocab, 262208);  // Gemma3TextConfig's default: the released text_config omits it
+  EXPECT_TRUE(m->tied_embeddings);
+  EXPECT_EQ(m->attention_window, 1024);
+  EXPECT_EQ(windowed_layers_of(*m), 52);  // all but every 6th of 62
+  const auto text = read_text_file(test::fixture("hf/gemma-3-27b-pt/config.json"));
+  ASSERT_TRUE(text.ok());
+  Json j = Json::parse(*text);
+  j["text_config"]["vocab_size"] = 1000;
+  j["text_config"]["num_hidden_layers"] = "62";
+  const std::string errs = test::model_errors(j, "gemma3.json");
+  EXPECT_NE(errs.find("/text_config/num_hidden_layers"), std::string::npos) << errs;
+  j["text_config"]["num_hidden_layers"] = 62;
+  auto small = parse_model_json(j, "gemma3.json");
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(small->vocab, 1000);
 }
 
 TEST(HfConfig, SameShapeAsThePreset) {
@@ -381,7 +410,7 @@ INSTANTIATE_TEST_SUITE_P(
             "hf_unsupported.json",
             {"/model_type", "unsupported Hugging Face model_type \"t5\"",
              "supported: bert, bloom, deepseek_v2, deepseek_v3, distilbert, falcon, gemma, gemma2, "
-             "gemma3_text, glm4_moe, gpt2, gpt_bigcode, gpt_neox, gpt_oss, kimi_k2, llama, llama4, "
+             "gemma3, gemma3_text, glm4_moe, gpt2, gpt_bigcode, gpt_neox, gpt_oss, kimi_k2, llama, llama4, "
              "llama4_text, "
              "mistral, mixtral, mpt, olmo2, olmoe, opt, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, roberta"}},
         BadCase{"hf_typo_type.json", {"did you mean \"llama\"?", nullptr, nullptr}},
@@ -393,7 +422,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"hf_opt_350m.json", {"/word_embed_proj_dim", "project_in/project_out", nullptr}},
         BadCase{"hf_layer_types_short.json", {"/layer_types", "one string per layer (42)", nullptr}},
         BadCase{"hf_softcap_string.json", {"/final_logit_softcapping", "expected a number", nullptr}},
-        BadCase{"hf_multimodal.json", {"multimodal config", "text_config", "\"gemma3_text\""}},
+        BadCase{"hf_multimodal.json", {"multimodal config", "text_config", "\"mistral\""}},
         // decoder_sparse_step 2 with layer 5 dense as well: not dsplan's layer pattern.
         BadCase{"hf_moe_sparse_step.json",
                 {"/mlp_only_layers", "the MoE layers of decoder_sparse_step 2 and mlp_only_layers",
