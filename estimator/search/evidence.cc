@@ -54,10 +54,10 @@ constexpr std::array<EvidenceBand, 19> kBands{{
      "held out: llm-foundry MPT, torchtitan and IBM FMS Llama runs on H100"},
     {"hopper megatron", 24, 0.041, 0.94, 1.23, 1.00, 1.15,
      "held out: NeMo and Megatron-Core recipes and tables on H100 (bf16 and FP8, context parallelism)"},
-    {"hopper megatron moe", 21, 0.167, 0.92, 1.33, 0.93, 1.31,
+    {"hopper megatron moe", 21, 0.167, 0.89, 1.31, 0.91, 1.29,
      "held out: NVIDIA's Grok-1 proxies on 8-64 H100 (bf16, FP8), Llama 4 Maverick on 512 (bf16, FP8) and "
      "Megatron-Bridge's Qwen3-30B-A3B FP8 on 16"},
-    {"hopper megatron moe pipeline", 38, 0.244, 0.87, 2.73, 0.93, 1.56,
+    {"hopper megatron moe pipeline", 38, 0.230, 0.86, 2.63, 0.92, 1.55,
      "held out: NVIDIA's Grok-1 on 128-2048 H100 and DeepSeek-V3 on 512-1024; Megatron-Bridge's Qwen3-30B-A3B, "
      "Qwen3-235B-A22B, DeepSeek-V3 (FP8) and gpt-oss-120b (bf16)"},
     {"hopper megatron pipeline", 49, 0.048, 0.92, 1.23, 0.94, 1.12,

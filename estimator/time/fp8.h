@@ -40,6 +40,29 @@ inline Fp8Casts fp8_casts(double T, double Ts, double h, double e, double proj_i
   return c;
 }
 
+// An MoE layer (session 43): the attention's linears and the shared experts (if any) as
+// above, except that only QKV reads the norm's output in FP8 (the pre-MLP norm feeds the
+// router and the dispatcher in 16 bits, so the shared experts' and the routed experts'
+// inputs are cast-transposed like the projection's); the routed experts' GEMMs take their
+// own rows: the `rows` token copies this rank's experts compute (etp x routed), their
+// up/gate input rows x h and down input rows x expert_in, and in backward their output
+// gradients rows x expert_outputs. The router stays 16-bit (Megatron-Core's TopKRouter is a
+// plain linear). Before session 43 the routed experts' casts were priced over the layer's
+// T tokens, not their topk-times as many rows.
+inline Fp8Casts fp8_moe_casts(double T, double Ts, double h, double e, double proj_in, double shared_in,
+                              double dense_outputs, int dense_linears, double rows, double expert_in,
+                              double expert_outputs, bool current) {
+  Fp8Casts c;
+  const double cast = current ? 2.0 * e + 2.0 : e + 2.0;
+  const bool shared = shared_in > 0;
+  c.fwd_bytes = (current ? T * h * cast : T * h * 2.0 - Ts * h * (e - 1.0)) +
+                T * (proj_in + shared_in + (shared ? h : 0.0)) * cast + rows * (h + expert_in) * cast;
+  c.fwd_kernels = (current ? 2 : 1) * (4 + (shared ? 2 : 0));
+  c.bwd_bytes = T * dense_outputs * cast + rows * expert_outputs * cast;
+  c.bwd_kernels = (current ? 2 : 1) * (dense_linears + 2);
+  return c;
+}
+
 // Bytes per layer parameter of the once-per-step weight work.
 inline double fp8_weight_bytes_per_param(double e, bool fp8_param_gather, bool current) {
   return fp8_param_gather ? 2.0 : current ? 2.0 * e + 2.0 : e + 2.0;

@@ -1,6 +1,8 @@
 // FP8 linears (TrainConfig::fp8; docs/model.md §4.1 "FP8 linears"): the FP8 GEMM rate, the
 // casts Transformer Engine adds, the once-per-step weight cast, the smaller saved inputs,
 // and where FP8 is not available. Hand-derived numbers below.
+#include "estimator/time/fp8.h"
+
 #include <gtest/gtest.h>
 
 #include "estimator/memory.h"
@@ -202,6 +204,31 @@ TEST(Fp8, SequenceParallelGathersTheNormOutputInFp8) {
 }
 
 // FP8 needs FP8 tensor cores and Megatron (Transformer Engine): a result with reasons.
+// An MoE layer's FP8 casts (fp8.h, fp8_moe_casts): T 1000 tokens (no sequence parallelism),
+// h 100, e 2, the projection's input 100 wide, attention outputs 400 wide in 2 linears, and
+// 4000 routed rows (top-4) through experts 50 wide (gated: outputs 2 x 50 + 100 = 200).
+// Delayed scaling, 4 B a cast element: forward, QKV's norm-fed input 1000 x 100 x 2 - 1000 x
+// 100 x 1 = 100,000, the projection's 1000 x 100 x 4 = 400,000 and the experts' 4000 x (100
+// + 50) x 4 = 2,400,000: 2,900,000 in 4 kernels; backward 1000 x 400 x 4 + 4000 x 200 x 4
+// = 4,800,000 in 2 + 2. Current scaling, 6 B: forward 1000 x 100 x 6 + 600,000 + 3,600,000
+// = 4,800,000, backward 7,200,000, kernels doubled. A shared expert 30 wide adds its up
+// input 1000 x 100 and down input 1000 x 30, cast: 1000 x 130 x 4 = 520,000 and 2 kernels.
+TEST(Fp8, MoeCastsCoverTheRoutedRows) {
+  Fp8Casts c = fp8_moe_casts(1000, 1000, 100, 2, 100, 0, 400, 2, 4000, 50, 200, false);
+  EXPECT_DOUBLE_EQ(c.fwd_bytes, 2'900'000.0);
+  EXPECT_DOUBLE_EQ(c.bwd_bytes, 4'800'000.0);
+  EXPECT_EQ(c.fwd_kernels, 4);
+  EXPECT_EQ(c.bwd_kernels, 4);
+  c = fp8_moe_casts(1000, 1000, 100, 2, 100, 0, 400, 2, 4000, 50, 200, true);
+  EXPECT_DOUBLE_EQ(c.fwd_bytes, 4'800'000.0);
+  EXPECT_DOUBLE_EQ(c.bwd_bytes, 7'200'000.0);
+  EXPECT_EQ(c.fwd_kernels, 8);
+  EXPECT_EQ(c.bwd_kernels, 8);
+  c = fp8_moe_casts(1000, 1000, 100, 2, 100, 30, 400, 2, 4000, 50, 200, false);
+  EXPECT_DOUBLE_EQ(c.fwd_bytes, 2'900'000.0 + 520'000.0);
+  EXPECT_EQ(c.fwd_kernels, 6);
+}
+
 TEST(Fp8, InfeasibleWithoutFp8TensorCoresOrOutsideMegatron) {
   const ModelSpec m = test::gpt("gpt-4096", 4, 4096, 32, 2048, 50257, 128);
   SearchSpace s;
