@@ -49,10 +49,11 @@ LayerActivation layer_activation(const LayerShape& x) {
   a.replicated += x.e * sb * x.latent / (x.sp ? x.t : 1);                // MLA's latents
   if (x.eager_rotary) a.sharded += x.e * sb * (x.q + x.kv) / x.t;        // pre-rotation Q, K
   // MoE, on the rank's sequence-parallel slice of tokens (expert TP 1): the permuted
-  // token copies (the experts' FC1 input, gathered etp-fold), the expert outputs where the
-  // combine saves them (moe_saves_outputs), e h each per copy, the router's fp32
-  // probabilities (4 per expert) and the top-k indices and weights (8 + 4 per copy).
-  const double copy = (x.moe_gathered + (x.moe_saves_outputs ? 1 : 0)) * x.e * x.h + 12;
+  // token copies (the experts' FC1 input, gathered etp-fold; in FP8 the grouped linear keeps
+  // its 1-byte cast, li, as every FP8 linear does), the expert outputs where the combine
+  // saves them (moe_saves_outputs, e h), the router's fp32 probabilities (4 per expert) and
+  // the top-k indices and weights (8 + 4 per copy).
+  const double copy = (x.moe_gathered * li + (x.moe_saves_outputs ? x.e : 0.0)) * x.h + 12;
   const double moe = x.moe_copies > 0 ? sb / x.t * (x.moe_copies * copy + 4 * x.experts) : 0;
   a.sharded += moe;
   // Selective recompute modules (Megatron-Core): what each frees.

@@ -33,6 +33,17 @@ TEST(RecomputeModulesMemory, ToyLayerWithoutModules) {
   EXPECT_DOUBLE_EQ(layer_activation(toy()).recomputed, 0.0);
 }
 
+// In FP8 every linear keeps its 1-byte input cast, the experts' grouped linear too: the
+// replicated linear inputs 2 x 1 x 8 x 16 / 2 = 128 (norm inputs 256 unchanged, so 384),
+// the projection's input 1 x 8 x 16 / 2 = 64, the MLP (2 x 2 + 1 = 5 B an element)
+// 5 x 8 x 18 / 2 = 360, and the MoE term 8 / 2 x (2 copies x (1 x 16 + 12) + 4 x 4) = 288
+// (416 in 16 bits). With Q, K, V 512, latents 224 and logsumexp 32: 1864.
+TEST(RecomputeModulesMemory, Fp8KeepsTheExpertInputsInOneByte) {
+  LayerShape x = toy();
+  x.fp8 = true;
+  EXPECT_DOUBLE_EQ(layer_activation(x).total(), 1864.0);
+}
+
 // Each module frees (and rebuilds for the backward, `recomputed`): mla_up_proj Q, K, V (512);
 // moe_act the routed FC2 input 2 x 8 x 12 / 2 = 96; layernorm two norm outputs 2 x 2 x 64 =
 // 256; shared_experts 6 x 8 x 6 / 2 = 144; moe the MLP's 432 and the MoE term's 416 = 848
