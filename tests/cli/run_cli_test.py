@@ -120,6 +120,18 @@ def contract_check(check, doc):
             ["config %d breaks an expert-parallel rule: %r" % (i, {k: configs[i].get(k) for k in
              ("framework", "tp", "dp", "ep", "sequence_parallel")}) for i in bad] + \
             ([] if len(notes) == 1 else ["want one MoE assumption, got %d" % len(notes)])
+    if check == "attention_sinks":
+        # gpt-oss: the model carries its sinks, the plan says once how they train, and every
+        # flash config runs the one kernel that trains them (Transformer Engine's cuDNN
+        # attention, which Megatron's auto picks).
+        notes = [a for a in doc.get("assumptions", []) if a.startswith("attention sinks")]
+        bad = [i for i, c in enumerate(configs)
+               if c.get("flash_attention") and (c["framework"] != "megatron" or
+                                                c.get("attention", "auto") not in ("auto", "cudnn"))]
+        return (["model has no attention_sinks"] if not doc["model"].get("attention_sinks") else []) + \
+            ([] if len(notes) == 1 else ["want one attention-sinks assumption, got %d" % len(notes)]) + \
+            ["config %d runs flash with kernel %r" % (i, configs[i].get("attention")) for i in bad] + \
+            (["no flash config"] if not any(c.get("flash_attention") for c in configs) else [])
     if check == "accounted_split":
         # 126 layers divide over none of the pp offered (8, 16) but 128 units do: every config
         # counts the embedding and the loss as layers, its GPUs tp x pp x dp.
