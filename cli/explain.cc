@@ -74,6 +74,13 @@ void print_breakdown(std::ostream& os, const Evaluation& e, const std::string& i
   if (t.contention.v > 0)
     os << indent << "  of the compute, " << fmt(in_ms(t.contention), 1)
        << " ms is lost beside overlapped collectives (docs/model.md §4.6)\n";
+  // The host's side (docs/model.md §4 "Host dispatch floor"): what issuing the step's kernels
+  // takes, and how much of the step waits for it; a slower host scales the first.
+  if (t.host_issue.v > 0)
+    os << indent << "  the host issues the step's kernels in " << fmt(in_ms(t.host_issue), 1) << " ms"
+       << (t.host_stall.v > 0 ? "; the GPU waits " + fmt(in_ms(t.host_stall), 1) + " ms for it"
+                              : std::string(", behind the GPU's work"))
+       << "\n";
   os << indent << "critical path:\n";
   for (const auto& s : t.critical_path) os << indent << "  " << s << "\n";
 }
