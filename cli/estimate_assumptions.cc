@@ -98,12 +98,9 @@ std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& 
         window_phrase(model) +
         ": flash configurations skip the key blocks outside it, as flash-attn's window_size, "
         "Transformer Engine and FlexAttention do (PyTorch SDPA with a window mask computes them all)");
-  const bool te_attention =
-      s.run.framework == Framework::megatron &&
-      (s.run.attention == AttentionKernel::auto_ || s.run.attention == AttentionKernel::cudnn);
   if (model.attention_sinks && any_flash)
     out.push_back(std::string("attention sinks (a learned logit per head): ") +
-                  (te_attention
+                  (sinks_trainable(s.run)
                        ? "flash configurations run Transformer Engine's cuDNN attention, which trains them"
                        : "standard attention only (the sink concatenated to the scores): FlashAttention "
                          "has no backward for them, Transformer Engine's cuDNN attention "

@@ -51,14 +51,10 @@ void set_recompute_modules(std::uint8_t modules, TrainConfig& cfg, std::vector<s
     why.push_back("Megatron-Core's moe_act and layernorm recompute need FP8 current scaling, not delayed");
 }
 
-namespace {
-// Whether a flash-class kernel of this run trains learned attention sinks: Transformer
-// Engine's cuDNN attention under Megatron-Core (auto picks it there for them).
 bool sinks_trainable(const TrainConfig& run) {
   return run.framework == Framework::megatron &&
          (run.attention == AttentionKernel::auto_ || run.attention == AttentionKernel::cudnn);
 }
-}  // namespace
 
 std::string tp_problem(int tp, const ModelSpec& m, const Cluster& c, bool within_node) {
   if (tp < 1) return "must be at least 1";

@@ -77,6 +77,11 @@ struct SearchSpace {
 // and precision support it; sp off/on; offload none/optimizer/all.
 SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c);
 
+// Whether a flash-class kernel of this run trains learned attention sinks (gpt-oss;
+// ModelSpec::attention_sinks): Transformer Engine's cuDNN attention under Megatron-Core,
+// which auto picks there; FlashAttention has no backward for them.
+bool sinks_trainable(const TrainConfig& run);
+
 // Rules that depend only on the model, cluster (and framework, for PP), for checking
 // user-given values: returns "" when the degree may be used, else why not.
 std::string tp_problem(int tp, const ModelSpec& m, const Cluster& c, bool within_node);

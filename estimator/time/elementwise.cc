@@ -54,14 +54,17 @@ Elementwise score_elementwise(const op::Dims& d) {
   };
   auto fwd = [&](MemKernel k, double bytes) { w.fwd.add(k, bytes, sc), w.fwd.kernels += 1; };
   auto bwd = [&](MemKernel k, double bytes) { w.bwd.add(k, bytes, sc), w.bwd.kernels += 1; };
+  // Three passes each over the 16-bit scores: Gemma 2's soft-cap, cap * tanh(scores / cap)
+  // (divide, tanh, multiply), and gpt-oss's sinks as its eager attention (and Megatron-Core's
+  // unfused learnable softmax) write them: the sink column concatenated to the scores, the
+  // row maximum subtracted, the scores sliced back out of the softmax for P V. Their
+  // gradients mirror them.
+  const int extra_passes = 3 * ((d.attn_softcap ? 1 : 0) + (d.attn_sinks ? 1 : 0));
   if (d.autocast) {
     const double e = d.e, f = 4.0;         // 16-bit scores, fp32 softmax
     fwd(MemKernel::stream, sc * 2.0 * e);  // scale
     fwd(MemKernel::mask, sc * 2.0 * e);    // causal or padding mask
-    if (d.attn_softcap)
-      for (int i = 0; i < 3; ++i) pass(MemKernel::stream, MemKernel::stream, sc * 2.0 * e);
-    if (d.attn_sinks)
-      for (int i = 0; i < 3; ++i) pass(MemKernel::stream, MemKernel::stream, sc * 2.0 * e);
+    for (int i = 0; i < extra_passes; ++i) pass(MemKernel::stream, MemKernel::stream, sc * 2.0 * e);
     fwd(MemKernel::mask, sc * (e + f));  // upcast
     fwd(MemKernel::softmax_fwd, sc * 2.0 * f);
     if (d.dropout) fwd(MemKernel::dropout_fwd, sc * (2.0 * f + 1.0));
@@ -79,13 +82,7 @@ Elementwise score_elementwise(const op::Dims& d) {
     pass(MemKernel::stream, MemKernel::stream, sc * 2.0 * d.e);  // scale
     pass(MemKernel::mask, MemKernel::mask, sc * 2.0 * d.e);      // causal or padding mask
   }
-  if (d.attn_softcap)  // Gemma 2's cap * tanh(scores / cap): divide, tanh, multiply
-    for (int i = 0; i < 3; ++i) pass(MemKernel::stream, MemKernel::stream, sc * 2.0 * d.e);
-  // gpt-oss's sinks as its eager attention (and Megatron-Core's unfused learnable softmax)
-  // write them: the sink column concatenated to the scores, the row maximum subtracted,
-  // and the scores sliced back out of the softmax for P V; their gradients mirror them.
-  if (d.attn_sinks)
-    for (int i = 0; i < 3; ++i) pass(MemKernel::stream, MemKernel::stream, sc * 2.0 * d.e);
+  for (int i = 0; i < extra_passes; ++i) pass(MemKernel::stream, MemKernel::stream, sc * 2.0 * d.e);
   pass(MemKernel::softmax_fwd, MemKernel::softmax_bwd, sc * (d.e + d.ew));
   if (d.dropout) pass(MemKernel::dropout_fwd, MemKernel::stream, sc * (2.0 * d.ew + 1.0));
   return w;

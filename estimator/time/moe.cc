@@ -44,8 +44,7 @@ Elementwise moe_elementwise(const op::Dims& d) {
     // rank computes (g fe / etp and h wide) each get their bias's gradient, a reduction over
     // the rows as a dense linear's (operators.cc). Transformer Engine adds the biases in the
     // GEMMs' epilogue; eager model code adds them in a kernel of its own (read, write).
-    const double g = d.gated ? 2.0 : 1.0;
-    const double out = d.etp * d.routed * (g * d.fe / d.etp + d.h);
+    const double out = op::expert_rows(d) * op::expert_out_cols(d);
     w.bwd.add(MemKernel::blended, out * e, 0);
     w.bwd.kernels += 2;
     if (!d.megatron) {

@@ -67,4 +67,9 @@ struct LinearShape {
 };
 std::vector<LinearShape> layer_gemm_shapes(const Dims& d);
 
+// The routed experts' token copies this rank's experts compute (etp x routed, balanced), and
+// the output width of one expert's up/gate and down GEMMs together on it (g fe / etp + h).
+inline double expert_rows(const Dims& d) { return d.etp * d.routed; }
+inline double expert_out_cols(const Dims& d) { return (d.gated ? 2.0 : 1.0) * d.fe / d.etp + d.h; }
+
 }  // namespace dsplan::op

@@ -224,13 +224,12 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
     if (g.role != op::kMoe) dense_cols += g.n;
   }
   const bool current = k.fp8_recipe == Fp8Recipe::tensorwise;
-  // MoE: the routed experts' rows on this rank, and the linears besides them (attention, and
-  // the shared experts' where the model has them).
-  const double gate = d.gated ? 2.0 : 1.0, rows = d.etp * d.routed;
+  // MoE: the linears besides the routed experts' (attention, and the shared experts' where
+  // the model has them).
   const int dense_linears = d.linears.total() - (d.fs > 0 ? 0 : d.linears.up_gate + 1);
   const Fp8Casts casts =
-      d.moe ? fp8_moe_casts(d.T, d.Ts, d.h, d.e, d.hout / d.t, d.fs / d.t, dense_cols, dense_linears, rows,
-                            d.fe / d.etp, gate * d.fe / d.etp + d.h, current)
+      d.moe ? fp8_moe_casts(d.T, d.Ts, d.h, d.e, d.hout / d.t, d.fs / d.t, dense_cols, dense_linears,
+                            op::expert_rows(d), d.fe / d.etp, op::expert_out_cols(d), current)
             : fp8_casts(d.T, d.Ts, d.h, d.e, d.hout / d.t, d.f / d.t, out_cols, d.linears.total(), current);
   if (d.fp8) {
     fwd.mem(casts.fwd_bytes, casts.fwd_kernels);
