@@ -38,6 +38,17 @@ std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& 
                       : "flash attention on Hopper: FlashAttention-2 (PyTorch SDPA or the flash-attn "
                         "package); give --attention "
                         "cudnn or fa3 if the run uses those");
+  else if (system.gpu.arch == GpuArch::blackwell && s.run.precision != Precision::fp32 && any_flash)
+    out.push_back(
+        s.run.framework == Framework::megatron
+            ? "flash attention on Blackwell: Transformer Engine's cuDNN fused attention, at its "
+              "Hopper share of the GEMM rate (no Blackwell kernel measured)"
+            : "flash attention on Blackwell: FlashAttention-2 (PyTorch SDPA) at its Hopper share of "
+              "the GEMM rate (no Blackwell kernel measured); give --attention cudnn if the run uses it");
+  if (system.gpu.arch == GpuArch::blackwell)
+    out.push_back(system.gpu.name +
+                  ": datasheet peaks with Hopper's kernel efficiencies (cuBLAS share of peak, "
+                  "memory-bound kernel rates); no B200 kernel measured, held-out error in docs/accuracy.md");
   for (const std::string& advice : alignment_advice(model, searched.tp, s.run.precision, gpu))
     out.push_back(advice);
   if (s.run.fsdp_hybrid)

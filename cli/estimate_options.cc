@@ -336,8 +336,9 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
       s.run.precision = Precision::bf16;
       s.run.fp8 = true;
       if (!(gpu.fp8_tc_flop_per_clk_sm > 0))
-        errs.push_back(flag_error("precision", gpu.name + " has no FP8 tensor cores",
-                                  "fp8 needs Hopper (h100-80gb, h200-141gb); fp32, fp16 or bf16 here"));
+        errs.push_back(flag_error(
+            "precision", gpu.name + " has no FP8 tensor cores",
+            "fp8 needs Hopper or Blackwell (h100-80gb, h200-141gb, b200-180gb); fp32, fp16 or bf16 here"));
       else if (s.run.framework != Framework::megatron)
         errs.push_back(flag_error("precision", "fp8 is modelled for Megatron with Transformer Engine only",
                                   "add --framework megatron, or use bf16"));

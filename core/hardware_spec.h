@@ -11,7 +11,13 @@
 
 namespace dsplan {
 
-enum class GpuArch : std::uint8_t { volta, ampere, hopper };
+enum class GpuArch : std::uint8_t { volta, ampere, hopper, blackwell };
+
+// Hopper and Blackwell share what the model prices per architecture beyond their datasheet
+// numbers: TMA/asynchronous tensor-core kernels (stream-K GEMMs, sm75-era fallbacks for
+// misaligned operands), FP8 tensor cores, NVLink SHARP switches and cuDNN fused attention
+// under Transformer Engine (docs/model.md §2 "B200").
+constexpr bool hopper_or_newer(GpuArch a) { return a >= GpuArch::hopper; }
 
 struct GpuSpec {
   std::string name;  // e.g. "a100-80gb"

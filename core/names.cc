@@ -37,7 +37,7 @@ DSPLAN_NAMES(Fp8Recipe, fp8_recipe_names, "delayed", "tensorwise")
 DSPLAN_NAMES(Activation, activation_names, "gelu", "relu", "silu")
 DSPLAN_NAMES(NormKind, norm_names, "layernorm", "rmsnorm")
 DSPLAN_NAMES(PositionKind, position_names, "learned", "rotary", "alibi")
-DSPLAN_NAMES(GpuArch, arch_names, "volta", "ampere", "hopper")
+DSPLAN_NAMES(GpuArch, arch_names, "volta", "ampere", "hopper", "blackwell")
 DSPLAN_NAMES(IntraTopology, topology_names, "nvswitch", "nvlink-mesh", "pcie")
 #undef DSPLAN_NAMES
 

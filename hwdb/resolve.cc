@@ -79,9 +79,9 @@ Diagnostics check_overrides(std::optional<int> gpus_per_node, std::optional<doub
 std::string canonical_name(std::string_view name, const std::vector<std::string>& known) {
   const std::string lower = ascii_lower(name);
   if (contains(known, lower)) return lower;
-  static const std::pair<const char*, const char*> families[] = {{"v100", "dgx1-v100"}, {"a100", "dgx-a100"},
-                                                                 {"h100", "dgx-h100"},  {"h200", "dgx-h200"},
-                                                                 {"a800", "hgx-a800"},  {"h800", "hgx-h800"}};
+  static const std::pair<const char*, const char*> families[] = {
+      {"v100", "dgx1-v100"}, {"a100", "dgx-a100"}, {"h100", "dgx-h100"}, {"h200", "dgx-h200"},
+      {"b200", "dgx-b200"},  {"a800", "hgx-a800"}, {"h800", "hgx-h800"}};
   for (const auto& [family, preset] : families)
     if (lower == family) return preset;
   return std::string(name);
@@ -97,7 +97,7 @@ SystemSpec generic_node(const GpuSpec& gpu, int gpus_per_node) {
   if (gpu.nvlink_links > 0) {
     s.topology = IntraTopology::nvswitch;
     s.intra_bw_per_gpu = gpu.nvlink_bw_per_link * gpu.nvlink_links;
-    s.nvls = gpu.arch == GpuArch::hopper;  // NVSwitch gen3 on HGX H100/H200 boards
+    s.nvls = hopper_or_newer(gpu.arch);  // NVSwitch gen3/gen4 on HGX H100/H200/B200 boards
   } else {
     s.topology = IntraTopology::pcie;
     s.intra_bw_per_gpu = gpu.pcie_bw;

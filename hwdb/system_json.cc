@@ -88,9 +88,11 @@ void cross_check(JsonObjectReader& r, const SystemSpec& s) {
   }
   if (s.nvls && s.topology != IntraTopology::nvswitch)
     r.error("nvls", "NVLink SHARP needs topology \"nvswitch\"", "set \"nvls\": false");
-  else if (s.nvls && s.gpu.arch != GpuArch::hopper)
-    r.error("nvls", "NVLink SHARP needs Hopper's NVSwitch (NVLink 4); " + s.gpu.name + " has none",
-            "set \"nvls\": false");
+  else if (s.nvls && !hopper_or_newer(s.gpu.arch))
+    r.error(
+        "nvls",
+        "NVLink SHARP needs Hopper's or Blackwell's NVSwitch (NVLink 4 or 5); " + s.gpu.name + " has none",
+        "set \"nvls\": false");
   if (s.nics_per_node > 0 && s.nic_bw.v <= 0)
     r.error("nic_Gbps", "must be greater than 0 when nics_per_node is " + std::to_string(s.nics_per_node), "");
   if (s.name.empty()) r.error("name", "must not be empty", "e.g. \"dgx-a100\"");

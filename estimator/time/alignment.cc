@@ -37,7 +37,7 @@ std::vector<std::string> alignment_advice(const ModelSpec& m, const std::vector<
   if (misaligned(hd))
     out.push_back("head dimension " + std::to_string(hd) +
                   " is not a multiple of 8: without FlashAttention the attention GEMMs run at " + batched +
-                  " of the tensor rate" + (gpu.arch == GpuArch::hopper ? "" : " (the fp32 FMA pipe)") +
+                  " of the tensor rate" + (hopper_or_newer(gpu.arch) ? "" : " (the fp32 FMA pipe)") +
                   "; a head count that makes hidden/heads a multiple of 8 avoids it");
   if (misaligned(m.hidden))
     out.push_back("hidden size " + std::to_string(m.hidden) + " is not a multiple of 8: every linear runs at " +

@@ -24,12 +24,14 @@ constexpr double kTreeIntraPci[3] = {1.0, 1.9, 4.0};
 constexpr double kTreeNet[3] = {5.0, 8.5, 14.0};
 constexpr double kNvlsIntraLat = 25.0, kNvlsNetLat = 18.0;
 constexpr double kNetOverhead = 1.0;  // us per intra step once the ring leaves the node
-// LL bandwidth ceiling (GB/s) per arch for 1 / 2 / more nodes.
-constexpr double kLLMaxBw[3][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}};
-constexpr double kNvlsEff[3] = {0.0, 0.0, 0.85};
-// NCCL-usable GB/s per 25 GB/s NVLink (topo.h: SM70 20.0, SM80 20.0, SM90 20.6) and for
-// PCIe (PCI_BW 12 of Gen3's 15.75 GB/s).
-constexpr double kLinkUsable[3] = {20.0 / 25.0, 20.0 / 25.0, 20.6 / 25.0};
+// LL bandwidth ceiling (GB/s) per arch (Volta, Ampere, Hopper, Blackwell) for 1 / 2 / more
+// nodes; Blackwell's row is twice Hopper's in NCCL's table.
+constexpr double kLLMaxBw[4][3] = {
+    {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282.0, 90.0, 70.0}};
+constexpr double kNvlsEff[4] = {0.0, 0.0, 0.85, 0.74};
+// NCCL-usable share of an NVLink's line rate (topo.h: SM70 20.0, SM80 20.0, SM90 20.6 GB/s
+// of NVLink 2-4's 25; SM100 40.0 of NVLink 5's 50) and of PCIe (PCI_BW 12 of Gen3's 15.75).
+constexpr double kLinkUsable[4] = {20.0 / 25.0, 20.0 / 25.0, 20.6 / 25.0, 40.0 / 50.0};
 constexpr double kPcieUsable = 12.0 / 15.75;
 // NICs deliver 85-96% of line rate in multi-node nccl-tests (reference §2).
 constexpr double kNicEfficiency = 0.9;
@@ -45,6 +47,8 @@ int arch_index(GpuArch a) {
     case GpuArch::volta: return 0;
     case GpuArch::ampere: return 1;
     case GpuArch::hopper: return 2;
+    case GpuArch::blackwell:
+      return 3;
   }
   return 1;
 }

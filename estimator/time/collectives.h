@@ -55,7 +55,7 @@ class CollectiveModel {
 
   SystemSpec node_;
   Efficiency eff_;
-  int arch_ = 1;           // 0 Volta, 1 Ampere, 2 Hopper (NCCL's per-arch tables)
+  int arch_ = 1;           // 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell (NCCL's per-arch tables)
   bool ll128_ = true;      // NCCL enables LL128 only on NVLink-class paths
   double link_usable_ = 0.8;
 };

@@ -22,6 +22,12 @@
 //    the shape dependence of XLA's measured sm_90 GEMM table (tests/data/gemm, docs/model.md
 //    §4.1): an H100 SM does twice an A100 SM's math per clock, so the memory-bound per-tile
 //    costs are worth more K steps.
+//  - Blackwell (B200): no kernel of it measured here. It takes Hopper's values, each for a
+//    stated reason (docs/model.md §2 "B200"): cuBLAS's share of the tensor peak is assumed
+//    unchanged; k_half stays 160 because a B200 SM's math per byte of HBM bandwidth
+//    (8192 FLOP/clk x 1.856 GHz over 8 TB/s / 148 SMs: 282 FLOP/B) is an H100's (295); the
+//    memory-bound kernels' per-SM issue rates are per SM clock, and a Blackwell SM's
+//    non-tensor pipes are a Hopper SM's (128 fp32 lanes, the same load/store width).
 #include "estimator/time/efficiency_defaults.h"
 
 namespace dsplan {
@@ -61,6 +67,7 @@ Efficiency default_efficiency(const GpuSpec& gpu) {
       e.kernel_overhead = us(4);
       break;
     case GpuArch::hopper:
+    case GpuArch::blackwell:  // see the header
       e.gemm_peak_fraction[idx(Precision::fp16)] = 0.70;
       e.gemm_peak_fraction[idx(Precision::bf16)] = 0.70;
       e.gemm_peak_fraction[idx(Precision::fp8)] = 0.95 * 0.70;  // see the header

@@ -74,7 +74,7 @@ double misaligned_rate(bool heads, Precision p, const GpuSpec& gpu) {
   if (p == Precision::fp32) return 1.0;
   // Hopper, per-head attention products: 0.40-0.50 of the aligned rate, measured on an
   // H200 (scripts/attention_align.py, d = 108, 150, 450 against 112, 144, 448).
-  if (gpu.arch == GpuArch::hopper) return heads ? 0.45 : 0.2;
+  if (hopper_or_newer(gpu.arch)) return heads ? 0.45 : 0.2;  // Blackwell: taken as Hopper's
   if (heads) {
     const double tc = gpu.matmul_peak(p).v;
     return tc > 0 ? std::min(1.0, gpu.matmul_peak(Precision::fp32).v / tc) : 1.0;
@@ -103,7 +103,7 @@ GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
   // speed-up at K <= 2048).
   const double k_half = eff.gemm_k_half * (p == Precision::fp8 ? 2.5 : rate_ratio);
   const double base_bytes = e * s.batch * (s.m * s.k + s.k * s.n + s.m * s.n);
-  const bool stream_k = gpu.arch == GpuArch::hopper && p != Precision::fp32 && s.batch == 1;
+  const bool stream_k = hopper_or_newer(gpu.arch) && p != Precision::fp32 && s.batch == 1;
 
   double best_t = -1;
   // The cheapest schedule wins; `c` carries the tile's fields, each schedule sets the rest.

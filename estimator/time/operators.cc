@@ -68,13 +68,16 @@ bool heads_misaligned(const Dims& d) { return std::fmod(head_dim(d), 8.0) != 0.0
 // PyTorch SDPA's FA2. On an H100 (FlashAttention-3 paper, Fig. 5, bf16, head dim 128,
 // sequence 2k-16k) cuDNN runs at 1.6-1.7x FA2 and FA3 at 1.73-1.81x: 0.8 and 0.875 against
 // FA2's 0.5. Before Hopper there is no FA3 and no published cuDNN advantage: FA2's rate.
+// Blackwell takes Hopper's cuDNN and FA2 shares, unmeasured (FA3 is Hopper-only; the
+// options refuse it elsewhere): docs/model.md §2 "B200".
 double flash_relative(GpuArch a, bool megatron, AttentionKernel kernel) {
   if (kernel == AttentionKernel::auto_)
-    kernel = a == GpuArch::hopper && megatron ? AttentionKernel::cudnn : AttentionKernel::fa2;
+    kernel = hopper_or_newer(a) && megatron ? AttentionKernel::cudnn : AttentionKernel::fa2;
   switch (a) {
     case GpuArch::volta: return 0.6;
     case GpuArch::ampere: return 0.8;
     case GpuArch::hopper:
+    case GpuArch::blackwell:
       return kernel == AttentionKernel::fa3 ? 0.875 : kernel == AttentionKernel::cudnn ? 0.8 : 0.5;
   }
   return 0.8;

@@ -72,6 +72,25 @@ inline GpuSpec h200() {
   return g;
 }
 
+// B200 as hwdb/data/gpus/b200-180gb.json: 148 SMs, 8192 dense FLOP/clk/SM at 1856 MHz.
+inline GpuSpec b200() {
+  GpuSpec g = h200();
+  g.name = "b200";
+  g.arch = GpuArch::blackwell;
+  g.memory = GiB(179.0615234375);
+  g.hbm_bw = GBps(8000);
+  g.sm_count = 148;
+  g.tensor_clock_MHz = 1856;
+  g.boost_clock_MHz = 1965;
+  g.fp16_tc_flop_per_clk_sm = 8192;
+  g.bf16_tc_flop_per_clk_sm = 8192;
+  g.tf32_tc_flop_per_clk_sm = 4096;
+  g.fp8_tc_flop_per_clk_sm = 16384;
+  g.l2 = MiB(126);
+  g.nvlink_bw_per_link = GBps(50);
+  return g;
+}
+
 inline SystemSpec node(const GpuSpec& g, int gpus, IntraTopology topo, double intra_gbps,
                        int nics, double nic_gbit, double host_gbps) {
   SystemSpec s;

@@ -14,12 +14,14 @@ TEST(GpuNames, DriverNamesMapToPresets) {
   EXPECT_EQ(gpu_preset_for_device("NVIDIA H100 80GB HBM3"), "h100-80gb");
   EXPECT_EQ(gpu_preset_for_device("NVIDIA H100 PCIe"), "h100-pcie-80gb");
   EXPECT_EQ(gpu_preset_for_device("NVIDIA H200"), "h200-141gb");
+  EXPECT_EQ(gpu_preset_for_device("NVIDIA B200"), "b200-180gb");
   EXPECT_EQ(gpu_preset_for_device("Tesla V100-SXM2-32GB"), "v100-32gb");
   EXPECT_EQ(gpu_preset_for_device("Tesla V100-PCIE-16GB"), "v100-pcie-16gb");
 }
 
 TEST(GpuNames, UnknownDevicesAreNotGuessed) {
   EXPECT_FALSE(gpu_preset_for_device("NVIDIA H100 NVL"));
+  EXPECT_FALSE(gpu_preset_for_device("NVIDIA GB200"));  // not the DGX B200's part
   EXPECT_FALSE(gpu_preset_for_device("NVIDIA GeForce RTX 4090"));
   EXPECT_FALSE(gpu_preset_for_device("synthetic"));
 }

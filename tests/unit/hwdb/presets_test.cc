@@ -25,6 +25,8 @@ TEST(HwdbPresets, DenseFp16PeaksMatchTheDatasheets) {
   // PCIe parts: 80 x 1024 x 1.38 = 113.0 (datasheet 112); 114 x 4096 x 1.62 = 756.4 (756)
   EXPECT_NEAR(peak_fp16("v100-pcie-16gb"), 113.0, 0.1);
   EXPECT_NEAR(peak_fp16("h100-pcie-80gb"), 756.4, 0.1);
+  // B200: 148 x 8192 x 1.856 GHz = 2250.2 (HGX B200 sheet: 2,250 dense at 1,000 W)
+  EXPECT_NEAR(peak_fp16("b200-180gb"), 2250.2, 0.1);
 }
 
 TEST(HwdbPresets, OtherPrecisionsMatchTheDatasheets) {
@@ -35,6 +37,10 @@ TEST(HwdbPresets, OtherPrecisionsMatchTheDatasheets) {
   GpuPeaks h = gpu_peaks_TFLOPS(*gpu_preset("h100-80gb"));
   EXPECT_NEAR(h.tf32_tc, 494.7, 0.05);  // 132 x 2048 x 1.83
   EXPECT_NEAR(h.fp32, 66.9, 0.05);      // 132 x 256 x 1.98 = 66.9 (datasheet 67)
+  GpuPeaks b = gpu_peaks_TFLOPS(*gpu_preset("b200-180gb"));
+  EXPECT_NEAR(b.fp8_tc, 4500.4, 0.1);   // 148 x 16384 x 1.856 (sheet 4,500)
+  EXPECT_NEAR(b.tf32_tc, 1125.1, 0.1);  // 148 x 4096 x 1.856 (sheet 1,100)
+  EXPECT_NEAR(b.fp32, 74.4, 0.05);      // 148 x 256 x 1.965 = 74.45 (sheet 80)
   GpuPeaks v = gpu_peaks_TFLOPS(*gpu_preset("v100-32gb"));
   EXPECT_EQ(v.bf16_tc, 0.0);  // Volta has no bf16 or tf32 tensor cores
   EXPECT_EQ(v.tf32_tc, 0.0);
@@ -49,12 +55,13 @@ TEST(HwdbPresets, MemoryIsTheNvidiaSmiTotal) {
   EXPECT_DOUBLE_EQ(in_MiB(gpu_preset("a100-80gb")->memory), 81920);
   EXPECT_DOUBLE_EQ(in_MiB(gpu_preset("h100-80gb")->memory), 81559);
   EXPECT_DOUBLE_EQ(in_MiB(gpu_preset("h200-141gb")->memory), 143771);
+  EXPECT_DOUBLE_EQ(in_MiB(gpu_preset("b200-180gb")->memory), 183359);
 }
 
 TEST(HwdbPresets, EveryPresetLoadsAndIsNamedAfterItsFile) {
   std::vector<std::string> gpus = gpu_preset_names(), systems = system_preset_names();
-  EXPECT_EQ(gpus.size(), 10u);
-  EXPECT_EQ(systems.size(), 9u);
+  EXPECT_EQ(gpus.size(), 11u);
+  EXPECT_EQ(systems.size(), 10u);
   for (const auto& n : gpus) {
     auto g = gpu_preset(n);
     ASSERT_TRUE(g.ok()) << n << ": " << g.errors()[0].to_string();
@@ -106,6 +113,11 @@ TEST(HwdbPresets, SystemsMatchTheNodeTable) {
   EXPECT_EQ(p->cpu_cores, 32);
   EXPECT_FALSE(system_preset("dgx-h200")->gpu.name.empty());
   EXPECT_EQ(system_preset("dgx-h200")->gpu.name, "h200-141gb");
+  auto b = system_preset("dgx-b200");
+  EXPECT_EQ(b->gpu.name, "b200-180gb");
+  EXPECT_TRUE(b->nvls);                                              // NVSwitch gen4 has NVLink SHARP
+  EXPECT_DOUBLE_EQ(in_GBps(b->intra_bw_per_gpu), 900);               // 18 NVLink 5 links x 50 GB/s
+  EXPECT_DOUBLE_EQ(b->nics_per_node * b->nic_bw.v * 8 / 1e9, 3200);  // 8 x NDR 400
 }
 
 TEST(HwdbPresets, PcieCardsHaveNoNvlink) {

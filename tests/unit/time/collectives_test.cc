@@ -58,6 +58,23 @@ TEST(Collectives, H200NvlsAllReduce) {
   EXPECT_NEAR(model_busbw(test::dgx_h200(true), 4.0 * kGiB) / measured_busbw("nccl_8xH100_4G"), 1.0, 0.03);
 }
 
+// A DGX B200 with NCCL's Blackwell entries: NVLink 5 at 900 GB/s/dir, of which NCCL uses
+// 40.0 GB/s of each 50 GB/s link: ring busbw 18 x 40 = 720 GB/s. NVLS at efficiency 0.74:
+// busbw = 2(n-1)/n x 0.74 x 720 / (1 + 1/n) = 1.75 x 532.8 / 1.125 = 828.8 GB/s, the faster.
+// With Hopper's 0.85 it would be 952.0: the Blackwell row is what moves it. (At 16 GiB the
+// latencies, ~60 us ring and 25 us NVLS, still take 0.13% and 0.07%: 719.0 and 828.2.)
+TEST(Collectives, B200UsesNcclsBlackwellEntries) {
+  SystemSpec s = test::dgx_h200(false);
+  s.gpu.arch = GpuArch::blackwell;
+  s.gpu.nvlink_bw_per_link = GBps(50);
+  s.intra_bw_per_gpu = GBps(900);
+  EXPECT_NEAR(model_busbw(s, 16.0 * kGiB), 719.0, 0.5);
+  s.nvls = true;
+  CommAlgo a;
+  EXPECT_NEAR(model_busbw(s, 16.0 * kGiB, &a), 828.2, 0.5);
+  EXPECT_EQ(a, CommAlgo::nvls);
+}
+
 // Small messages are latency-bound and use LL: 2 A100s, 32 B -> ring LL latency
 // 6.6 + 2 x 0.6 = 7.8 us (NVIDIA/nccl #583 measured 10.1 us).
 TEST(Collectives, SmallMessageIsLatencyBound) {

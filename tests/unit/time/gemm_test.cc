@@ -12,6 +12,7 @@ namespace dsplan {
 namespace {
 
 using test::a100;
+using test::b200;
 using test::h200;
 using test::v100;
 
@@ -313,6 +314,31 @@ TEST(Gemm, StreamKTurnsATailWaveIntoASliver) {
   EXPECT_TRUE(tail.stream_k);
   // Per output column the tail costs at most a few per cent more, not the 50% of a third wave.
   EXPECT_LT(tail.t_math.v / exact, 4352.0 / 4224.0 * 1.05);
+}
+
+// B200 (docs/model.md §2 "B200"): Hopper's efficiencies and stream-K on Blackwell's peak.
+//   peak = 148 x 8192 x 1.856 GHz = 2250.24 TFLOP/s; F_SM = 2250.24e12 x 0.70 / 148 = 10.6430e12.
+//   4096^3 bf16, 256x128 tiles: 16 x 32 = 512 tiles on 148 SMs = 3.46 waves -> stream-K:
+//   per K step 2 x 256 x 128 / 10.6430e12 = 6.1577 ns;
+//   t_math = 6.1577 ns x (512 x 4096 / 148 + (512/148 + 1) x 160) = 6.1577 x 14883.4 = 91.65 us.
+//   (The wave schedule would take 4 waves of 2 x 256 x 128 x 4096 / (10.6430e12 x 4096/4256)
+//   = 26.21 us = 104.8 us.) HBM: (2 x 3 x 4096^2 + 8 x 148 x 256 x 128) B / (8000 GB/s x 0.8)
+//   = 139.46 MB / 6.4 TB/s = 21.79 us. time = 91.65 + 3 = 94.65 us: 1452 TFLOP/s, 64.5% of peak.
+TEST(Gemm, B200Bf16Cube4096RunsStreamKAtHoppersEfficiency) {
+  const GpuSpec gpu = b200();
+  const Efficiency eff = default_efficiency(gpu);
+  const Efficiency hopper = default_efficiency(h200());
+  EXPECT_EQ(eff.gemm_peak_fraction, hopper.gemm_peak_fraction);
+  EXPECT_EQ(eff.gemm_k_half, hopper.gemm_k_half);
+  const GemmEstimate g = estimate_gemm({4096, 4096, 4096, 1}, Precision::bf16, gpu, eff);
+  EXPECT_TRUE(g.stream_k);
+  EXPECT_EQ(g.tile_m, 256);
+  EXPECT_EQ(g.tile_n, 128);
+  EXPECT_NEAR(in_us(g.t_math), 91.65, 0.02);
+  EXPECT_NEAR(in_us(g.t_mem), 21.79, 0.01);
+  EXPECT_NEAR(in_us(g.time), 94.65, 0.02);
+  // A misaligned GEMM leaves the asynchronous kernels as on Hopper: a fifth of the rate.
+  EXPECT_DOUBLE_EQ(misaligned_rate(false, Precision::bf16, gpu), 0.2);
 }
 
 }  // namespace
