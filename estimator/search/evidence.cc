@@ -31,7 +31,7 @@ double quantile(const std::vector<double>& sorted, double q) {
 // clang-format off
 // regime, runs, median |measured / predicted step - 1|, lowest and highest ratio, 10th and
 // 90th percentiles, sources.
-constexpr std::array<EvidenceBand, 19> kBands{{
+constexpr std::array<EvidenceBand, 23> kBands{{
     {"ampere ddp", 5, 0.039, 0.93, 1.06, 0.94, 1.04,
      "held out: flash-attn's GPT-3 125M-2.7B on 8 A100 80GB"},
     {"ampere deepspeed", 3, 0.079, 1.01, 1.27, 1.02, 1.23,
@@ -44,6 +44,14 @@ constexpr std::array<EvidenceBand, 19> kBands{{
      "Narayanan et al. Table 1 (development); Korthikanti et al. Table 5 (held out)"},
     {"ampere megatron pipeline", 13, 0.049, 0.99, 1.10, 1.00, 1.08,
      "Narayanan et al. Table 1 (development); Korthikanti et al. Table 5, Megatron GPT-3 175B (held out)"},
+    {"blackwell megatron", 2, 0.096, 1.08, 1.11, 1.09, 1.10,
+     "held out: Megatron-Bridge's Llama 3 8B FP8 on one DGX B200 (Hopper's kernel efficiencies assumed)"},
+    {"blackwell megatron moe", 5, 0.960, 1.31, 2.84, 1.56, 2.52,
+     "held out: Megatron-Bridge's gpt-oss-120b bf16 on 64 B200 (tables a release apart differ 1.7x)"},
+    {"blackwell megatron moe pipeline", 2, 0.555, 1.50, 1.61, 1.51, 1.60,
+     "held out: Megatron-Bridge's DeepSeek-V3 on 256 B200 and Qwen3-235B-A22B on 64 (FP8)"},
+    {"blackwell megatron pipeline", 2, 0.146, 1.14, 1.15, 1.14, 1.15,
+     "held out: Megatron-Bridge's Llama 3.1 405B FP8 on 128 B200 (context parallelism 2)"},
     {"hopper ddp", 58, 0.024, 0.93, 1.21, 0.94, 1.05,
      "dsplan's real runs on one H100 and one H200 (PyTorch DDP under torch.amp)"},
     {"hopper ddp host-sensitive", 4, 0.340, 1.11, 1.72, 1.17, 1.61,

@@ -123,13 +123,23 @@ TEST(ValidationGeneralRows, GpuCountWhenNotGiven) {
 }
 
 TEST(ValidationGeneralRows, UnknownGpusAreSkippedWithTheKnownFamilies) {
-  for (const char* gpu : {"RTX 3090", "AMD MI250X", "GH200 96GB", "L40S"}) {
+  for (const char* gpu : {"RTX 3090", "AMD MI250X", "GH200 96GB", "L40S", "GB200 186GB"}) {
     std::vector<std::string> notes;
     auto s = validation::rows::row_system(row_on(gpu, 8, 1), notes);
     ASSERT_FALSE(s) << gpu;
     EXPECT_NE(s.errors().front().message.find("not recognised"), std::string::npos);
-    EXPECT_NE(s.errors().front().hint.find("V100, A100 (A800), H100 (H800) and H200"), std::string::npos);
+    EXPECT_NE(s.errors().front().hint.find("V100, A100 (A800), H100 (H800), H200 and B200"),
+              std::string::npos);
   }
+}
+
+// A DGX B200 row maps to the dgx-b200 preset (its 180 GB part, 8 GPUs a node, NVLS).
+TEST(ValidationGeneralRows, B200RowsMapToTheDgxB200) {
+  const SystemSpec s = system_of(row_on("B200 SXM 180GB", 16, 2));
+  EXPECT_EQ(s.name, "dgx-b200");
+  EXPECT_EQ(s.gpu.arch, GpuArch::blackwell);
+  EXPECT_EQ(s.gpus_per_node, 8);
+  EXPECT_TRUE(s.nvls);
 }
 
 validation::ValidationCase case_of(const json& row) {
