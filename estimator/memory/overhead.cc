@@ -2,7 +2,8 @@
 // NCCL: per channel and peer a receive buffer of Simple 4 MiB + LL128 4.69 MiB + LL
 // 0.5 MiB = 9.2 MiB (NCCL src/init.cc, hardware-and-comm.md sec. 2 "Buffers"), two peers
 // per channel (ring neighbour and tree parent/child), channel counts typical of NCCL's
-// topology search (8 Volta, 16 Ampere, 32 Hopper). Pipeline send/recv use a quarter of it.
+// topology search (8 Volta, 16 Ampere, 32 Hopper; Blackwell taken as Hopper). Pipeline send/recv
+// use a quarter of it.
 #include "estimator/memory/overhead.h"
 
 #include "core/units.h"

@@ -25,7 +25,7 @@
 //  - Blackwell (B200): no kernel of it measured here. It takes Hopper's values, each for a
 //    stated reason (docs/model.md §2 "B200"): cuBLAS's share of the tensor peak is assumed
 //    unchanged; k_half stays 160 because a B200 SM's math per byte of HBM bandwidth
-//    (8192 FLOP/clk x 1.856 GHz over 8 TB/s / 148 SMs: 282 FLOP/B) is an H100's (295); the
+//    (8192 FLOP/clk x 1.856 GHz over 7.7 TB/s / 148 SMs: 292 FLOP/B) is an H100's (295); the
 //    memory-bound kernels' per-SM issue rates are per SM clock, and a Blackwell SM's
 //    non-tensor pipes are a Hopper SM's (128 fp32 lanes, the same load/store width).
 #include "estimator/time/efficiency_defaults.h"

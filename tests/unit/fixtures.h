@@ -78,7 +78,7 @@ inline GpuSpec b200() {
   g.name = "b200";
   g.arch = GpuArch::blackwell;
   g.memory = GiB(179.0615234375);
-  g.hbm_bw = GBps(8000);
+  g.hbm_bw = GBps(7700);
   g.sm_count = 148;
   g.tensor_clock_MHz = 1856;
   g.boost_clock_MHz = 1965;

@@ -40,7 +40,7 @@ TEST(HwdbPresets, OtherPrecisionsMatchTheDatasheets) {
   GpuPeaks b = gpu_peaks_TFLOPS(*gpu_preset("b200-180gb"));
   EXPECT_NEAR(b.fp8_tc, 4500.4, 0.1);   // 148 x 16384 x 1.856 (sheet 4,500)
   EXPECT_NEAR(b.tf32_tc, 1125.1, 0.1);  // 148 x 4096 x 1.856 (sheet 1,100)
-  EXPECT_NEAR(b.fp32, 74.4, 0.05);      // 148 x 256 x 1.965 = 74.45 (sheet 80)
+  EXPECT_NEAR(b.fp32, 74.4, 0.05);      // 148 x 256 x 1.965 = 74.45 (sheet 75)
   GpuPeaks v = gpu_peaks_TFLOPS(*gpu_preset("v100-32gb"));
   EXPECT_EQ(v.bf16_tc, 0.0);  // Volta has no bf16 or tf32 tensor cores
   EXPECT_EQ(v.tf32_tc, 0.0);
