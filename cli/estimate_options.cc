@@ -240,9 +240,9 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
         "Transformer "
         "Engine CUDA graphs of attention, router and dispatch preprocessing 15-25% faster on gpt-oss-20b and "
         "Qwen3-30B-A3B at TP 2 on 2 H100 nodes, and neutral on a Qwen3-30B-A3B all-to-all H100 run "
-        "(Megatron-Bridge's CUDA graphs card), and sync-free MoE kernels under a full-iteration graph 93% "
-        "faster on gpt-oss pre-training (NVIDIA's 2026 MoE fusion-kernels blog): small, launch-bound MoE "
-        "layers may run much slower than priced");
+        "(Megatron-Bridge's CUDA graphs card), and fused, sync-free MoE kernels that allow a full-iteration "
+        "graph 93% faster on gpt-oss pre-training (NVIDIA's 2026 MoE fusion-kernels blog): small, launch-bound "
+        "MoE layers may run much slower than priced");
   s.run.mtp_layers = o.mtp;
   set_explicit_split(o, model, s.run, errs);
   if (o.mtp > 0 && s.run.framework != Framework::megatron)
