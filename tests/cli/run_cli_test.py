@@ -120,6 +120,19 @@ def contract_check(check, doc):
             ["config %d breaks an expert-parallel rule: %r" % (i, {k: configs[i].get(k) for k in
              ("framework", "tp", "dp", "ep", "sequence_parallel")}) for i in bad] + \
             ([] if len(notes) == 1 else ["want one MoE assumption, got %d" % len(notes)])
+    if check == "blackwell":
+        # A B200 plan: the Blackwell preset, its borrowed kernel efficiencies stated once,
+        # Megatron's flash configs on Transformer Engine's cuDNN attention stated once, and
+        # every fitting config quoting a Blackwell evidence band (docs/model.md §2 "B200").
+        arch = doc.get("hardware", {}).get("gpu", {}).get("arch")
+        borrowed = [a for a in doc.get("assumptions", []) if "Hopper's kernel efficiencies" in a]
+        cudnn = [a for a in doc.get("assumptions", []) if a.startswith("flash attention on Blackwell")]
+        bad = [i for i, c in enumerate(configs)
+               if c["fits"] and not c.get("evidence", {}).get("regime", "").startswith("blackwell")]
+        return (["hardware arch is %r, want blackwell" % arch] if arch != "blackwell" else []) + \
+            ([] if len(borrowed) == 1 else ["want one borrowed-efficiency assumption, got %d" % len(borrowed)]) + \
+            ([] if len(cudnn) == 1 else ["want one Blackwell attention assumption, got %d" % len(cudnn)]) + \
+            ["config %d quotes no Blackwell evidence band" % i for i in bad]
     if check == "attention_sinks":
         # gpt-oss: the model carries its sinks, the plan says once how they train, and every
         # flash config runs the one kernel that trains them (Transformer Engine's cuDNN
