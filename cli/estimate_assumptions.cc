@@ -46,9 +46,10 @@ std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& 
             : "flash attention on Blackwell: FlashAttention-2 (PyTorch SDPA) at its Hopper share of "
               "the GEMM rate (no Blackwell kernel measured); give --attention cudnn if the run uses it");
   if (system.gpu.arch == GpuArch::blackwell)
-    out.push_back(system.gpu.name +
-                  ": datasheet peaks with Hopper's kernel efficiencies (cuBLAS share of peak, "
-                  "memory-bound kernel rates); no B200 kernel measured, held-out error in docs/accuracy.md");
+    out.push_back(
+        system.gpu.name +
+        ": datasheet peaks with Hopper's kernel efficiencies (cuBLAS share of peak, "
+        "memory-bound kernel rates); no Blackwell kernel measured, held-out error in docs/accuracy.md");
   for (const std::string& advice : alignment_advice(model, searched.tp, s.run.precision, gpu))
     out.push_back(advice);
   if (s.run.fsdp_hybrid)

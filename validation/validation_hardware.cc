@@ -98,7 +98,7 @@ Expected<RowHw> row_hardware(const Json& row) {
   // The export parts A800 and H800 are the A100 and H100 with NVLink cut to 400 GB/s
   // (200 GB/s per direction; NVIDIA's A800 and H800 SXM datasheets).
   const bool export_part = has(g, "A800") || has(g, "H800");
-  const bool b200 = has(g, "B200") && !has(g, "GB200");
+  const bool b200 = has(g, "B200");  // a GB200 is refused just below
   if (has(g, "GH200") || has(g, "GB200") ||
       !(has(g, "V100") || has(g, "A100") || has(g, "H100") || has(g, "H200") || b200 || export_part))
     return Diagnostic{"", "/hardware/gpu", "hardware \"" + g + "\" not recognised",
