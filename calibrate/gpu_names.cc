@@ -1,5 +1,5 @@
 // Driver device names -> hwdb GPU preset names. Matching is on lower-cased substrings:
-// family (v100/a100/h100/h200/b200), form factor ("pcie" in the name) and memory size.
+// family (v100/a100/h100/h200/b200/gb200), form factor ("pcie" in the name) and memory size.
 #include "calibrate/gpu_names.h"
 
 #include "core/names.h"
@@ -11,7 +11,7 @@ std::optional<std::string> gpu_preset_for_device(std::string_view device_name) {
   auto has = [&](const char* x) { return s.find(x) != std::string::npos; };
   const bool pcie = has("pcie");
   if (has("h200")) return "h200-141gb";
-  if (has("gb200")) return std::nullopt;  // Grace Blackwell's B200 (186 GB, 1,200 W) has no preset
+  if (has("gb200")) return "gb200-186gb";  // Grace Blackwell: its own part (152 SMs, 186 GB, 1,200 W)
   if (has("b200")) return "b200-180gb";
   if (has("h100")) {
     if (has("nvl")) return std::nullopt;  // H100 NVL (94 GB) has no preset

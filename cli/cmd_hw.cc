@@ -157,8 +157,10 @@ void add_hw(CLI::App& app, int& exit_code) {
       sub->add_option("hardware", opts->what,
                       "a system preset, a GPU preset (a generic node of it) or a system/cluster JSON path");
   sub->add_flag("--json", opts->json, "print JSON instead of tables (one item: a loadable system file)");
-  sub->add_option("--gpus-per-node", opts->gpus_per_node, "override the GPUs per node (1..64)")
-      ->check(number_check(true, 1, 64, "an integer in [1, 64]"));
+  const std::string range = "an integer in [1, " + std::to_string(kMaxGpusPerNode) + "]";
+  sub->add_option("--gpus-per-node", opts->gpus_per_node,
+                  "override the GPUs per node (1.." + std::to_string(kMaxGpusPerNode) + ")")
+      ->check(number_check(true, 1, kMaxGpusPerNode, range));
   sub->add_option("--inter-node-gbps", opts->inter_node_gbps,
                   "override the network bandwidth per node in Gbit/s (split over its NICs)")
       ->check(number_check(false, kMinInterNodeGbps, kMaxInterNodeGbps,

@@ -16,7 +16,8 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
       ->check(number_check(true, 1, kMaxGpus, "an integer in [1, " + std::to_string(kMaxGpus) + "]"));
   sub->add_option("--hw", o.hw, "GPU or system preset, or cluster JSON (default dgx-a100)");
   sub->add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node (overrides the preset)")
-      ->check(number_check(true, 1, 64, "an integer in [1, 64]"));
+      ->check(number_check(true, 1, kMaxGpusPerNode,
+                           "an integer in [1, " + std::to_string(kMaxGpusPerNode) + "]"));
   sub->add_option("--inter-node-gbps", o.inter_node_gbps, "Network bandwidth per node, Gbit/s")
       ->check(number_check(false, kMinInterNodeGbps, kMaxInterNodeGbps,
                            "Gbit/s per node in [0.01, 1000000], e.g. 1600"));
@@ -24,7 +25,7 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "deepspeed (default; megatron for a mixture-of-experts model), megatron, fsdp or ddp");
   sub->add_option("--precision", o.precision,
                   "fp32, fp16 or bf16 (default bf16 where supported, else fp16); fp8: bf16 with Transformer "
-                  "Engine FP8 linears (Megatron, Hopper)");
+                  "Engine FP8 linears (Megatron, Hopper or Blackwell)");
   sub->add_option("--optimizer", o.optimizer, "adam (default), sgd, adafactor or adam-8bit");
   sub->add_option("--seq", o.seq,
                   "Sequence length (default: the context the model was pre-trained at, pretrain_seq, else "

@@ -186,8 +186,9 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (o.gpus < 1 || o.gpus > kMaxGpus)
     errs.push_back(flag_error("gpus", "must be a positive number of GPUs",
                               "an integer in [1, " + std::to_string(kMaxGpus) + "]"));
-  if (o.gpus_per_node && (*o.gpus_per_node < 1 || *o.gpus_per_node > 64))
-    errs.push_back(flag_error("gpus-per-node", "out of range", "an integer in [1, 64]"));
+  if (o.gpus_per_node && (*o.gpus_per_node < 1 || *o.gpus_per_node > kMaxGpusPerNode))
+    errs.push_back(flag_error("gpus-per-node", "out of range",
+                              "an integer in [1, " + std::to_string(kMaxGpusPerNode) + "]"));
   auto system = resolve_hardware(o.hw, o.gpus_per_node, o.inter_node_gbps, read_text_file);
   if (!system) for (const auto& e : system.errors()) errs.push_back(e);
   if (o.top < 1) errs.push_back(flag_error("top", "must be at least 1", "a positive integer"));
@@ -338,9 +339,9 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
       s.run.precision = Precision::bf16;
       s.run.fp8 = true;
       if (!(gpu.fp8_tc_flop_per_clk_sm > 0))
-        errs.push_back(flag_error(
-            "precision", gpu.name + " has no FP8 tensor cores",
-            "fp8 needs Hopper or Blackwell (h100-80gb, h200-141gb, b200-180gb); fp32, fp16 or bf16 here"));
+        errs.push_back(flag_error("precision", gpu.name + " has no FP8 tensor cores",
+                                  "fp8 needs Hopper or Blackwell (h100-80gb, h200-141gb, b200-180gb, "
+                                  "gb200-186gb); fp32, fp16 or bf16 here"));
       else if (s.run.framework != Framework::megatron)
         errs.push_back(flag_error("precision", "fp8 is modelled for Megatron with Transformer Engine only",
                                   "add --framework megatron, or use bf16"));

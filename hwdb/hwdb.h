@@ -20,6 +20,8 @@ namespace dsplan {
 // The accepted range of --inter-node-gbps (Gbit/s per node); the low end is the smallest
 // per-NIC rate a cluster JSON accepts (nic_Gbps).
 inline constexpr double kMinInterNodeGbps = 0.01, kMaxInterNodeGbps = 1e6;
+// The most GPUs one node (one NVLink domain) holds: a GB200 NVL72 rack's 72.
+inline constexpr int kMaxGpusPerNode = 72;
 
 // Parses one GPU object. `file` and `path` (the JSON pointer of the object) are used in
 // diagnostics. An object may start from a preset with {"base": "<gpu preset>", ...} and
@@ -51,13 +53,13 @@ using FileReader = std::function<Expected<std::string>(const std::string&)>;
 
 // What the user named: a system preset; a GPU preset (-> generic_node); or, when the
 // name contains '/' or ends in ".json", a system/cluster JSON file read through
-// `read_file`. Overrides: `gpus_per_node` (1..64) replaces the node's GPU count (host
+// `read_file`. Overrides: `gpus_per_node` (1..kMaxGpusPerNode) replaces the node's GPU count (host
 // resources and NICs are kept, except on a generic node, which is rebuilt);
 // `inter_node_Gbps` is the network bandwidth PER NODE in Gbit/s, split evenly over the
 // node's NICs (one NIC is assumed when the node has none). Preset names match in any
 // case, and a GPU family alone names its DGX node (v100 = dgx1-v100, a100 = dgx-a100,
-// h100 = dgx-h100, h200 = dgx-h200, b200 = dgx-b200, a800 = hgx-a800, h800 = hgx-h800). Unknown names get a
-// "did you mean" hint.
+// h100 = dgx-h100, h200 = dgx-h200, b200 = dgx-b200, gb200 = gb200-nvl72, a800 = hgx-a800, h800 = hgx-h800).
+// Unknown names get a "did you mean" hint.
 Expected<SystemSpec> resolve_hardware(std::string_view name_or_path,
                                       std::optional<int> gpus_per_node,
                                       std::optional<double> inter_node_Gbps,

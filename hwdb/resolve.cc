@@ -62,8 +62,11 @@ Expected<SystemSpec> load_file(const std::string& path, std::optional<int> gpus_
 
 Diagnostics check_overrides(std::optional<int> gpus_per_node, std::optional<double> inter_node_Gbps) {
   Diagnostics errs;
-  if (gpus_per_node && (*gpus_per_node < 1 || *gpus_per_node > 64))
-    errs.push_back({"", "", "--gpus-per-node must be between 1 and 64, got " + std::to_string(*gpus_per_node), ""});
+  if (gpus_per_node && (*gpus_per_node < 1 || *gpus_per_node > kMaxGpusPerNode))
+    errs.push_back({"", "",
+                    "--gpus-per-node must be between 1 and " + std::to_string(kMaxGpusPerNode) + ", got " +
+                        std::to_string(*gpus_per_node),
+                    ""});
   if (inter_node_Gbps && !(std::isfinite(*inter_node_Gbps) && *inter_node_Gbps >= kMinInterNodeGbps &&
                            *inter_node_Gbps <= kMaxInterNodeGbps))
     errs.push_back({"", "",
@@ -80,8 +83,8 @@ std::string canonical_name(std::string_view name, const std::vector<std::string>
   const std::string lower = ascii_lower(name);
   if (contains(known, lower)) return lower;
   static const std::pair<const char*, const char*> families[] = {
-      {"v100", "dgx1-v100"}, {"a100", "dgx-a100"}, {"h100", "dgx-h100"}, {"h200", "dgx-h200"},
-      {"b200", "dgx-b200"},  {"a800", "hgx-a800"}, {"h800", "hgx-h800"}};
+      {"v100", "dgx1-v100"}, {"a100", "dgx-a100"},     {"h100", "dgx-h100"}, {"h200", "dgx-h200"},
+      {"b200", "dgx-b200"},  {"gb200", "gb200-nvl72"}, {"a800", "hgx-a800"}, {"h800", "hgx-h800"}};
   for (const auto& [family, preset] : families)
     if (lower == family) return preset;
   return std::string(name);

@@ -53,7 +53,7 @@ bool read_gpu(JsonObjectReader& r, const std::string& file, GpuSpec& out, Diagno
 }
 
 void read_node(JsonObjectReader& r, SystemSpec& s) {
-  r.get("gpus_per_node", s.gpus_per_node, true, 1, 64);
+  r.get("gpus_per_node", s.gpus_per_node, true, 1, kMaxGpusPerNode);
   int topo = 0;
   if (r.get_choice("topology", topo, true, topology_names()))
     s.topology = static_cast<IntraTopology>(topo);
@@ -61,7 +61,7 @@ void read_node(JsonObjectReader& r, SystemSpec& s) {
   if (get_number(r, "intra_GBps_per_gpu", x, 10000, "GB/s per GPU per direction (half the bidirectional figure)"))
     s.intra_bw_per_gpu = GBps(x);
   r.get("nvls", s.nvls, false);
-  r.get("nics_per_node", s.nics_per_node, true, 0, 64);
+  r.get("nics_per_node", s.nics_per_node, true, 0, kMaxGpusPerNode);
   if (get_number(r, "nic_Gbps", x, 10000, "Gbit/s per NIC per direction, e.g. 200 for HDR", true))
     s.nic_bw = Gbitps(x);
   if (get_number(r, "host_memory_GiB", x, 1 << 20, "GiB of host DRAM per node")) s.host_memory = GiB(x);

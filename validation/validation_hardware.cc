@@ -2,10 +2,10 @@
 // (docs/accuracy.md, "Mapping decisions", Hardware). Rows name their GPUs the way papers
 // and READMEs do ("V100", "Tesla V100-PCIE-32GB", "A100 SXM4 80GB", "H100 80GB HBM3"), so
 // the mapping reads three things from the text and the numbers beside it:
-//  - the GPU family: V100, A100, H100, H200 or B200, and the export parts A800 and H800
-//    (hwdb's hgx-a800 / hgx-h800: an A100 and an H100 with NVLink at 200 GB/s per
-//    direction); GH200, GB200 and every other GPU are not in hwdb: the row is skipped with
-//    the families dsplan knows;
+//  - the GPU family: V100, A100, H100, H200, B200 or GB200, and the export parts A800 and
+//    H800 (hwdb's hgx-a800 / hgx-h800: an A100 and an H100 with NVLink at 200 GB/s per
+//    direction); GH200 and every other GPU are not in hwdb: the row is skipped with the
+//    families dsplan knows;
 //  - the memory: hardware.gpu_mem_gb, else a "<n> GB" in the GPU text, else the larger
 //    part of the family (V100 32GB, A100 80GB): the row ran, so the roomier card cannot
 //    call its configuration impossible; the note says so;
@@ -13,8 +13,10 @@
 //    PCIe and no NVLink/NVSwitch) is a generic node of that card on PCIe; otherwise the
 //    family's NVLink node: DGX-1 (V100 16/32GB, hybrid cube mesh), DGX-2 (16 V100 32GB on
 //    NVSwitch, when the row says DGX-2 or runs 16 V100s in one node), DGX A100 40/80GB,
-//    DGX H100, DGX H200, DGX B200; Polaris (4 A100-40GB a node) when the interconnect names it.
+//    DGX H100, DGX H200, DGX B200, GB200 NVL72 (a rack of 72 GPUs, the NVLink domain, is the
+//    node); Polaris (4 A100-40GB a node) when the interconnect names it.
 // A multi-node row's num_gpus / nodes is its node size, where it differs from the preset's
+// (not on GB200, whose "nodes" are 4-GPU compute trays inside one NVLink domain)
 // (the NICs scale with it, one NIC per GPU as the DGX presets have, until the row states
 // its own); a single-node row that uses part of a node keeps the preset. Source-specific
 // readings stay explicit: Meta's 96 GB HBM2e H100 (torchtitan), PAI's unstated V100 32GB.
@@ -98,11 +100,13 @@ Expected<RowHw> row_hardware(const Json& row) {
   // The export parts A800 and H800 are the A100 and H100 with NVLink cut to 400 GB/s
   // (200 GB/s per direction; NVIDIA's A800 and H800 SXM datasheets).
   const bool export_part = has(g, "A800") || has(g, "H800");
-  const bool b200 = has(g, "B200");  // a GB200 is refused just below
-  if (has(g, "GH200") || has(g, "GB200") ||
-      !(has(g, "V100") || has(g, "A100") || has(g, "H100") || has(g, "H200") || b200 || export_part))
+  const bool gb200 = has(g, "GB200");
+  const bool b200 = has(g, "B200") && !gb200;
+  if (has(g, "GH200") ||
+      !(has(g, "V100") || has(g, "A100") || has(g, "H100") || has(g, "H200") || b200 || gb200 || export_part))
     return Diagnostic{"", "/hardware/gpu", "hardware \"" + g + "\" not recognised",
-                      "dsplan knows V100, A100 (A800), H100 (H800), H200 and B200 (DGX B200), SXM or PCIe"};
+                      "dsplan knows V100, A100 (A800), H100 (H800), H200, B200 (DGX B200) and GB200 (GB200 "
+                      "NVL72), SXM or PCIe"};
   const double stated = num(hw, "gpu_mem_gb") > 0 ? num(hw, "gpu_mem_gb") : memory_in_text(g);
   const bool pcie = has(g, "PCIe") || (has(ic, "PCIe") && !has(ic, "NVLink") && !has(ic, "NVSwitch"));
   RowHw h;
@@ -162,6 +166,9 @@ Expected<RowHw> row_hardware(const Json& row) {
   } else if (b200) {
     h = RowHw{"dgx-b200", {}, 0, "DGX B200"};
     memory_note.clear();
+  } else if (gb200) {
+    h = RowHw{"gb200-nvl72", {}, 0, "GB200 NVL72 (a rack's 72 GPUs a node)"};
+    memory_note.clear();
   } else {
     h = RowHw{"dgx-h200", {}, 0, "DGX H200"};
     memory_note.clear();
@@ -173,7 +180,8 @@ Expected<RowHw> row_hardware(const Json& row) {
   if (!preset) return preset.errors();
   h.preset = *preset;
   const int preset_gpn = preset->gpus_per_node;
-  if (h.gpus_per_node == 0 && nodes_stated && gpus > 0 && gpus % nodes == 0) {
+  // A GB200 row's "nodes" are compute trays (4 GPUs), not its NVLink domain: the rack stays.
+  if (h.gpus_per_node == 0 && nodes_stated && gpus > 0 && gpus % nodes == 0 && !gb200) {
     const int per = gpus / nodes;
     if (per != preset_gpn && (nodes > 1 || per > preset_gpn) && per <= 16) {
       h.gpus_per_node = per;

@@ -133,6 +133,18 @@ def contract_check(check, doc):
             ([] if len(borrowed) == 1 else ["want one borrowed-efficiency assumption, got %d" % len(borrowed)]) + \
             ([] if len(cudnn) == 1 else ["want one Blackwell attention assumption, got %d" % len(cudnn)]) + \
             ["config %d quotes no Blackwell evidence band" % i for i in bad]
+    if check == "nvl72_racks":
+        # A GB200 NVL72 plan: the node is the 72-GPU rack (its NVLink domain), the hardware
+        # line counts racks, and every config spans whole racks only through its data- or
+        # pipeline-parallel groups: tp x cp (the groups that talk every layer) stays in a rack.
+        hw = doc.get("hardware", {})
+        racks = [a for a in doc.get("assumptions", []) if a.startswith("hardware: ") and "gb200-nvl72" in a]
+        bad = [i for i, c in enumerate(configs) if 72 % (c["tp"] * c.get("cp", 1)) != 0]
+        return (["gpus_per_node is %r, want 72" % hw.get("gpus_per_node")] if hw.get("gpus_per_node") != 72
+                else []) + \
+            ([] if len(racks) == 1 else ["want one gb200-nvl72 hardware line, got %d" % len(racks)]) + \
+            ["config %d: tp x cp = %d does not divide a rack" % (i, configs[i]["tp"] * configs[i].get("cp", 1))
+             for i in bad]
     if check == "attention_sinks":
         # gpt-oss: the model carries its sinks, the plan says once how they train, and every
         # flash config runs the one kernel that trains them (Transformer Engine's cuDNN

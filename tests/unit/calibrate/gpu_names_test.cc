@@ -21,7 +21,7 @@ TEST(GpuNames, DriverNamesMapToPresets) {
 
 TEST(GpuNames, UnknownDevicesAreNotGuessed) {
   EXPECT_FALSE(gpu_preset_for_device("NVIDIA H100 NVL"));
-  EXPECT_FALSE(gpu_preset_for_device("NVIDIA GB200"));  // not the DGX B200's part
+  EXPECT_EQ(gpu_preset_for_device("NVIDIA GB200"), "gb200-186gb");  // its own part, not the DGX B200's
   EXPECT_FALSE(gpu_preset_for_device("NVIDIA GeForce RTX 4090"));
   EXPECT_FALSE(gpu_preset_for_device("synthetic"));
 }

@@ -27,6 +27,8 @@ TEST(HwdbPresets, DenseFp16PeaksMatchTheDatasheets) {
   EXPECT_NEAR(peak_fp16("h100-pcie-80gb"), 756.4, 0.1);
   // B200: 148 x 8192 x 1.856 GHz = 2250.2 (HGX B200 sheet: 2,250 dense at 1,000 W)
   EXPECT_NEAR(peak_fp16("b200-180gb"), 2250.2, 0.1);
+  // GB200: 152 x 8192 x 2.008 GHz = 2500.3 (GB200 NVL72 sheet: 2,500 dense per GPU at 1,200 W)
+  EXPECT_NEAR(peak_fp16("gb200-186gb"), 2500.3, 0.1);
 }
 
 TEST(HwdbPresets, OtherPrecisionsMatchTheDatasheets) {
@@ -41,6 +43,10 @@ TEST(HwdbPresets, OtherPrecisionsMatchTheDatasheets) {
   EXPECT_NEAR(b.fp8_tc, 4500.4, 0.1);   // 148 x 16384 x 1.856 (sheet 4,500)
   EXPECT_NEAR(b.tf32_tc, 1125.1, 0.1);  // 148 x 4096 x 1.856 (sheet 1,100)
   EXPECT_NEAR(b.fp32, 74.4, 0.05);      // 148 x 256 x 1.965 = 74.45 (sheet 75)
+  GpuPeaks gb = gpu_peaks_TFLOPS(*gpu_preset("gb200-186gb"));
+  EXPECT_NEAR(gb.fp8_tc, 5000.6, 0.1);   // 152 x 16384 x 2.008 (sheet 5,000)
+  EXPECT_NEAR(gb.tf32_tc, 1250.2, 0.1);  // 152 x 4096 x 2.008 (sheet 1,250)
+  EXPECT_NEAR(gb.fp32, 80.0, 0.05);      // 152 x 256 x 2.056 = 80.00 (sheet 80)
   GpuPeaks v = gpu_peaks_TFLOPS(*gpu_preset("v100-32gb"));
   EXPECT_EQ(v.bf16_tc, 0.0);  // Volta has no bf16 or tf32 tensor cores
   EXPECT_EQ(v.tf32_tc, 0.0);
@@ -56,12 +62,13 @@ TEST(HwdbPresets, MemoryIsTheNvidiaSmiTotal) {
   EXPECT_DOUBLE_EQ(in_MiB(gpu_preset("h100-80gb")->memory), 81559);
   EXPECT_DOUBLE_EQ(in_MiB(gpu_preset("h200-141gb")->memory), 143771);
   EXPECT_DOUBLE_EQ(in_MiB(gpu_preset("b200-180gb")->memory), 183359);
+  EXPECT_DOUBLE_EQ(in_MiB(gpu_preset("gb200-186gb")->memory), 189471);
 }
 
 TEST(HwdbPresets, EveryPresetLoadsAndIsNamedAfterItsFile) {
   std::vector<std::string> gpus = gpu_preset_names(), systems = system_preset_names();
-  EXPECT_EQ(gpus.size(), 11u);
-  EXPECT_EQ(systems.size(), 10u);
+  EXPECT_EQ(gpus.size(), 12u);
+  EXPECT_EQ(systems.size(), 11u);
   for (const auto& n : gpus) {
     auto g = gpu_preset(n);
     ASSERT_TRUE(g.ok()) << n << ": " << g.errors()[0].to_string();
@@ -118,6 +125,17 @@ TEST(HwdbPresets, SystemsMatchTheNodeTable) {
   EXPECT_TRUE(b->nvls);                                              // NVSwitch gen4 has NVLink SHARP
   EXPECT_DOUBLE_EQ(in_GBps(b->intra_bw_per_gpu), 900);               // 18 NVLink 5 links x 50 GB/s
   EXPECT_DOUBLE_EQ(b->nics_per_node * b->nic_bw.v * 8 / 1e9, 3200);  // 8 x NDR 400
+  // GB200 NVL72: the rack is the node (its NVLink domain), one 400 Gb/s port per GPU, and
+  // the host is 36 Grace CPUs: 36 x 72 cores, 36 x 480 GB LPDDR5X at 36 x 512 GB/s.
+  auto r = system_preset("gb200-nvl72");
+  EXPECT_EQ(r->gpu.name, "gb200-186gb");
+  EXPECT_EQ(r->gpus_per_node, 72);
+  EXPECT_TRUE(r->nvls);
+  EXPECT_DOUBLE_EQ(in_GBps(r->intra_bw_per_gpu), 900);
+  EXPECT_DOUBLE_EQ(r->nics_per_node * r->nic_bw.v * 8 / 1e9, 28800);  // 72 x 400
+  EXPECT_EQ(r->cpu_cores, 2592);
+  EXPECT_NEAR(r->host_memory.v / 1e9, 17280, 0.5);
+  EXPECT_DOUBLE_EQ(in_GBps(r->host_mem_bw), 18432);
 }
 
 TEST(HwdbPresets, PcieCardsHaveNoNvlink) {

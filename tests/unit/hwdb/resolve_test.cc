@@ -75,7 +75,12 @@ TEST(HwdbResolve, BadOverridesAreReportedTogether) {
   ASSERT_EQ(s.errors().size(), 2u);
   EXPECT_NE(s.errors()[0].message.find("--gpus-per-node"), std::string::npos);
   EXPECT_NE(s.errors()[1].message.find("--inter-node-gbps"), std::string::npos);
-  EXPECT_FALSE(resolve_hardware("dgx-a100", 65, std::nullopt, kNoFiles).ok());
+  EXPECT_FALSE(resolve_hardware("dgx-a100", 73, std::nullopt, kNoFiles).ok());
+  // 72, a GB200 NVL72 rack's NVLink domain, is the largest node.
+  EXPECT_TRUE(resolve_hardware("dgx-a100", 72, std::nullopt, kNoFiles).ok());
+  auto rack = resolve_hardware("GB200", std::nullopt, std::nullopt, kNoFiles);  // the family alias
+  ASSERT_TRUE(rack.ok());
+  EXPECT_EQ(rack->name, "gb200-nvl72");
 }
 
 TEST(HwdbResolve, UnknownNameSuggestsSystemsAndGpus) {

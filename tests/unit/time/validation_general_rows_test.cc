@@ -123,12 +123,12 @@ TEST(ValidationGeneralRows, GpuCountWhenNotGiven) {
 }
 
 TEST(ValidationGeneralRows, UnknownGpusAreSkippedWithTheKnownFamilies) {
-  for (const char* gpu : {"RTX 3090", "AMD MI250X", "GH200 96GB", "L40S", "GB200 186GB"}) {
+  for (const char* gpu : {"RTX 3090", "AMD MI250X", "GH200 96GB", "L40S", "GB300 288GB"}) {
     std::vector<std::string> notes;
     auto s = validation::rows::row_system(row_on(gpu, 8, 1), notes);
     ASSERT_FALSE(s) << gpu;
     EXPECT_NE(s.errors().front().message.find("not recognised"), std::string::npos);
-    EXPECT_NE(s.errors().front().hint.find("V100, A100 (A800), H100 (H800), H200 and B200"),
+    EXPECT_NE(s.errors().front().hint.find("V100, A100 (A800), H100 (H800), H200, B200 (DGX B200) and GB200"),
               std::string::npos);
   }
 }
@@ -140,6 +140,20 @@ TEST(ValidationGeneralRows, B200RowsMapToTheDgxB200) {
   EXPECT_EQ(s.gpu.arch, GpuArch::blackwell);
   EXPECT_EQ(s.gpus_per_node, 8);
   EXPECT_TRUE(s.nvls);
+}
+
+// A GB200 row maps to one GB200 NVL72 rack a node (72 GPUs on NVLink 5 with NVLS), its
+// 186 GB part; the "nodes" such a row states are 4-GPU compute trays, which do not
+// shrink the NVLink domain (16 trays of 4 stay one 72-GPU node), and "B200" inside
+// "GB200" does not make it a DGX B200.
+TEST(ValidationGeneralRows, Gb200RowsMapToAnNvl72Rack) {
+  const SystemSpec s = system_of(row_on("GB200 186GB", 64, 16));
+  EXPECT_EQ(s.name, "gb200-nvl72");
+  EXPECT_EQ(s.gpu.name, "gb200-186gb");
+  EXPECT_EQ(s.gpus_per_node, 72);
+  EXPECT_EQ(s.nics_per_node, 72);
+  EXPECT_TRUE(s.nvls);
+  EXPECT_DOUBLE_EQ(s.intra_bw_per_gpu.v, 900e9);
 }
 
 validation::ValidationCase case_of(const json& row) {
