@@ -124,6 +124,9 @@ void print_one(const SystemSpec& s, const std::string& source) {
               nic_Gbps(s) * s.nics_per_node);
   std::printf("  %-14s %g GiB, %g GB/s, %d cores\n", "host", in_GiB(s.host_memory), in_GBps(s.host_mem_bw),
               s.cpu_cores);
+  if (s.gpus_per_host > 0 && s.gpus_per_host != s.gpus_per_node)
+    std::printf("  %-14s %d hosts of %d GPUs (a launcher starts %d processes on each)\n", "hosts",
+                s.gpus_per_node / s.gpus_per_host, s.gpus_per_host, s.gpus_per_host);
 }
 
 struct Opts {

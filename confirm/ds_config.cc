@@ -265,7 +265,8 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
 }
 
 LaunchLayout launch_layout(const TrainConfig& c, const Cluster& cluster) {
-  const int per_node = cluster.node.gpus_per_node > 0 ? cluster.node.gpus_per_node : 1;
+  // The launcher's unit is a host: a GB200 NVL72 node is 18 trays of 4 GPUs.
+  const int per_node = std::max(1, cluster.node.launcher_gpus());
   const int gpus = c.gpus();
   return {(gpus + per_node - 1) / per_node, gpus < per_node ? gpus : per_node};
 }

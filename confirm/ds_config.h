@@ -41,8 +41,9 @@ std::vector<std::string> megatron_args(const TrainConfig& cfg, const ModelSpec& 
 // of those flags trains a different block. Empty when the flags describe the model.
 std::vector<std::string> megatron_args_gaps(const ModelSpec& model);
 
-// Nodes a launcher starts for `cfg` on `cluster`, and GPUs on each (fewer than a node's
-// when the job is smaller than one node).
+// Hosts a launcher starts for `cfg` on `cluster`, and GPUs on each (fewer than a host's
+// when the job is smaller than one host). A host is the node unless the system says
+// otherwise (gpus_per_host: a GB200 NVL72 node is 18 hosts of 4 GPUs).
 struct LaunchLayout {
   int nodes = 1;
   int gpus_per_node = 1;

@@ -163,7 +163,8 @@ Experiment make_experiment(const Candidate& c, const Plan& plan, const LaunchSpe
   e.ds_config_path = (fs::path(e.dir) / "ds_config.json").string();
   e.metrics_path = fs::absolute(fs::path(e.dir) / "metrics.json").lexically_normal().string();
   e.ds_config = experiment_ds_config(c, plan.model, l, e.metrics_path);
-  const int per_node = std::max(1, plan.gpus_per_node);
+  // A launcher starts processes per host (a GB200 NVL72 node is 18 trays of 4 GPUs).
+  const int per_node = std::max(1, plan.gpus_per_host > 0 ? plan.gpus_per_host : plan.gpus_per_node);
   const int gpus = c.cfg.gpus();
   e.num_nodes = (gpus + per_node - 1) / per_node;
   e.num_gpus = std::min(gpus, per_node);

@@ -203,6 +203,12 @@ void read_hardware(const Json& j, Plan& plan, const std::string& file, Diagnosti
                           std::to_string(plan.gpus_per_node) + " rounded up",
                       "allowed: " + std::to_string(want) + ", or leave nodes out"});
   }
+  if (r.get("gpus_per_host", plan.gpus_per_host, false, 1, 1024) && per_node_given &&
+      plan.gpus_per_node % plan.gpus_per_host != 0)
+    errs.push_back({file, "/hardware/gpus_per_host",
+                    std::to_string(plan.gpus_per_host) + " does not divide gpus_per_node " +
+                        std::to_string(plan.gpus_per_node),
+                    "a divisor of gpus_per_node, or leave gpus_per_host out"});
   const Diagnostics gpu_errs = check_plan_gpu(j, file);
   errs.insert(errs.end(), gpu_errs.begin(), gpu_errs.end());
   if (gpu_errs.empty()) plan.gpu = j["gpu"]["name"].get<std::string>();

@@ -60,6 +60,7 @@ struct Plan {
   std::string gpu;       // GPU name, e.g. "a100-80gb"
   int num_gpus = 1;
   int gpus_per_node = 1;
+  int gpus_per_host = 0;              // GPUs a launcher starts per host; 0 = gpus_per_node
   std::vector<Candidate> candidates;  // only configurations that fit, best first
 
   // Runs measured on one cluster teach the residual model for that cluster only.

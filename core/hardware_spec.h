@@ -61,6 +61,11 @@ struct SystemSpec {
   Bytes host_memory;
   BytesPerSecond host_mem_bw;
   int cpu_cores = 0;                // per node
+  // GPUs under one operating system, which a launcher starts processes on (--num_gpus,
+  // --nproc_per_node); 0 = the whole node. A GB200 NVL72 node (one NVLink domain) is 18
+  // compute trays of 4 GPUs each.
+  int gpus_per_host = 0;
+  int launcher_gpus() const { return gpus_per_host > 0 ? gpus_per_host : gpus_per_node; }
 };
 
 // What the user runs on: `num_gpus` GPUs in nodes of `node.gpus_per_node`.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 
 #include "core/names.h"
 #include "hwdb/hwdb.h"
@@ -141,7 +142,12 @@ Expected<SystemSpec> resolve_hardware(std::string_view name_or_path, std::option
   }
   if (!s) return s;
   SystemSpec out = *s;
-  if (gpus_per_node && !generic) out.gpus_per_node = *gpus_per_node;
+  if (gpus_per_node && !generic) {
+    out.gpus_per_node = *gpus_per_node;
+    // Hosts stay as they are where they still tile the node (64 of a rack's GPUs are 16
+    // trays of 4); otherwise the largest host size that does.
+    if (out.gpus_per_host > 0) out.gpus_per_host = std::gcd(out.gpus_per_host, out.gpus_per_node);
+  }
   if (inter_node_Gbps) {
     if (out.nics_per_node == 0) out.nics_per_node = 1;
     out.nic_bw = Gbitps(*inter_node_Gbps / out.nics_per_node);

@@ -68,6 +68,7 @@ void read_node(JsonObjectReader& r, SystemSpec& s) {
   if (get_number(r, "host_mem_GBps", x, 100000, "GB/s of host DRAM bandwidth per node"))
     s.host_mem_bw = GBps(x);
   r.get("cpu_cores", s.cpu_cores, true, 1, 4096);
+  r.get("gpus_per_host", s.gpus_per_host, false, 1, kMaxGpusPerNode);
 }
 
 // Consistency of the node with its GPU; run only when every key read cleanly.
@@ -93,6 +94,12 @@ void cross_check(JsonObjectReader& r, const SystemSpec& s) {
         "nvls",
         "NVLink SHARP needs Hopper's or Blackwell's NVSwitch (NVLink 4 or 5); " + s.gpu.name + " has none",
         "set \"nvls\": false");
+  if (s.gpus_per_host > 0 && s.gpus_per_node % s.gpus_per_host != 0)
+    r.error(
+        "gpus_per_host",
+        std::to_string(s.gpus_per_host) + " does not divide gpus_per_node " + std::to_string(s.gpus_per_node),
+        "the GPUs of one host (OS image) a launcher starts, e.g. 4 for a GB200 compute tray; a divisor of "
+        "gpus_per_node, or leave it out for a node that is one host");
   if (s.nics_per_node > 0 && s.nic_bw.v <= 0)
     r.error("nic_Gbps", "must be greater than 0 when nics_per_node is " + std::to_string(s.nics_per_node), "");
   if (s.name.empty()) r.error("name", "must not be empty", "e.g. \"dgx-a100\"");
@@ -140,18 +147,19 @@ Expected<SystemSpec> parse_system_json(const Json& j0, const std::string& file) 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Warray-bounds"
 Json system_to_json(const SystemSpec& s) {
-  return Json{
-      {"name", s.name},
-      {"gpu", gpu_to_json(s.gpu)},
-      {"gpus_per_node", s.gpus_per_node},
-      {"topology", name(s.topology)},
-      {"intra_GBps_per_gpu", tidy(in_GBps(s.intra_bw_per_gpu))},
-      {"nvls", s.nvls},
-      {"nics_per_node", s.nics_per_node},
-      {"nic_Gbps", tidy(s.nic_bw.v * 8.0 / 1e9)},
-      {"host_memory_GiB", tidy(in_GiB(s.host_memory))},
-      {"host_mem_GBps", tidy(in_GBps(s.host_mem_bw))},
-      {"cpu_cores", s.cpu_cores}};
+  Json j{{"name", s.name},
+         {"gpu", gpu_to_json(s.gpu)},
+         {"gpus_per_node", s.gpus_per_node},
+         {"topology", name(s.topology)},
+         {"intra_GBps_per_gpu", tidy(in_GBps(s.intra_bw_per_gpu))},
+         {"nvls", s.nvls},
+         {"nics_per_node", s.nics_per_node},
+         {"nic_Gbps", tidy(s.nic_bw.v * 8.0 / 1e9)},
+         {"host_memory_GiB", tidy(in_GiB(s.host_memory))},
+         {"host_mem_GBps", tidy(in_GBps(s.host_mem_bw))},
+         {"cpu_cores", s.cpu_cores}};
+  if (s.gpus_per_host > 0) j["gpus_per_host"] = s.gpus_per_host;
+  return j;
 }
 #pragma GCC diagnostic pop
 

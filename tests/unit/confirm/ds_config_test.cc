@@ -502,6 +502,20 @@ TEST(LaunchCommand, DeepspeedLauncher) {
   EXPECT_EQ(cmd, "deepspeed --num_nodes 2 --num_gpus 8 run_clm.py --deepspeed new.json");
 }
 
+// A GB200 NVL72 node is one NVLink domain of 72 GPUs but 18 hosts of 4: the launcher
+// starts 4 processes on each of 144 / 4 = 36 hosts.
+TEST(LaunchCommand, LauncherCountsHostsNotNvlinkDomains) {
+  TrainConfig c = config(2, 1, 1, 144);  // dp 144: 144 GPUs
+  Cluster cl;
+  cl.node.gpus_per_node = 72;
+  cl.node.gpus_per_host = 4;
+  cl.num_gpus = 144;
+  EXPECT_EQ(deepspeed_launch_command(c, cl, "train.py", {}, "d.json"),
+            "deepspeed --num_nodes 36 --num_gpus 4 train.py --deepspeed --deepspeed_config d.json");
+  EXPECT_EQ(torchrun_launch_command(c, cl, "train.py", "f.json"),
+            "torchrun --nnodes 36 --nproc_per_node 4 train.py --fsdp_config f.json");
+}
+
 TEST(CommandRewrite, DsConfigPathAndArgMappings) {
   std::vector<std::string> argv = {"python3", "t.py", "--deepspeed", "--deepspeed_config=a.json",
                                    "--per_device_train_batch_size", "8", "--x"};

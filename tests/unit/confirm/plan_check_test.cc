@@ -254,5 +254,18 @@ TEST(PlanCheck, NodesMustFollowFromGpusAndGpusPerNode) {
   EXPECT_TRUE(parse_plan(j, kFile).ok());
 }
 
+// A host size must tile the node: 3 does not divide the fixture's 8 GPUs a node, 4 does
+// and is kept for the launcher.
+TEST(PlanCheck, GpusPerHostMustDivideGpusPerNode) {
+  auto e = one_error([](Json& j) { j["hardware"]["gpus_per_host"] = 3; });
+  EXPECT_EQ(e.json_path, "/hardware/gpus_per_host");
+  EXPECT_EQ(e.message, "3 does not divide gpus_per_node 8");
+  Json j = fixture();
+  j["hardware"]["gpus_per_host"] = 4;
+  auto plan = parse_plan(j, kFile);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->gpus_per_host, 4);
+}
+
 }  // namespace
 }  // namespace dsplan

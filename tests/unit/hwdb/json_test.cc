@@ -154,6 +154,22 @@ TEST(HwdbJson, NotAnObjectIsOneClearError) {
   EXPECT_EQ(s.errors()[0].message, "expected a JSON object, found an array");
 }
 
+// A host (the GPUs a launcher starts on one OS image) must tile the node: a GB200 NVL72
+// rack is 18 hosts of 4; 5 does not divide 72.
+TEST(HwdbJson, HostsMustTileTheNode) {
+  auto s = parse_system_json(Json{{"base", "gb200-nvl72"}, {"name", "r"}, {"gpus_per_host", 5}}, "inline");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.errors()[0].json_path, "/gpus_per_host");
+  EXPECT_NE(s.errors()[0].message.find("does not divide gpus_per_node 72"), std::string::npos);
+  auto r = parse_system_json(Json{{"base", "gb200-nvl72"}, {"name", "r"}}, "inline");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->gpus_per_host, 4);
+  EXPECT_EQ(r->launcher_gpus(), 4);
+  EXPECT_EQ(system_preset("dgx-h100")->launcher_gpus(), 8);  // a DGX is one host
+  EXPECT_EQ(system_to_json(*r)["gpus_per_host"], 4);
+  EXPECT_FALSE(system_to_json(*system_preset("dgx-h100")).contains("gpus_per_host"));
+}
+
 TEST(HwdbJson, BaseOverridesOnlyTheGivenKeys) {
   Json j = {{"base", "a100-80gb"}, {"name", "mine"}, {"hbm_GBps", 1800}};
   auto g = parse_gpu_json(j, "inline");

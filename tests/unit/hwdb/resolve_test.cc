@@ -69,6 +69,15 @@ TEST(HwdbResolve, GpusPerNodeOverridesAPreset) {
   EXPECT_DOUBLE_EQ(nic_Gbps(*s), 50);   // 400 / 8
 }
 
+// An override keeps a rack's 4-GPU hosts where they still tile the node (64 GPUs = 16
+// trays) and otherwise takes the largest host size that does: gcd(4, 6) = 2.
+TEST(HwdbResolve, GpusPerNodeOverrideKeepsHostsThatTile) {
+  EXPECT_EQ(resolve_hardware("gb200", 64, std::nullopt, kNoFiles)->gpus_per_host, 4);
+  EXPECT_EQ(resolve_hardware("gb200", 6, std::nullopt, kNoFiles)->gpus_per_host, 2);
+  EXPECT_EQ(resolve_hardware("dgx-h100", 4, std::nullopt, kNoFiles)->launcher_gpus(),
+            4);  // no hosts: the node
+}
+
 TEST(HwdbResolve, BadOverridesAreReportedTogether) {
   auto s = resolve_hardware("dgx-a100", 0, -5.0, kNoFiles);
   ASSERT_FALSE(s.ok());
