@@ -264,11 +264,14 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   return a;
 }
 
+LaunchLayout launch_layout(int gpus, int gpus_per_host) {
+  const int per_host = std::max(1, gpus_per_host);
+  return {(gpus + per_host - 1) / per_host, gpus < per_host ? gpus : per_host};
+}
+
 LaunchLayout launch_layout(const TrainConfig& c, const Cluster& cluster) {
   // The launcher's unit is a host: a GB200 NVL72 node is 18 trays of 4 GPUs.
-  const int per_node = std::max(1, cluster.node.launcher_gpus());
-  const int gpus = c.gpus();
-  return {(gpus + per_node - 1) / per_node, gpus < per_node ? gpus : per_node};
+  return launch_layout(c.gpus(), cluster.node.launcher_gpus());
 }
 
 std::string deepspeed_launch_command(const TrainConfig& c, const Cluster& cluster,

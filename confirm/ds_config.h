@@ -49,6 +49,8 @@ struct LaunchLayout {
   int gpus_per_node = 1;
 };
 LaunchLayout launch_layout(const TrainConfig& cfg, const Cluster& cluster);
+// The same for `gpus` GPUs on hosts of `gpus_per_host` (at least 1 is used).
+LaunchLayout launch_layout(int gpus, int gpus_per_host);
 
 // "deepspeed --num_nodes N --num_gpus G script args... --deepspeed --deepspeed_config PATH",
 // each word quoted for a POSIX shell when it needs it. When `script_args` already carry

@@ -164,10 +164,10 @@ Experiment make_experiment(const Candidate& c, const Plan& plan, const LaunchSpe
   e.metrics_path = fs::absolute(fs::path(e.dir) / "metrics.json").lexically_normal().string();
   e.ds_config = experiment_ds_config(c, plan.model, l, e.metrics_path);
   // A launcher starts processes per host (a GB200 NVL72 node is 18 trays of 4 GPUs).
-  const int per_node = std::max(1, plan.gpus_per_host > 0 ? plan.gpus_per_host : plan.gpus_per_node);
-  const int gpus = c.cfg.gpus();
-  e.num_nodes = (gpus + per_node - 1) / per_node;
-  e.num_gpus = std::min(gpus, per_node);
+  const LaunchLayout hosts =
+      launch_layout(c.cfg.gpus(), plan.gpus_per_host > 0 ? plan.gpus_per_host : plan.gpus_per_node);
+  e.num_nodes = hosts.nodes;
+  e.num_gpus = hosts.gpus_per_node;
   e.global_batch = c.cfg.global_batch();
   if (c.pred.mfu > 0) e.peak_samples_per_s = c.pred.samples_per_s / c.pred.mfu;
   if (l.command.empty()) {
