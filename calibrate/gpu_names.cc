@@ -1,5 +1,5 @@
 // Driver device names -> hwdb GPU preset names. Matching is on lower-cased substrings:
-// family (v100/a100/h100/h200/b200/gb200), form factor ("pcie" in the name) and memory size.
+// family (v100/a100/h100/h200/b200/gb200/b300/gb300), form factor ("pcie" in the name) and memory size.
 #include "calibrate/gpu_names.h"
 
 #include "core/names.h"
@@ -11,6 +11,8 @@ std::optional<std::string> gpu_preset_for_device(std::string_view device_name) {
   auto has = [&](const char* x) { return s.find(x) != std::string::npos; };
   const bool pcie = has("pcie");
   if (has("h200")) return "h200-141gb";
+  if (has("gb300")) return "gb300-288gb";  // Grace Blackwell Ultra ("NVIDIA GB300 NVL"): 288 GB, 1,400 W
+  if (has("b300")) return "b300-288gb";    // "NVIDIA B300 SXM6 AC"
   if (has("gb200")) return "gb200-186gb";  // Grace Blackwell: its own part (152 SMs, 186 GB, 1,200 W)
   if (has("b200")) return "b200-180gb";
   if (has("h100")) {

@@ -58,7 +58,8 @@ using FileReader = std::function<Expected<std::string>(const std::string&)>;
 // `inter_node_Gbps` is the network bandwidth PER NODE in Gbit/s, split evenly over the
 // node's NICs (one NIC is assumed when the node has none). Preset names match in any
 // case, and a GPU family alone names its DGX node (v100 = dgx1-v100, a100 = dgx-a100,
-// h100 = dgx-h100, h200 = dgx-h200, b200 = dgx-b200, gb200 = gb200-nvl72, a800 = hgx-a800, h800 = hgx-h800).
+// h100 = dgx-h100, h200 = dgx-h200, b200 = dgx-b200, gb200 = gb200-nvl72, b300 = dgx-b300,
+// gb300 = gb300-nvl72, a800 = hgx-a800, h800 = hgx-h800).
 // Unknown names get a "did you mean" hint.
 Expected<SystemSpec> resolve_hardware(std::string_view name_or_path,
                                       std::optional<int> gpus_per_node,

@@ -85,7 +85,8 @@ std::string canonical_name(std::string_view name, const std::vector<std::string>
   if (contains(known, lower)) return lower;
   static const std::pair<const char*, const char*> families[] = {
       {"v100", "dgx1-v100"}, {"a100", "dgx-a100"},     {"h100", "dgx-h100"}, {"h200", "dgx-h200"},
-      {"b200", "dgx-b200"},  {"gb200", "gb200-nvl72"}, {"a800", "hgx-a800"}, {"h800", "hgx-h800"}};
+      {"b200", "dgx-b200"},  {"gb200", "gb200-nvl72"}, {"a800", "hgx-a800"}, {"h800", "hgx-h800"},
+      {"b300", "dgx-b300"},  {"gb300", "gb300-nvl72"}};
   for (const auto& [family, preset] : families)
     if (lower == family) return preset;
   return std::string(name);

@@ -100,13 +100,15 @@ Expected<RowHw> row_hardware(const Json& row) {
   // The export parts A800 and H800 are the A100 and H100 with NVLink cut to 400 GB/s
   // (200 GB/s per direction; NVIDIA's A800 and H800 SXM datasheets).
   const bool export_part = has(g, "A800") || has(g, "H800");
-  const bool gb200 = has(g, "GB200");
-  const bool b200 = has(g, "B200") && !gb200;
-  if (has(g, "GH200") ||
-      !(has(g, "V100") || has(g, "A100") || has(g, "H100") || has(g, "H200") || b200 || gb200 || export_part))
-    return Diagnostic{"", "/hardware/gpu", "hardware \"" + g + "\" not recognised",
-                      "dsplan knows V100, A100 (A800), H100 (H800), H200, B200 (DGX B200) and GB200 (GB200 "
-                      "NVL72), SXM or PCIe"};
+  // Grace-Blackwell racks (GB200, GB300 NVL72): their rows' "nodes" are compute trays.
+  const bool gb200 = has(g, "GB200"), gb300 = has(g, "GB300"), rack = gb200 || gb300;
+  const bool b200 = has(g, "B200") && !gb200, b300 = has(g, "B300") && !gb300;
+  if (has(g, "GH200") || !(has(g, "V100") || has(g, "A100") || has(g, "H100") || has(g, "H200") || b200 ||
+                           b300 || rack || export_part))
+    return Diagnostic{
+        "", "/hardware/gpu", "hardware \"" + g + "\" not recognised",
+        "dsplan knows V100, A100 (A800), H100 (H800), H200, B200 and B300 (DGX B200, DGX B300), "
+        "GB200 and GB300 (NVL72 racks), SXM or PCIe"};
   const double stated = num(hw, "gpu_mem_gb") > 0 ? num(hw, "gpu_mem_gb") : memory_in_text(g);
   const bool pcie = has(g, "PCIe") || (has(ic, "PCIe") && !has(ic, "NVLink") && !has(ic, "NVSwitch"));
   RowHw h;
@@ -166,8 +168,12 @@ Expected<RowHw> row_hardware(const Json& row) {
   } else if (b200) {
     h = RowHw{"dgx-b200", {}, 0, "DGX B200"};
     memory_note.clear();
-  } else if (gb200) {
-    h = RowHw{"gb200-nvl72", {}, 0, "GB200 NVL72 (a rack's 72 GPUs a node)"};
+  } else if (b300) {
+    h = RowHw{"dgx-b300", {}, 0, "DGX B300"};
+    memory_note.clear();
+  } else if (rack) {
+    h = gb300 ? RowHw{"gb300-nvl72", {}, 0, "GB300 NVL72 (a rack's 72 GPUs a node)"}
+              : RowHw{"gb200-nvl72", {}, 0, "GB200 NVL72 (a rack's 72 GPUs a node)"};
     memory_note.clear();
   } else {
     h = RowHw{"dgx-h200", {}, 0, "DGX H200"};
@@ -180,8 +186,8 @@ Expected<RowHw> row_hardware(const Json& row) {
   if (!preset) return preset.errors();
   h.preset = *preset;
   const int preset_gpn = preset->gpus_per_node;
-  // A GB200 row's "nodes" are compute trays (4 GPUs), not its NVLink domain: the rack stays.
-  if (h.gpus_per_node == 0 && nodes_stated && gpus > 0 && gpus % nodes == 0 && !gb200) {
+  // A GB200/GB300 row's "nodes" are compute trays (4 GPUs), not its NVLink domain: the rack stays.
+  if (h.gpus_per_node == 0 && nodes_stated && gpus > 0 && gpus % nodes == 0 && !rack) {
     const int per = gpus / nodes;
     if (per != preset_gpn && (nodes > 1 || per > preset_gpn) && per <= 16) {
       h.gpus_per_node = per;

@@ -22,6 +22,8 @@ TEST(GpuNames, DriverNamesMapToPresets) {
 TEST(GpuNames, UnknownDevicesAreNotGuessed) {
   EXPECT_FALSE(gpu_preset_for_device("NVIDIA H100 NVL"));
   EXPECT_EQ(gpu_preset_for_device("NVIDIA GB200"), "gb200-186gb");  // its own part, not the DGX B200's
+  EXPECT_EQ(gpu_preset_for_device("NVIDIA GB300 NVL"), "gb300-288gb");  // not the HGX B300's part
+  EXPECT_EQ(gpu_preset_for_device("NVIDIA B300 SXM6 AC"), "b300-288gb");
   EXPECT_FALSE(gpu_preset_for_device("NVIDIA GeForce RTX 4090"));
   EXPECT_FALSE(gpu_preset_for_device("synthetic"));
 }

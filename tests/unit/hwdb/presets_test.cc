@@ -29,6 +29,10 @@ TEST(HwdbPresets, DenseFp16PeaksMatchTheDatasheets) {
   EXPECT_NEAR(peak_fp16("b200-180gb"), 2250.2, 0.1);
   // GB200: 152 x 8192 x 2.008 GHz = 2500.3 (GB200 NVL72 sheet: 2,500 dense per GPU at 1,200 W)
   EXPECT_NEAR(peak_fp16("gb200-186gb"), 2500.3, 0.1);
+  // Blackwell Ultra keeps its twin's 16-bit and FP8 peaks: B300 148 x 8192 x 1.856 = 2250.2
+  // (HGX B300: 2,250 dense), GB300 152 x 8192 x 2.008 = 2500.3 (GB300 NVL72: 2,500 per GPU).
+  EXPECT_NEAR(peak_fp16("b300-288gb"), 2250.2, 0.1);
+  EXPECT_NEAR(peak_fp16("gb300-288gb"), 2500.3, 0.1);
 }
 
 TEST(HwdbPresets, OtherPrecisionsMatchTheDatasheets) {
@@ -47,6 +51,11 @@ TEST(HwdbPresets, OtherPrecisionsMatchTheDatasheets) {
   EXPECT_NEAR(gb.fp8_tc, 5000.6, 0.1);   // 152 x 16384 x 2.008 (sheet 5,000)
   EXPECT_NEAR(gb.tf32_tc, 1250.2, 0.1);  // 152 x 4096 x 2.008 (sheet 1,250)
   EXPECT_NEAR(gb.fp32, 80.0, 0.05);      // 152 x 256 x 2.056 = 80.00 (sheet 80)
+  GpuPeaks b3 = gpu_peaks_TFLOPS(*gpu_preset("b300-288gb"));
+  EXPECT_NEAR(b3.fp8_tc, 4500.4, 0.1);  // 148 x 16384 x 1.856 (sheet 4,500)
+  EXPECT_NEAR(b3.fp32, 77.0, 0.05);     // 148 x 256 x 2.032 = 76.99 (sheet 75)
+  GpuPeaks gb3 = gpu_peaks_TFLOPS(*gpu_preset("gb300-288gb"));
+  EXPECT_NEAR(gb3.fp8_tc, 5000.6, 0.1);  // 152 x 16384 x 2.008 (sheet 5,000)
   GpuPeaks v = gpu_peaks_TFLOPS(*gpu_preset("v100-32gb"));
   EXPECT_EQ(v.bf16_tc, 0.0);  // Volta has no bf16 or tf32 tensor cores
   EXPECT_EQ(v.tf32_tc, 0.0);
@@ -63,12 +72,15 @@ TEST(HwdbPresets, MemoryIsTheNvidiaSmiTotal) {
   EXPECT_DOUBLE_EQ(in_MiB(gpu_preset("h200-141gb")->memory), 143771);
   EXPECT_DOUBLE_EQ(in_MiB(gpu_preset("b200-180gb")->memory), 183359);
   EXPECT_DOUBLE_EQ(in_MiB(gpu_preset("gb200-186gb")->memory), 189471);
+  EXPECT_DOUBLE_EQ(in_MiB(gpu_preset("b300-288gb")->memory), 275040);
+  // GB300: no nvidia-smi total found; 283,189 MiB derived (hwdb/data/gpus/gb300-288gb.json).
+  EXPECT_DOUBLE_EQ(in_MiB(gpu_preset("gb300-288gb")->memory), 283189);
 }
 
 TEST(HwdbPresets, EveryPresetLoadsAndIsNamedAfterItsFile) {
   std::vector<std::string> gpus = gpu_preset_names(), systems = system_preset_names();
-  EXPECT_EQ(gpus.size(), 12u);
-  EXPECT_EQ(systems.size(), 11u);
+  EXPECT_EQ(gpus.size(), 14u);
+  EXPECT_EQ(systems.size(), 13u);
   for (const auto& n : gpus) {
     auto g = gpu_preset(n);
     ASSERT_TRUE(g.ok()) << n << ": " << g.errors()[0].to_string();
@@ -136,6 +148,16 @@ TEST(HwdbPresets, SystemsMatchTheNodeTable) {
   EXPECT_EQ(r->cpu_cores, 2592);
   EXPECT_NEAR(r->host_memory.v / 1e9, 17280, 0.5);
   EXPECT_DOUBLE_EQ(in_GBps(r->host_mem_bw), 18432);
+  // DGX B300 and GB300 NVL72: NVLink 5 as before, one 800 Gb/s ConnectX-8 per GPU.
+  auto b3 = system_preset("dgx-b300");
+  EXPECT_EQ(b3->gpu.name, "b300-288gb");
+  EXPECT_TRUE(b3->nvls);
+  EXPECT_DOUBLE_EQ(b3->nics_per_node * b3->nic_bw.v * 8 / 1e9, 6400);  // 8 x XDR 800
+  auto r3 = system_preset("gb300-nvl72");
+  EXPECT_EQ(r3->gpu.name, "gb300-288gb");
+  EXPECT_EQ(r3->gpus_per_node, 72);
+  EXPECT_EQ(r3->gpus_per_host, 4);
+  EXPECT_DOUBLE_EQ(r3->nics_per_node * r3->nic_bw.v * 8 / 1e9, 57600);  // 72 x 800
 }
 
 TEST(HwdbPresets, PcieCardsHaveNoNvlink) {

@@ -90,6 +90,8 @@ TEST(HwdbResolve, BadOverridesAreReportedTogether) {
   auto rack = resolve_hardware("GB200", std::nullopt, std::nullopt, kNoFiles);  // the family alias
   ASSERT_TRUE(rack.ok());
   EXPECT_EQ(rack->name, "gb200-nvl72");
+  EXPECT_EQ(resolve_hardware("gb300", std::nullopt, std::nullopt, kNoFiles)->name, "gb300-nvl72");
+  EXPECT_EQ(resolve_hardware("B300", std::nullopt, std::nullopt, kNoFiles)->name, "dgx-b300");
 }
 
 TEST(HwdbResolve, UnknownNameSuggestsSystemsAndGpus) {

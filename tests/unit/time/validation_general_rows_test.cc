@@ -123,12 +123,12 @@ TEST(ValidationGeneralRows, GpuCountWhenNotGiven) {
 }
 
 TEST(ValidationGeneralRows, UnknownGpusAreSkippedWithTheKnownFamilies) {
-  for (const char* gpu : {"RTX 3090", "AMD MI250X", "GH200 96GB", "L40S", "GB300 288GB"}) {
+  for (const char* gpu : {"RTX 3090", "AMD MI250X", "GH200 96GB", "L40S", "GB10"}) {
     std::vector<std::string> notes;
     auto s = validation::rows::row_system(row_on(gpu, 8, 1), notes);
     ASSERT_FALSE(s) << gpu;
     EXPECT_NE(s.errors().front().message.find("not recognised"), std::string::npos);
-    EXPECT_NE(s.errors().front().hint.find("V100, A100 (A800), H100 (H800), H200, B200 (DGX B200) and GB200"),
+    EXPECT_NE(s.errors().front().hint.find("H200, B200 and B300 (DGX B200, DGX B300), GB200 and GB300"),
               std::string::npos);
   }
 }
@@ -154,6 +154,18 @@ TEST(ValidationGeneralRows, Gb200RowsMapToAnNvl72Rack) {
   EXPECT_EQ(s.nics_per_node, 72);
   EXPECT_TRUE(s.nvls);
   EXPECT_DOUBLE_EQ(s.intra_bw_per_gpu.v, 900e9);
+}
+
+// GB300 rows map to a GB300 NVL72 rack the same way, and "B300" rows to a DGX B300 (with
+// the row's 8 GPUs a node).
+TEST(ValidationGeneralRows, BlackwellUltraRows) {
+  const SystemSpec r = system_of(row_on("GB300 288GB", 64, 16));
+  EXPECT_EQ(r.name, "gb300-nvl72");
+  EXPECT_EQ(r.gpus_per_node, 72);
+  const SystemSpec b = system_of(row_on("B300 288GB", 64, 8));
+  EXPECT_EQ(b.name, "dgx-b300");
+  EXPECT_EQ(b.gpu.name, "b300-288gb");
+  EXPECT_EQ(b.gpus_per_node, 8);
 }
 
 validation::ValidationCase case_of(const json& row) {
