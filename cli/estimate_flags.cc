@@ -133,8 +133,9 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "2.9-2.14: fused where its input has its weight's dtype; under torch.amp the "
                   "query/key and post-norms of 16-bit inputs run its fp32 op chain)");
   sub->add_option("--fp8-recipe", o.fp8_recipe,
-                  "FP8 scaling with --precision fp8: delayed (default; Transformer Engine's amax history) or "
-                  "tensorwise (per-tensor current scaling: an amax pass before every cast)");
+                  "FP8 scaling with --precision fp8: delayed (default; Transformer Engine's amax history), "
+                  "tensorwise (per-tensor current scaling: an amax pass before every cast) or mxfp8 "
+                  "(Blackwell only: an E8M0 scale per 32 elements, Megatron-Bridge's MXFP8)");
   sub->add_option(
       "--grad-reduce-in-fp32", o.grad_reduce_in_fp32,
       "Gradient reduction in fp32 or 16 bits (default, on, off). Megatron: fp32 gradient buffer and "

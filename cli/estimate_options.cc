@@ -341,17 +341,27 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
       if (!(gpu.fp8_tc_flop_per_clk_sm > 0))
         errs.push_back(flag_error("precision", gpu.name + " has no FP8 tensor cores",
                                   "fp8 needs Hopper or Blackwell (h100-80gb, h200-141gb, b200-180gb, "
-                                  "gb200-186gb); fp32, fp16 or bf16 here"));
+                                  "b300-288gb, gb200-186gb, gb300-288gb); fp32, fp16 or bf16 here"));
       else if (s.run.framework != Framework::megatron)
         errs.push_back(flag_error("precision", "fp8 is modelled for Megatron with Transformer Engine only",
                                   "add --framework megatron, or use bf16"));
       s.run.fp8_recipe = parse_one<Fp8Recipe>("fp8-recipe", o.fp8_recipe.empty() ? "delayed" : o.fp8_recipe,
                                               fp8_recipe_names(), Fp8Recipe::delayed, errs);
+      const bool mx = s.run.fp8_recipe == Fp8Recipe::mxfp8;
+      if (mx && gpu.fp8_tc_flop_per_clk_sm > 0 && gpu.arch != GpuArch::blackwell)
+        errs.push_back(flag_error(
+            "fp8-recipe",
+            "mxfp8 needs Blackwell's block-scaled tensor cores; " + gpu.name + " is " + name(gpu.arch),
+            "delayed or tensorwise here; mxfp8 on b200-180gb, b300-288gb, gb200-186gb "
+            "or gb300-288gb"));
       plan.assumptions.push_back(
-          std::string(
-              "fp8: Transformer Engine's hybrid recipe (E4M3 forward, E5M2 gradients) on the transformer "
-              "layers' linears, ") +
-          (s.run.fp8_recipe == Fp8Recipe::tensorwise ? "per-tensor current scaling" : "delayed scaling") +
+          std::string(mx ? "fp8: Transformer Engine's MXFP8 recipe (E4M3 with an E8M0 scale per 32 elements) "
+                         : "fp8: Transformer Engine's hybrid recipe (E4M3 forward, E5M2 gradients) ") +
+          "on the transformer layers' linears, " +
+          (s.run.fp8_recipe == Fp8Recipe::tensorwise ? "per-tensor current scaling"
+           : mx                                      ? "row- and column-wise copies quantized separately, "
+                                                       "block-scaled GEMMs at the FP8 peak"
+                                                     : "delayed scaling") +
           "; attention, logits and the rest in bf16; FP8 weights gathered in FP8 with the distributed "
           "optimizer, else cast once per step");
     }

@@ -249,11 +249,13 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
     a.insert(a.end(), {"--attention-backend", "flash"});
   if (c.precision == Precision::fp16) a.push_back("--fp16");
   if (c.precision == Precision::bf16) a.push_back("--bf16");
-  // Transformer Engine's delayed scaling as dsplan prices it (TrainConfig::fp8).
-  if (c.fp8)
-    a.insert(a.end(),
-             {"--fp8-format", "hybrid", "--fp8-amax-history-len", "1024", "--fp8-amax-compute-algo", "max"});
-  if (c.fp8 && c.fp8_recipe == Fp8Recipe::tensorwise) a.insert(a.end(), {"--fp8-recipe", "tensorwise"});
+  // Transformer Engine's FP8 as dsplan prices it (TrainConfig::fp8): the hybrid format (E4M3
+  // forward, E5M2 gradients; MXFP8 runs E4M3 throughout, as Megatron-Bridge sets it), and for
+  // delayed scaling its amax history (the other recipes keep none).
+  if (c.fp8) a.insert(a.end(), {"--fp8-format", c.fp8_recipe == Fp8Recipe::mxfp8 ? "e4m3" : "hybrid"});
+  if (c.fp8 && c.fp8_recipe == Fp8Recipe::delayed)
+    a.insert(a.end(), {"--fp8-amax-history-len", "1024", "--fp8-amax-compute-algo", "max"});
+  if (c.fp8 && c.fp8_recipe != Fp8Recipe::delayed) a.insert(a.end(), {"--fp8-recipe", name(c.fp8_recipe)});
   if (c.fp8_param_gather()) a.push_back("--fp8-param-gather");
   if (c.framework == Framework::deepspeed) a.insert(a.end(), {"--zero-stage", str(c.zero_stage)});
   if (c.framework == Framework::megatron && c.zero_stage >= 1) a.push_back("--use-distributed-optimizer");

@@ -71,9 +71,11 @@ enum class CrossEntropy : std::uint8_t { eager, fused, jit_fused };
 // kernel in every framework.
 enum class NormKernel : std::uint8_t { auto_, eager, fused, torch };
 // How FP8 linears scale their tensors (Megatron's --fp8-recipe; docs/model.md §4.1): delayed
-// (scales from an amax history, the amax taken inside the cast) or tensorwise (per-tensor
-// current scaling: each cast first reads its tensor for the amax; Megatron-Bridge's H100 default).
-enum class Fp8Recipe : std::uint8_t { delayed, tensorwise };
+// (scales from an amax history, the amax taken inside the cast), tensorwise (per-tensor
+// current scaling: each cast first reads its tensor for the amax; Megatron-Bridge's H100 default)
+// or mxfp8 (Blackwell's block scaling: an E8M0 scale per 32 elements, row- and column-wise
+// copies quantized separately; Megatron-Bridge's Blackwell option).
+enum class Fp8Recipe : std::uint8_t { delayed, tensorwise, mxfp8 };
 
 // DeepSpeed ZeRO knobs (deepspeed/runtime/zero/config.py defaults), in elements.
 struct ZeroKnobs {

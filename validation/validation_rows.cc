@@ -193,9 +193,12 @@ void rows::block_details(const Json& model, ModelSpec& spec, std::vector<std::st
 
 void rows::precision(const std::string& text, const std::string& other, TrainConfig& run,
                      std::vector<std::string>& notes) {
-  run.fp8 = has(text, "fp8");
+  run.fp8 = has(text, "fp8") || has(text, "mxfp8");
   const bool current = has(other, "current scaling") || has(other, "tensorwise");
+  // MXFP8 (Megatron-Bridge's "MXFP8" / "FP8-MX" runs) named in the precision or the settings.
+  const bool mx = has(text, "mxfp8") || has(text, "fp8-mx") || has(other, "mxfp8");
   if (run.fp8 && current) run.fp8_recipe = Fp8Recipe::tensorwise;
+  if (run.fp8 && mx) run.fp8_recipe = Fp8Recipe::mxfp8;
   // Spelled out ("bfloat16", "float16") or as PyTorch AMP's default: "mixed", "amp" or "half"
   // without a dtype is autocast's float16. Anything else (fp32, tf32, unstated) is fp32.
   static const std::regex amp(R"(\bamp\b|mixed|half)", std::regex::icase);
@@ -206,7 +209,9 @@ void rows::precision(const std::string& text, const std::string& other, TrainCon
     notes.push_back("precision \"" + text + "\": PyTorch AMP's default float16");
   if (run.fp8)
     notes.push_back(std::string("fp8: bf16 with Transformer Engine FP8 linears (") +
-                    (current ? "per-tensor current scaling" : "delayed scaling") +
+                    (mx        ? "MXFP8 block scaling"
+                     : current ? "per-tensor current scaling"
+                               : "delayed scaling") +
                     "; FP8 weights and parameter gather with the distributed optimizer, else weights cast "
                     "once per step)");
 }

@@ -332,6 +332,9 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
     why.push_back(c.node.gpu.name + " has no bf16 tensor cores");
   if (s.run.fp8) {
     if (c.node.gpu.fp8_tc_flop_per_clk_sm <= 0) why.push_back(c.node.gpu.name + " has no FP8 tensor cores");
+    else if (s.run.fp8_recipe == Fp8Recipe::mxfp8 && c.node.gpu.arch != GpuArch::blackwell)
+      why.push_back("MXFP8 block scaling needs Blackwell tensor cores (" + c.node.gpu.name + " is " +
+                    name(c.node.gpu.arch) + "): --fp8-recipe delayed or tensorwise");
     if (s.run.framework != Framework::megatron)
       why.push_back("FP8 linears are modelled for Megatron with Transformer Engine only");
     if (s.run.precision == Precision::fp32)

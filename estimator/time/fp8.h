@@ -15,7 +15,18 @@
 // the norm writes its output in 16 bits, and every activation, gradient and weight cast is
 // preceded by an amax pass (r e, one more kernel): each cast of T x n elements moves
 // 2e + 2 bytes per element instead of e + 2 (the norm-fed ones 2e + 2 instead of 3 - e).
+// MXFP8 block scaling (Fp8Recipe::mxfp8, Blackwell only) keeps one E8M0 scale per 32
+// elements along the GEMM's reduction dimension, so a tensor's row-wise and column-wise
+// copies are two quantizations of the 16-bit values, not a transpose of one: each cast
+// reads e and writes 1 + 1 bytes and 2/32 of scales, in one kernel with no amax pass (the
+// block's amax is taken in registers). The norm writes 16 bits and its output is quantized
+// like any activation (e + 2 + 1/16 instead of delayed scaling's 3 - e); the weights are
+// quantized both ways each step whether or not they were gathered in FP8. Not priced: the
+// scale-factor swizzles Transformer Engine may run before a GEMM (1/32 of an operand's
+// bytes), and any rate difference of block-scaled GEMMs (priced at the FP8 tensor peak).
 #pragma once
+
+#include "core/train_config.h"
 
 namespace dsplan {
 
@@ -24,19 +35,33 @@ struct Fp8Casts {
   int fwd_kernels = 0, bwd_kernels = 0;
 };
 
+// Bytes per element of one activation or gradient cast (read e, write the FP8 copies and
+// scales), and the kernels it takes.
+inline double fp8_cast_bytes(double e, Fp8Recipe r) {
+  return r == Fp8Recipe::tensorwise ? 2.0 * e + 2.0 : r == Fp8Recipe::mxfp8 ? e + 2.0 + 2.0 / 32.0 : e + 2.0;
+}
+inline int fp8_cast_kernels(Fp8Recipe r) { return r == Fp8Recipe::tensorwise ? 2 : 1; }
+
+// One norm-fed linear input (QKV, FC1): T gathered tokens, Ts on this rank, h wide. Delayed
+// scaling: the norm writes FP8 (saving e - 1 on Ts x h) and a transpose writes the copy the
+// weight gradient reads (r 1, w 1 over T x h); the others cast the 16-bit norm output.
+inline double fp8_norm_fed_bytes(double T, double Ts, double h, double e, Fp8Recipe r) {
+  return r == Fp8Recipe::delayed ? T * h * 2.0 - Ts * h * (e - 1.0) : T * h * fp8_cast_bytes(e, r);
+}
+
 // T tokens of the micro-batch, Ts of them on this rank's norm output (sequence parallel),
 // h hidden, e bytes per 16-bit element; proj_in and fc2_in: the projection's and FC2's
 // input widths on this rank; outputs: the sum of the linears' output widths on this rank,
 // `linears` of them.
 inline Fp8Casts fp8_casts(double T, double Ts, double h, double e, double proj_in, double fc2_in,
-                          double outputs, int linears, bool current) {
+                          double outputs, int linears, Fp8Recipe r) {
   Fp8Casts c;
-  const double cast = current ? 2.0 * e + 2.0 : e + 2.0;  // bytes per element of one cast
-  c.fwd_bytes = (current ? 2.0 * T * h * cast : 2.0 * (T * h * 2.0 - Ts * h * (e - 1.0))) +
-                T * (proj_in + fc2_in) * cast;
-  c.fwd_kernels = current ? 8 : 4;
+  const double cast = fp8_cast_bytes(e, r);
+  const int k = fp8_cast_kernels(r);
+  c.fwd_bytes = 2.0 * fp8_norm_fed_bytes(T, Ts, h, e, r) + T * (proj_in + fc2_in) * cast;
+  c.fwd_kernels = 4 * k;
   c.bwd_bytes = T * outputs * cast;
-  c.bwd_kernels = current ? 2 * linears : linears;
+  c.bwd_kernels = k * linears;
   return c;
 }
 
@@ -51,21 +76,23 @@ inline Fp8Casts fp8_casts(double T, double Ts, double h, double e, double proj_i
 // T tokens, not their topk-times as many rows.
 inline Fp8Casts fp8_moe_casts(double T, double Ts, double h, double e, double proj_in, double shared_in,
                               double dense_outputs, int dense_linears, double rows, double expert_in,
-                              double expert_outputs, bool current) {
+                              double expert_outputs, Fp8Recipe r) {
   Fp8Casts c;
-  const double cast = current ? 2.0 * e + 2.0 : e + 2.0;
+  const double cast = fp8_cast_bytes(e, r);
+  const int k = fp8_cast_kernels(r);
   const bool shared = shared_in > 0;
-  c.fwd_bytes = (current ? T * h * cast : T * h * 2.0 - Ts * h * (e - 1.0)) +
-                T * (proj_in + shared_in + (shared ? h : 0.0)) * cast + rows * (h + expert_in) * cast;
-  c.fwd_kernels = (current ? 2 : 1) * (4 + (shared ? 2 : 0));
+  c.fwd_bytes = fp8_norm_fed_bytes(T, Ts, h, e, r) + T * (proj_in + shared_in + (shared ? h : 0.0)) * cast +
+                rows * (h + expert_in) * cast;
+  c.fwd_kernels = k * (4 + (shared ? 2 : 0));
   c.bwd_bytes = T * dense_outputs * cast + rows * expert_outputs * cast;
-  c.bwd_kernels = (current ? 2 : 1) * (dense_linears + 2);
+  c.bwd_kernels = k * (dense_linears + 2);
   return c;
 }
 
-// Bytes per layer parameter of the once-per-step weight work.
-inline double fp8_weight_bytes_per_param(double e, bool fp8_param_gather, bool current) {
-  return fp8_param_gather ? 2.0 : current ? 2.0 * e + 2.0 : e + 2.0;
+// Bytes per layer parameter of the once-per-step weight work: a transpose of the gathered
+// FP8 weight, or a cast of the 16-bit one (MXFP8: always the two quantizations).
+inline double fp8_weight_bytes_per_param(double e, bool fp8_param_gather, Fp8Recipe r) {
+  return fp8_param_gather && r != Fp8Recipe::mxfp8 ? 2.0 : fp8_cast_bytes(e, r);
 }
 
 }  // namespace dsplan

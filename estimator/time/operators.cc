@@ -226,21 +226,22 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
     out_cols += g.n;
     if (g.role != op::kMoe) dense_cols += g.n;
   }
-  const bool current = k.fp8_recipe == Fp8Recipe::tensorwise;
+  const Fp8Recipe recipe = k.fp8_recipe;
   // MoE: the linears besides the routed experts' (attention, and the shared experts' where
   // the model has them).
   const int dense_linears = d.linears.total() - (d.fs > 0 ? 0 : d.linears.up_gate + 1);
   const Fp8Casts casts =
       d.moe ? fp8_moe_casts(d.T, d.Ts, d.h, d.e, d.hout / d.t, d.fs / d.t, dense_cols, dense_linears,
-                            op::expert_rows(d), d.fe / d.etp, op::expert_out_cols(d), current)
-            : fp8_casts(d.T, d.Ts, d.h, d.e, d.hout / d.t, d.f / d.t, out_cols, d.linears.total(), current);
+                            op::expert_rows(d), d.fe / d.etp, op::expert_out_cols(d), recipe)
+            : fp8_casts(d.T, d.Ts, d.h, d.e, d.hout / d.t, d.f / d.t, out_cols, d.linears.total(), recipe);
   if (d.fp8) {
     fwd.mem(casts.fwd_bytes, casts.fwd_kernels);
     Acc wc{gpu, eff, k.precision, {}, {}, 0, memo}, wt = wc;
-    const int amax = current ? 2 : 1;  // current scaling: an amax kernel before each cast
-    wc.mem(layer_weight_params(m, d) * fp8_weight_bytes_per_param(d.e, false, current),
-           amax * d.linears.total());
-    wt.mem(layer_weight_params(m, d) * fp8_weight_bytes_per_param(d.e, true, current), d.linears.total());
+    const int per_cast = fp8_cast_kernels(recipe);  // current scaling: an amax kernel before each cast
+    wc.mem(layer_weight_params(m, d) * fp8_weight_bytes_per_param(d.e, false, recipe),
+           per_cast * d.linears.total());
+    wt.mem(layer_weight_params(m, d) * fp8_weight_bytes_per_param(d.e, true, recipe),
+           (recipe == Fp8Recipe::mxfp8 ? per_cast : 1) * d.linears.total());
     o.fp8_weight_cast = wc.t, o.fp8_weight_transpose = wt.t;
   }
   // Autocast casts each weight and bias tensor to 16 bits once per forward (one kernel

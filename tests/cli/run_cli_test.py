@@ -87,7 +87,7 @@ def contract_check(check, doc):
         # --precision fp8 reaches every config (written back as "fp8", which a plan reads as
         # bf16 + FP8 linears) and is stated once in the assumptions.
         bad = [i for i, c in enumerate(configs)
-               if c.get("precision") != "fp8" or c.get("fp8_recipe") not in ("delayed", "tensorwise")]
+               if c.get("precision") != "fp8" or c.get("fp8_recipe") not in ("delayed", "tensorwise", "mxfp8")]
         notes = [a for a in doc.get("assumptions", []) if a.startswith("fp8: Transformer Engine")]
         return ["config %d has precision %r, fp8_recipe %r" % (i, configs[i].get("precision"),
                                                                configs[i].get("fp8_recipe")) for i in bad] + \
@@ -133,16 +133,23 @@ def contract_check(check, doc):
             ([] if len(borrowed) == 1 else ["want one borrowed-efficiency assumption, got %d" % len(borrowed)]) + \
             ([] if len(cudnn) == 1 else ["want one Blackwell attention assumption, got %d" % len(cudnn)]) + \
             ["config %d quotes no Blackwell evidence band" % i for i in bad]
+    if check == "mxfp8":
+        # --fp8-recipe mxfp8 on Blackwell: every config carries the recipe, and the one fp8
+        # assumption names MXFP8's scales.
+        bad = [i for i, c in enumerate(configs) if c.get("fp8_recipe") != "mxfp8"]
+        notes = [a for a in doc.get("assumptions", []) if a.startswith("fp8: Transformer Engine's MXFP8")]
+        return ["config %d has fp8_recipe %r" % (i, configs[i].get("fp8_recipe")) for i in bad] + \
+            ([] if len(notes) == 1 else ["want one MXFP8 assumption, got %d" % len(notes)])
     if check == "nvl72_racks":
-        # A GB200 NVL72 plan: the node is the 72-GPU rack (its NVLink domain), the hardware
-        # line counts racks, and every config spans whole racks only through its data- or
-        # pipeline-parallel groups: tp x cp (the groups that talk every layer) stays in a rack.
+        # A GB200 (or GB300) NVL72 plan: the node is the 72-GPU rack (its NVLink domain), the
+        # hardware line counts racks, and every config spans whole racks only through its data-
+        # or pipeline-parallel groups: tp x cp (the groups that talk every layer) stays in a rack.
         hw = doc.get("hardware", {})
-        racks = [a for a in doc.get("assumptions", []) if a.startswith("hardware: ") and "gb200-nvl72" in a]
+        racks = [a for a in doc.get("assumptions", []) if a.startswith("hardware: ") and "-nvl72" in a]
         bad = [i for i, c in enumerate(configs) if 72 % (c["tp"] * c.get("cp", 1)) != 0]
         return (["gpus_per_node is %r, want 72" % hw.get("gpus_per_node")] if hw.get("gpus_per_node") != 72
                 else []) + \
-            ([] if len(racks) == 1 else ["want one gb200-nvl72 hardware line, got %d" % len(racks)]) + \
+            ([] if len(racks) == 1 else ["want one NVL72 hardware line, got %d" % len(racks)]) + \
             ["config %d: tp x cp = %d does not divide a rack" % (i, configs[i]["tp"] * configs[i].get("cp", 1))
              for i in bad]
     if check == "attention_sinks":

@@ -214,17 +214,17 @@ TEST(Fp8, SequenceParallelGathersTheNormOutputInFp8) {
 // = 4,800,000, backward 7,200,000, kernels doubled. A shared expert 30 wide adds its up
 // input 1000 x 100 and down input 1000 x 30, cast: 1000 x 130 x 4 = 520,000 and 2 kernels.
 TEST(Fp8, MoeCastsCoverTheRoutedRows) {
-  Fp8Casts c = fp8_moe_casts(1000, 1000, 100, 2, 100, 0, 400, 2, 4000, 50, 200, false);
+  Fp8Casts c = fp8_moe_casts(1000, 1000, 100, 2, 100, 0, 400, 2, 4000, 50, 200, Fp8Recipe::delayed);
   EXPECT_DOUBLE_EQ(c.fwd_bytes, 2'900'000.0);
   EXPECT_DOUBLE_EQ(c.bwd_bytes, 4'800'000.0);
   EXPECT_EQ(c.fwd_kernels, 4);
   EXPECT_EQ(c.bwd_kernels, 4);
-  c = fp8_moe_casts(1000, 1000, 100, 2, 100, 0, 400, 2, 4000, 50, 200, true);
+  c = fp8_moe_casts(1000, 1000, 100, 2, 100, 0, 400, 2, 4000, 50, 200, Fp8Recipe::tensorwise);
   EXPECT_DOUBLE_EQ(c.fwd_bytes, 4'800'000.0);
   EXPECT_DOUBLE_EQ(c.bwd_bytes, 7'200'000.0);
   EXPECT_EQ(c.fwd_kernels, 8);
   EXPECT_EQ(c.bwd_kernels, 8);
-  c = fp8_moe_casts(1000, 1000, 100, 2, 100, 30, 400, 2, 4000, 50, 200, false);
+  c = fp8_moe_casts(1000, 1000, 100, 2, 100, 30, 400, 2, 4000, 50, 200, Fp8Recipe::delayed);
   EXPECT_DOUBLE_EQ(c.fwd_bytes, 2'900'000.0 + 520'000.0);
   EXPECT_EQ(c.fwd_kernels, 6);
 }

@@ -250,6 +250,14 @@ TEST(ValidationMap, Fp8AndTransformerEngineAttentionNamed) {
   EXPECT_FALSE(request_of(row).space.run.fp8);
   row["parallel"]["other"] = "cuDNN fused attention (NVTE_FUSED_ATTN=1)";
   EXPECT_EQ(request_of(row).space.run.attention, AttentionKernel::auto_);
+  // MXFP8 named in the settings, or as the precision ("MXFP8", Megatron-Bridge's "FP8-MX").
+  row["parallel"]["precision"] = "fp8";
+  row["parallel"]["other"] = "FP8: Transformer Engine MXFP8 block scaling (mxfp8, 1x32 blocks)";
+  EXPECT_EQ(request_of(row).space.run.fp8_recipe, Fp8Recipe::mxfp8);
+  row["parallel"]["other"] = "";
+  row["parallel"]["precision"] = "FP8-MX";
+  EXPECT_TRUE(request_of(row).space.run.fp8);
+  EXPECT_EQ(request_of(row).space.run.fp8_recipe, Fp8Recipe::mxfp8);
 }
 
 }  // namespace
