@@ -2,6 +2,7 @@
 #include "estimator/time/op_dims.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "estimator/time/mla.h"
 
@@ -36,6 +37,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.norm16_fused = TrainConfig::rmsnorm16_fused(k.norm_kernel, k.framework, k.precision);
   d.rope = m.position == PositionKind::rotary;
   d.fp8 = k.fp8;
+  d.expert_row_align = !k.fp8 ? 1.0 : k.fp8_recipe == Fp8Recipe::mxfp8 ? 32.0 : 16.0;
   d.norms = m.norms_per_layer;
   d.qk_norm = m.qk_norm;
   d.attn_softcap = m.attn_softcap;
@@ -86,7 +88,12 @@ std::vector<LinearShape> layer_gemm_shapes(const Dims& d) {
   }
   if (d.moe) {
     // Expert TP: the etp ranks gather each other's received tokens and split the widths.
-    const double per_expert = d.etp * d.ep * d.routed / d.experts, local = d.experts / d.ep;
+    // In FP8 each expert's rows are padded to the quantization's alignment (Megatron-Core's
+    // Fp8Padding, or the router's padding for quantization): balanced routing of 384 experts
+    // gives 10,922.67 rows an expert, run as 10,928 (not a misaligned GEMM).
+    const double rows = d.etp * d.ep * d.routed / d.experts, local = d.experts / d.ep;
+    const double a = d.expert_row_align;
+    const double per_expert = a > 1 ? std::ceil(rows / a) * a : rows;
     v.push_back({d.Ts, d.experts, d.h, kMoe});
     v.push_back({per_expert, d.fe * g / d.etp, d.h, kMoe, local});
     v.push_back({per_expert, d.h, d.fe / d.etp, kMoe, local});

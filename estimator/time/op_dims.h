@@ -21,6 +21,9 @@ struct Dims {
   bool norm_fused;    // pre-norm RMSNorm in one kernel each way (OpKey::norm_kernel resolved)
   bool norm16_fused;  // the same for the norms of 16-bit inputs (query/key, post-norms)
   bool fp8;        // FP8 linears
+  // FP8 expert GEMMs: Megatron-Core pads each expert's tokens to a multiple of this (16;
+  // MXFP8 32), as Transformer Engine's FP8 grouped GEMM requires; 1 otherwise.
+  double expert_row_align = 1.0;
   bool qk_norm;    // an RMSNorm on each query and key head
   bool attn_softcap;  // soft-capped attention scores (standard attention: three passes)
   bool attn_sinks;    // a learned sink logit per head (standard attention: three passes)

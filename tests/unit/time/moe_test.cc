@@ -98,6 +98,33 @@ TEST(Moe, UnfusedPermutationAddsRowsWithAtomics) {
   }
 }
 
+// FP8 expert GEMMs run on rows padded to the quantization's alignment (Megatron-Core's
+// Fp8Padding): 384 experts (Kimi K2's count) of this Mixtral shape, top-8, at ep 64: each
+// rank routes 4096 x 8 = 32,768 copies and each expert receives 64 x 32,768 / 384 =
+// 5,461.33 of them on average, run as 5,472 (16 x 342) in FP8 and 5,472 (32 x 171) in
+// MXFP8; bf16 keeps the average (its token dimension needs no alignment).
+TEST(Moe, Fp8ExpertRowsArePaddedToTheQuantizationAlignment) {
+  ModelSpec m = mixtral();
+  m.experts = 384;
+  m.topk = 8;
+  auto expert_rows = [&](bool fp8, Fp8Recipe r) {
+    OpKey k = key(1, 64);
+    k.fp8 = fp8;
+    k.fp8_recipe = r;
+    for (const op::LinearShape& g : op::layer_gemm_shapes(op::dims(m, k)))
+      if (g.role == op::kMoe && g.batch == 6) return g.m;
+    return -1.0;
+  };
+  EXPECT_NEAR(expert_rows(false, Fp8Recipe::delayed), 64.0 * 32768 / 384, 1e-9);
+  EXPECT_DOUBLE_EQ(expert_rows(true, Fp8Recipe::tensorwise), 5472.0);
+  EXPECT_DOUBLE_EQ(expert_rows(true, Fp8Recipe::mxfp8), 5472.0);
+  m.topk = 1;  // 64 x 4096 / 384 = 682.67: 688 (16 x 43) in FP8, 704 (32 x 22) in MXFP8
+  EXPECT_DOUBLE_EQ(expert_rows(true, Fp8Recipe::delayed), 688.0);
+  EXPECT_DOUBLE_EQ(expert_rows(true, Fp8Recipe::mxfp8), 704.0);
+  m.topk = 3;  // 64 x 12,288 / 384 = 2,048 exactly: no padding
+  EXPECT_DOUBLE_EQ(expert_rows(true, Fp8Recipe::mxfp8), 2048.0);
+}
+
 // Each rank sends its 4096 x 2 token copies of 4096 bf16 elements: 67,108,864 B. On a DGX
 // H200 (450 GB/s per GPU x 20.6/25 usable = 370.8 GB/s):
 //   ep 8 in one node: 7/8 of it over NVLink, 58,720,256 B / 370.8e9 = 158.36 us, plus one
