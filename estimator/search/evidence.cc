@@ -31,7 +31,7 @@ double quantile(const std::vector<double>& sorted, double q) {
 // clang-format off
 // regime, runs, median |measured / predicted step - 1|, lowest and highest ratio, 10th and
 // 90th percentiles, sources.
-constexpr std::array<EvidenceBand, 23> kBands{{
+constexpr std::array<EvidenceBand, 24> kBands{{
     {"ampere ddp", 5, 0.039, 0.93, 1.06, 0.94, 1.04,
      "held out: flash-attn's GPT-3 125M-2.7B on 8 A100 80GB"},
     {"ampere deepspeed", 3, 0.079, 1.01, 1.27, 1.02, 1.23,
@@ -44,14 +44,16 @@ constexpr std::array<EvidenceBand, 23> kBands{{
      "Narayanan et al. Table 1 (development); Korthikanti et al. Table 5 (held out)"},
     {"ampere megatron pipeline", 13, 0.049, 0.99, 1.10, 1.00, 1.08,
      "Narayanan et al. Table 1 (development); Korthikanti et al. Table 5, Megatron GPT-3 175B (held out)"},
-    {"blackwell megatron", 4, 0.123, 1.08, 1.15, 1.08, 1.15,
-     "held out: Megatron-Bridge's Llama 3 8B FP8 on 8 B200 and 8 GB200 (Hopper's kernel efficiencies assumed)"},
-    {"blackwell megatron moe", 10, 0.941, 1.31, 2.83, 1.75, 2.11,
-     "held out: Megatron-Bridge's gpt-oss-120b bf16 on 64 B200 and 64 GB200 (B200 tables a release apart differ 1.7x)"},
-    {"blackwell megatron moe pipeline", 2, 0.542, 1.49, 1.60, 1.50, 1.59,
-     "held out: Megatron-Bridge's DeepSeek-V3 on 256 B200 and Qwen3-235B-A22B on 64 (FP8)"},
-    {"blackwell megatron pipeline", 8, 0.125, 1.06, 1.16, 1.08, 1.15,
-     "held out: Megatron-Bridge's Llama 3.1 405B FP8 on 128 B200 (context parallelism 2) and 256 GB200"},
+    {"blackwell megatron", 10, 0.146, 0.96, 1.24, 1.02, 1.24,
+     "held out: Megatron-Bridge's Llama 3 8B FP8 and MXFP8 on 8 B200, GB200 and GB300 (Hopper's kernel efficiencies assumed)"},
+    {"blackwell megatron moe", 52, 0.306, 0.68, 2.83, 0.83, 1.95,
+     "held out: Megatron-Bridge's gpt-oss-120b, Qwen3-30B-A3B, Qwen3-235B-A22B, DeepSeek-V3 on B200, B300, GB200, GB300 (bf16, MXFP8)"},
+    {"blackwell megatron moe host-sensitive", 2, 2.107, 3.04, 3.17, 3.06, 3.16,
+     "held out: Megatron-Bridge's Qwen3-30B-A3B MXFP8 on 8 B200, releases 25.11 and 26.02 (a third of 26.02.01's speed on the same layout)"},
+    {"blackwell megatron moe pipeline", 58, 0.185, 0.78, 2.41, 0.81, 1.61,
+     "held out: Megatron-Bridge's DeepSeek-V3, Kimi K2, Qwen3 MoE on B200, B300, GB200, GB300 with pipelines (FP8, MXFP8)"},
+    {"blackwell megatron pipeline", 36, 0.126, 0.77, 1.49, 0.91, 1.23,
+     "held out: Megatron-Bridge's Llama 3 70B and 3.1 405B in FP8 and MXFP8 on B200, GB200 and GB300"},
     {"hopper ddp", 58, 0.024, 0.93, 1.21, 0.94, 1.05,
      "dsplan's real runs on one H100 and one H200 (PyTorch DDP under torch.amp)"},
     {"hopper ddp host-sensitive", 4, 0.340, 1.11, 1.72, 1.17, 1.61,
