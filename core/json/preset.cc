@@ -114,7 +114,9 @@ std::optional<std::string> preset_for_name(std::string_view name) {
                                                                 {"gpt2small", "gpt2"},
                                                                 {"bloom", "bloom-176b"},
                                                                 {"gemma31bpt", "gemma3-1b"},
-                                                                {"llama4maverick17b128e", "llama4-maverick"}};
+                                                                {"llama4maverick17b128e", "llama4-maverick"},
+                                                                {"kimik2base", "kimi-k2"},
+                                                                {"kimik2instruct", "kimi-k2"}};
   const std::string key = name_key(name);
   if (key.empty()) return std::nullopt;
   for (const auto& [alias, preset] : aliases)

@@ -355,11 +355,15 @@ TEST(HfDeepseek, RealConfigsAreThePresets) {
 // deepseek-v2-lite 15,706,484,224 less 58 x 8,650,752 x 26 (13,045,334,016) =
 // 2,661,150,208 (DeepSeek: 2.4B). The published active figures match neither count
 // with the embedding and head: without the input embedding (a lookup, no GEMM) they are
-// 36,625,603,584 (37B) and 2,451,435,008 (2.4B), which is what is checked to 3%.
+// 36,625,603,584 (37B) and 2,451,435,008 (2.4B), which is what is checked to 3%. kimi-k2
+// 1,026,408,209,408 less 376 idle experts x 44,040,192 x 60 MoE layers (993,546,731,520) =
+// 32,861,477,888; without its input embedding (163840 x 7168 = 1,174,405,120)
+// 31,687,072,768 (Moonshot: 32B activated).
 TEST(MlaPresets, ActiveParametersAgainstThePublished) {
   const std::tuple<const char*, std::int64_t, double> cases[] = {
       {"deepseek-v3", 37'552'282'624, 37e9},
       {"deepseek-v2-lite", 2'661'150'208, 2.4e9},
+      {"kimi-k2", 32'861'477'888, 32e9},
   };
   for (const auto& [name, active, published] : cases) {
     auto m = model_preset(name);

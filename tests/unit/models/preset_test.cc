@@ -120,6 +120,14 @@ struct Count {
 //     11,507,286,016 + 3 x 583,483,392 = 669,173,039,104; + 2*129280*7168 = 1,853,358,080
 //     + 7,168 = 671,026,404,352 (DeepSeek: 671B; the checkpoint's 685B adds the 14B
 //     multi-token-prediction module, num_nextn_predict_layers, not counted).
+//   kimi-k2 (session 46) DeepSeek-V3's layer with H64, the first layer dense, 384 experts
+//     of 2048 top-8 and one shared, no expert groups, V163840 untied: attention 11,010,048
+//     + 1536*64*192 = 18,874,368 + 4,128,768 + 512*64*256 = 8,388,608 + 64*128*7168 =
+//     58,720,256 -> 101,122,048; norms 16,384. Dense layer: + 396,361,728 -> 497,500,160.
+//     MoE layer: + shared 44,040,192, router 7168*384 = 2,752,512, experts 384*44,040,192 =
+//     16,911,433,728 -> 17,059,364,864. 60 x 17,059,364,864 + 497,500,160 =
+//     1,024,059,392,000; + 2*163840*7168 = 2,348,810,240 + 7,168 = 1,026,408,209,408
+//     (Moonshot: "1.04 trillion").
 //   deepseek-v2-lite h2048, H16, no query latent, kl512, dn128, dr64, dv128, 27 layers of
 //     which the first dense (ffn 10944), then 64 experts of 1408 top-6 and two shared
 //     (2816), V102400 untied: attention 2048*16*192 = 6,291,456 + 2048*576 = 1,179,648
@@ -130,6 +138,7 @@ struct Count {
 //     + 2*102400*2048 = 419,430,400 + 2,048 = 15,706,484,224 (DeepSeek: 15.7B).
 const Count kCounts[] = {
     {"deepseek-v3", 671'026'404'352},
+    {"kimi-k2", 1'026'408'209'408},
     {"deepseek-v2-lite", 15'706'484'224},
     {"glm-4.5-air", 106'852'245'504},
     {"llama4-maverick", 400'711'848'960},
@@ -290,6 +299,8 @@ TEST(ResolveModel, PresetsNamedOtherWays) {
       {"zai-org/GLM-4.5-Air", "glm-4.5-air"},
       {"meta-llama/Llama-4-Maverick-17B-128E", "llama4-maverick"},
       {"deepseek-ai/DeepSeek-V3", "deepseek-v3"},
+      {"moonshotai/Kimi-K2-Base", "kimi-k2"},
+      {"moonshotai/Kimi-K2-Instruct", "kimi-k2"},
       {"deepseek-ai/DeepSeek-V2-Lite", "deepseek-v2-lite"},
   };
   for (const auto& [given, preset] : cases) {

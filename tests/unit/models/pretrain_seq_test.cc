@@ -122,7 +122,7 @@ TEST(PretrainSeqPresets, LongContextPresetsPlanTheirPreTrainingContext) {
     int pretrain, max;
   };
   for (const Want& w :
-       {Want{"deepseek-v3", 4096, 163840}, Want{"deepseek-v2-lite", 4096, 163840},
+       {Want{"deepseek-v3", 4096, 163840}, Want{"deepseek-v2-lite", 4096, 163840}, Want{"kimi-k2", 4096, 131072},
         Want{"llama3.1-405b", 8192, 131072}, Want{"llama3.2-1b", 8192, 131072}, Want{"qwen3-8b", 4096, 40960},
         Want{"qwen2.5-7b", 4096, 32768}, Want{"qwen2-57b-a14b", 4096, 131072}, Want{"gpt-2.7b", 0, 2048}}) {
     auto m = model_preset(w.preset);
