@@ -12,7 +12,7 @@
 #include "estimator/time/efficiency_defaults.h"
 #include "estimator/time/fp8.h"
 #include "estimator/time/operators.h"
-#include "fixtures.h"
+#include "time_fixtures.h"
 
 namespace dsplan {
 namespace {
@@ -45,13 +45,10 @@ TEST(Mxfp8, MoeCasts) {
   EXPECT_EQ(c.bwd_kernels, 4);
 }
 
+// time_fixtures.h's Megatron key at TP 1, one 2048-token sequence a micro-batch, FP8 linears.
 OpKey megatron_fp8(Fp8Recipe r) {
-  OpKey k;
-  k.micro_batch = 1;
+  OpKey k = test::megatron_key(1);
   k.seq_len = 2048;
-  k.flash = true;
-  k.precision = Precision::bf16;
-  k.framework = Framework::megatron;
   k.fp8 = true;
   k.fp8_recipe = r;
   return k;
