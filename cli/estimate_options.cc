@@ -359,9 +359,10 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
                          : "fp8: Transformer Engine's hybrid recipe (E4M3 forward, E5M2 gradients) ") +
           "on the transformer layers' linears, " +
           (s.run.fp8_recipe == Fp8Recipe::tensorwise ? "per-tensor current scaling"
-           : mx                                      ? "row- and column-wise copies quantized separately, "
-                                                       "block-scaled GEMMs at the FP8 peak"
-                                                     : "delayed scaling") +
+           : mx ? "row- and column-wise copies quantized separately, block-scaled GEMMs at the FP8 peak "
+                  "(Megatron-Bridge's MXFP8 runs measured 2-7% slower than current scaling on the same "
+                  "layouts, where this price is 2% faster: docs/accuracy.md \"Session 46\")"
+                : "delayed scaling") +
           "; attention, logits and the rest in bf16; FP8 weights gathered in FP8 with the distributed "
           "optimizer, else cast once per step");
     }
