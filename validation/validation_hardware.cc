@@ -2,8 +2,8 @@
 // (docs/accuracy.md, "Mapping decisions", Hardware). Rows name their GPUs the way papers
 // and READMEs do ("V100", "Tesla V100-PCIE-32GB", "A100 SXM4 80GB", "H100 80GB HBM3"), so
 // the mapping reads three things from the text and the numbers beside it:
-//  - the GPU family: V100, A100, H100, H200, B200 or GB200, and the export parts A800 and
-//    H800 (hwdb's hgx-a800 / hgx-h800: an A100 and an H100 with NVLink at 200 GB/s per
+//  - the GPU family: V100, A100, H100, H200, B200, B300, GB200 or GB300, and the export parts
+//    A800 and H800 (hwdb's hgx-a800 / hgx-h800: an A100 and an H100 with NVLink at 200 GB/s per
 //    direction); GH200 and every other GPU are not in hwdb: the row is skipped with the
 //    families dsplan knows;
 //  - the memory: hardware.gpu_mem_gb, else a "<n> GB" in the GPU text, else the larger
@@ -13,10 +13,10 @@
 //    PCIe and no NVLink/NVSwitch) is a generic node of that card on PCIe; otherwise the
 //    family's NVLink node: DGX-1 (V100 16/32GB, hybrid cube mesh), DGX-2 (16 V100 32GB on
 //    NVSwitch, when the row says DGX-2 or runs 16 V100s in one node), DGX A100 40/80GB,
-//    DGX H100, DGX H200, DGX B200, GB200 NVL72 (a rack of 72 GPUs, the NVLink domain, is the
-//    node); Polaris (4 A100-40GB a node) when the interconnect names it.
+//    DGX H100, DGX H200, DGX B200, DGX B300, GB200 or GB300 NVL72 (a rack of 72 GPUs, the
+//    NVLink domain, is the node); Polaris (4 A100-40GB a node) when the interconnect names it.
 // A multi-node row's num_gpus / nodes is its node size, where it differs from the preset's
-// (not on GB200, whose "nodes" are 4-GPU compute trays inside one NVLink domain)
+// (not on GB200/GB300, whose "nodes" are 4-GPU compute trays inside one NVLink domain)
 // (the NICs scale with it, one NIC per GPU as the DGX presets have, until the row states
 // its own); a single-node row that uses part of a node keeps the preset. Source-specific
 // readings stay explicit: Meta's 96 GB HBM2e H100 (torchtitan), PAI's unstated V100 32GB.

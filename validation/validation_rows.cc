@@ -193,7 +193,7 @@ void rows::block_details(const Json& model, ModelSpec& spec, std::vector<std::st
 
 void rows::precision(const std::string& text, const std::string& other, TrainConfig& run,
                      std::vector<std::string>& notes) {
-  run.fp8 = has(text, "fp8") || has(text, "mxfp8");
+  run.fp8 = has(text, "fp8");  // also "MXFP8" and "FP8-MX"
   const bool current = has(other, "current scaling") || has(other, "tensorwise");
   // MXFP8 (Megatron-Bridge's "MXFP8" / "FP8-MX" runs) named in the precision or the settings.
   const bool mx = has(text, "mxfp8") || has(text, "fp8-mx") || has(other, "mxfp8");

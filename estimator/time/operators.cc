@@ -237,11 +237,11 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   if (d.fp8) {
     fwd.mem(casts.fwd_bytes, casts.fwd_kernels);
     Acc wc{gpu, eff, k.precision, {}, {}, 0, memo}, wt = wc;
-    const int per_cast = fp8_cast_kernels(recipe);  // current scaling: an amax kernel before each cast
+    // current scaling: an amax kernel before each cast; the gathered-weight path is one
+    // kernel a linear (a transpose, or MXFP8's two quantizations)
     wc.mem(layer_weight_params(m, d) * fp8_weight_bytes_per_param(d.e, false, recipe),
-           per_cast * d.linears.total());
-    wt.mem(layer_weight_params(m, d) * fp8_weight_bytes_per_param(d.e, true, recipe),
-           (recipe == Fp8Recipe::mxfp8 ? per_cast : 1) * d.linears.total());
+           fp8_cast_kernels(recipe) * d.linears.total());
+    wt.mem(layer_weight_params(m, d) * fp8_weight_bytes_per_param(d.e, true, recipe), d.linears.total());
     o.fp8_weight_cast = wc.t, o.fp8_weight_transpose = wt.t;
   }
   // Autocast casts each weight and bias tensor to 16 bits once per forward (one kernel
