@@ -47,8 +47,10 @@ void print_table(const EstimatePlan& p) {
   const auto& r = p.request;
   std::cout << "model    " << r.model.name << " (" << fmt(total_params(r.model) / 1e9, 3)
             << " B params), seq " << r.space.run.seq_len << ", "
-            << (r.space.run.fp8 ? "fp8 (bf16 + FP8 linears)" : name(r.space.run.precision)) << ", "
-            << name(r.space.run.framework) << ", " << name(r.space.run.optimizer) << "\n";
+            << (r.space.run.nvfp4() ? "nvfp4 (bf16 + NVFP4 linears)"
+                : r.space.run.fp8   ? "fp8 (bf16 + FP8 linears)"
+                                    : name(r.space.run.precision))
+            << ", " << name(r.space.run.framework) << ", " << name(r.space.run.optimizer) << "\n";
   for (const auto& a : p.assumptions) std::cout << "assumed  " << a << "\n";
   std::cout << "searched " << p.result.evaluated << " configurations in " << fmt(p.seconds, 3) << " s: "
             << p.result.feasible << " fit in " << fmt(in_GiB(r.cluster.node.gpu.memory), 1) << " GiB; "

@@ -26,17 +26,14 @@ std::string links(const GpuSpec& g) {
 
 Json peaks_json(const GpuSpec& g) {
   GpuPeaks p = gpu_peaks_TFLOPS(g);
-  return Json{{"fp16_tc", p.fp16_tc},
-              {"bf16_tc", p.bf16_tc},
-              {"tf32_tc", p.tf32_tc},
-              {"fp8_tc", p.fp8_tc},
-              {"fp32", p.fp32}};
+  return Json{{"fp16_tc", p.fp16_tc}, {"bf16_tc", p.bf16_tc}, {"tf32_tc", p.tf32_tc},
+              {"fp8_tc", p.fp8_tc},   {"fp4_tc", p.fp4_tc},   {"fp32", p.fp32}};
 }
 
 void print_gpu_table(const std::vector<GpuSpec>& gpus) {
   std::printf("GPUs (dense peak TFLOP/s; '-' = no such tensor-core path)\n");
-  std::printf("%-16s %-7s %8s %8s %7s %7s %7s %7s %6s %-11s %-11s %5s\n", "name", "arch", "mem_GiB",
-              "HBM_GB/s", "fp16", "bf16", "tf32", "fp8", "fp32", "nvlink/dir", "pcie/dir", "TDP_W");
+  std::printf("%-16s %-7s %8s %8s %7s %7s %7s %7s %7s %6s %-11s %-11s %5s\n", "name", "arch", "mem_GiB",
+              "HBM_GB/s", "fp16", "bf16", "tf32", "fp8", "nvfp4", "fp32", "nvlink/dir", "pcie/dir", "TDP_W");
   auto tf = [](double x) {
     char b[16];
     if (x <= 0) return std::string("-");
@@ -47,10 +44,10 @@ void print_gpu_table(const std::vector<GpuSpec>& gpus) {
     GpuPeaks p = gpu_peaks_TFLOPS(g);
     char pcie[24];
     std::snprintf(pcie, sizeof pcie, "gen%d %g", g.pcie_gen, in_GBps(g.pcie_bw));
-    std::printf("%-16s %-7s %8.1f %8.0f %7s %7s %7s %7s %6s %-11s %-11s %5.0f\n", g.name.c_str(),
+    std::printf("%-16s %-7s %8.1f %8.0f %7s %7s %7s %7s %7s %6s %-11s %-11s %5.0f\n", g.name.c_str(),
                 name(g.arch), in_GiB(g.memory), in_GBps(g.hbm_bw), tf(p.fp16_tc).c_str(),
-                tf(p.bf16_tc).c_str(), tf(p.tf32_tc).c_str(), tf(p.fp8_tc).c_str(), tf(p.fp32).c_str(),
-                links(g).c_str(), pcie, g.tdp_W);
+                tf(p.bf16_tc).c_str(), tf(p.tf32_tc).c_str(), tf(p.fp8_tc).c_str(), tf(p.fp4_tc).c_str(),
+                tf(p.fp32).c_str(), links(g).c_str(), pcie, g.tdp_W);
   }
 }
 
@@ -113,8 +110,10 @@ void print_one(const SystemSpec& s, const std::string& source) {
               in_MiB(g.memory), in_GBps(g.hbm_bw), in_MiB(g.l2));
   std::printf("  %-14s %d SMs, tensor clock %g MHz, boost %g MHz, TDP %g W\n", "compute", g.sm_count,
               g.tensor_clock_MHz, g.boost_clock_MHz, g.tdp_W);
-  std::printf("  %-14s fp16 %.1f, bf16 %.1f, tf32 %.1f, fp8 %.1f, fp32 %.1f TFLOP/s (0 = not supported)\n",
-              "dense peaks", p.fp16_tc, p.bf16_tc, p.tf32_tc, p.fp8_tc, p.fp32);
+  std::printf(
+      "  %-14s fp16 %.1f, bf16 %.1f, tf32 %.1f, fp8 %.1f, nvfp4 %.1f, fp32 %.1f TFLOP/s (0 = not "
+      "supported)\n",
+      "dense peaks", p.fp16_tc, p.bf16_tc, p.tf32_tc, p.fp8_tc, p.fp4_tc, p.fp32);
   std::printf("  %-14s NVLink %s, PCIe gen%d %g GB/s (per direction)\n", "links", links(g).c_str(),
               g.pcie_gen, in_GBps(g.pcie_bw));
   std::printf("node\n");

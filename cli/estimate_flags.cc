@@ -25,7 +25,8 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "deepspeed (default; megatron for a mixture-of-experts model), megatron, fsdp or ddp");
   sub->add_option("--precision", o.precision,
                   "fp32, fp16 or bf16 (default bf16 where supported, else fp16); fp8: bf16 with Transformer "
-                  "Engine FP8 linears (Megatron, Hopper or Blackwell)");
+                  "Engine FP8 linears (Megatron, Hopper or Blackwell); nvfp4: bf16 with NVFP4 linears "
+                  "(Megatron, Blackwell)");
   sub->add_option("--optimizer", o.optimizer, "adam (default), sgd, adafactor or adam-8bit");
   sub->add_option("--seq", o.seq,
                   "Sequence length (default: the context the model was pre-trained at, pretrain_seq, else "
@@ -135,7 +136,8 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--fp8-recipe", o.fp8_recipe,
                   "FP8 scaling with --precision fp8: delayed (default; Transformer Engine's amax history), "
                   "tensorwise (per-tensor current scaling: an amax pass before every cast) or mxfp8 "
-                  "(Blackwell only: an E8M0 scale per 32 elements, Megatron-Bridge's MXFP8)");
+                  "(Blackwell only: an E8M0 scale per 32 elements, Megatron-Bridge's MXFP8); nvfp4 is "
+                  "--precision nvfp4");
   sub->add_option(
       "--grad-reduce-in-fp32", o.grad_reduce_in_fp32,
       "Gradient reduction in fp32 or 16 bits (default, on, off). Megatron: fp32 gradient buffer and "

@@ -107,6 +107,58 @@ E parse_one(const std::string& flag, const std::string& text, const std::vector<
   return v.empty() ? fallback : v[0];
 }
 
+// --precision fp8 or nvfp4: bf16 mixed precision with FP8 (recipe from --fp8-recipe) or
+// NVFP4 linears, each refused where the GPU lacks the tensor cores or the framework is not
+// Megatron. `--precision fp8 --fp8-recipe nvfp4` reads as --precision nvfp4.
+void low_precision_linears(SearchSpace& s, const EstimateOptions& o, const GpuSpec& gpu, bool nvfp4,
+                           EstimatePlan& plan, Diagnostics& errs) {
+  s.run.precision = Precision::bf16;
+  s.run.fp8 = true;
+  const std::string given = o.fp8_recipe.empty() ? (nvfp4 ? "nvfp4" : "delayed") : o.fp8_recipe;
+  s.run.fp8_recipe = parse_one<Fp8Recipe>("fp8-recipe", given, fp8_recipe_names(), Fp8Recipe::delayed, errs);
+  if (nvfp4 && s.run.fp8_recipe != Fp8Recipe::nvfp4)
+    errs.push_back(flag_error("fp8-recipe", "--precision nvfp4 is its own recipe, not " + given,
+                              "leave --fp8-recipe out, or use --precision fp8 --fp8-recipe " + given));
+  const bool fp4 = s.run.nvfp4(), mx = s.run.fp8_recipe == Fp8Recipe::mxfp8;
+  const std::string what = fp4 ? "nvfp4" : "fp8";
+  const char* blackwell = "b200-180gb, b300-288gb, gb200-186gb or gb300-288gb";
+  if (fp4 && !(gpu.fp4_tc_flop_per_clk_sm > 0))
+    errs.push_back(flag_error("precision", gpu.name + " has no FP4 tensor cores",
+                              std::string("nvfp4 needs Blackwell (") + blackwell + "); fp8 or bf16 here"));
+  else if (!fp4 && !(gpu.fp8_tc_flop_per_clk_sm > 0))
+    errs.push_back(flag_error("precision", gpu.name + " has no FP8 tensor cores",
+                              "fp8 needs Hopper or Blackwell (h100-80gb, h200-141gb, b200-180gb, "
+                              "b300-288gb, gb200-186gb, gb300-288gb); fp32, fp16 or bf16 here"));
+  else if (mx && gpu.arch != GpuArch::blackwell)
+    errs.push_back(
+        flag_error("fp8-recipe",
+                   "mxfp8 needs Blackwell's block-scaled tensor cores; " + gpu.name + " is " + name(gpu.arch),
+                   std::string("delayed or tensorwise here; mxfp8 on ") + blackwell));
+  else if (s.run.framework != Framework::megatron)  // one error for --precision at a time
+    errs.push_back(flag_error("precision", what + " is modelled for Megatron with Transformer Engine only",
+                              "add --framework megatron, or use bf16"));
+  if (fp4) {
+    plan.assumptions.push_back(
+        "nvfp4: Transformer Engine's NVFP4 recipe (E2M1 with an E4M3 scale per 16 elements and an fp32 "
+        "scale per tensor; 16x16 weight blocks, a random Hadamard transform on the weight-gradient "
+        "operands) on every transformer layer's linears, GEMMs at FP8's share of the FP4 peak (no NVFP4 "
+        "GEMM measured: docs/model.md section 4.1 \"NVFP4\"); attention, logits and the rest in bf16; "
+        "weights gathered in NVFP4 with the distributed optimizer, else quantized once per step");
+    return;
+  }
+  plan.assumptions.push_back(
+      std::string(mx ? "fp8: Transformer Engine's MXFP8 recipe (E4M3 with an E8M0 scale per 32 elements) "
+                     : "fp8: Transformer Engine's hybrid recipe (E4M3 forward, E5M2 gradients) ") +
+      "on the transformer layers' linears, " +
+      (s.run.fp8_recipe == Fp8Recipe::tensorwise ? "per-tensor current scaling"
+       : mx ? "row- and column-wise copies quantized separately, block-scaled GEMMs at the FP8 peak "
+              "(Megatron-Bridge's MXFP8 runs measured 2-7% slower than current scaling on the same "
+              "layouts, where this price is 2% faster: docs/accuracy.md \"Session 46\")"
+            : "delayed scaling") +
+      "; attention, logits and the rest in bf16; FP8 weights gathered in FP8 with the distributed "
+      "optimizer, else cast once per step");
+}
+
 // --recompute-modules: Megatron-Core's modules (TrainConfig::recompute_modules), each one the
 // model has, under selective checkpointing (what the flag pins when --ckpt is not given).
 void recompute_modules(const EstimateOptions& o, const ModelSpec* model, SearchSpace& s, Diagnostics& errs) {
@@ -335,44 +387,15 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     plan.assumptions.push_back(std::string("precision ") + name(s.run.precision) + " (mixed) for " + gpu.name);
   } else {
     s.run.precision = parse_one<Precision>("precision", o.precision, precision_names(), Precision::bf16, errs);
-    if (s.run.precision == Precision::fp8) {  // bf16 mixed precision with FP8 linears
-      s.run.precision = Precision::bf16;
-      s.run.fp8 = true;
-      if (!(gpu.fp8_tc_flop_per_clk_sm > 0))
-        errs.push_back(flag_error("precision", gpu.name + " has no FP8 tensor cores",
-                                  "fp8 needs Hopper or Blackwell (h100-80gb, h200-141gb, b200-180gb, "
-                                  "b300-288gb, gb200-186gb, gb300-288gb); fp32, fp16 or bf16 here"));
-      else if (s.run.framework != Framework::megatron)
-        errs.push_back(flag_error("precision", "fp8 is modelled for Megatron with Transformer Engine only",
-                                  "add --framework megatron, or use bf16"));
-      s.run.fp8_recipe = parse_one<Fp8Recipe>("fp8-recipe", o.fp8_recipe.empty() ? "delayed" : o.fp8_recipe,
-                                              fp8_recipe_names(), Fp8Recipe::delayed, errs);
-      const bool mx = s.run.fp8_recipe == Fp8Recipe::mxfp8;
-      if (mx && gpu.fp8_tc_flop_per_clk_sm > 0 && gpu.arch != GpuArch::blackwell)
-        errs.push_back(flag_error(
-            "fp8-recipe",
-            "mxfp8 needs Blackwell's block-scaled tensor cores; " + gpu.name + " is " + name(gpu.arch),
-            "delayed or tensorwise here; mxfp8 on b200-180gb, b300-288gb, gb200-186gb "
-            "or gb300-288gb"));
-      plan.assumptions.push_back(
-          std::string(mx ? "fp8: Transformer Engine's MXFP8 recipe (E4M3 with an E8M0 scale per 32 elements) "
-                         : "fp8: Transformer Engine's hybrid recipe (E4M3 forward, E5M2 gradients) ") +
-          "on the transformer layers' linears, " +
-          (s.run.fp8_recipe == Fp8Recipe::tensorwise ? "per-tensor current scaling"
-           : mx ? "row- and column-wise copies quantized separately, block-scaled GEMMs at the FP8 peak "
-                  "(Megatron-Bridge's MXFP8 runs measured 2-7% slower than current scaling on the same "
-                  "layouts, where this price is 2% faster: docs/accuracy.md \"Session 46\")"
-                : "delayed scaling") +
-          "; attention, logits and the rest in bf16; FP8 weights gathered in FP8 with the distributed "
-          "optimizer, else cast once per step");
-    }
+    if (s.run.precision == Precision::fp8 || s.run.precision == Precision::nvfp4)
+      low_precision_linears(s, o, gpu, s.run.precision == Precision::nvfp4, plan, errs);
     if (s.run.precision == Precision::bf16 && !(gpu.bf16_tc_flop_per_clk_sm > 0))
       errs.push_back(
           flag_error("precision", gpu.name + " has no bf16 tensor cores", "fp16 or fp32 on this GPU"));
   }
   if (!s.run.fp8 && !o.fp8_recipe.empty())
-    errs.push_back(
-        flag_error("fp8-recipe", "applies to --precision fp8 only", "leave it out, or add --precision fp8"));
+    errs.push_back(flag_error("fp8-recipe", "applies to --precision fp8 only",
+                              "leave it out, or add --precision fp8 (nvfp4: --precision nvfp4)"));
   const bool pretrain = o.seq <= 0 && req.model.pretrain_seq > 0;
   s.run.seq_len = o.seq > 0 ? o.seq : pretrain ? req.model.pretrain_seq : req.model.max_positions;
   plan.seq_is_model_max = o.seq <= 0 && !pretrain;

@@ -127,7 +127,7 @@ std::string experiment_name(const TrainConfig& c) {
   if (c.offload == Offload::all) s << "_offall";
   if (c.precision == Precision::fp16) s << "_fp16";
   if (c.precision == Precision::fp32) s << "_fp32";
-  if (c.fp8) s << "_fp8";
+  if (c.fp8) s << (c.nvfp4() ? "_nvfp4" : "_fp8");
   if (c.optimizer == Optimizer::sgd) s << "_sgd";
   if (c.optimizer == Optimizer::adafactor) s << "_adafactor";
   if (c.optimizer == Optimizer::adam_8bit) s << "_adam8bit";
@@ -251,12 +251,19 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   if (c.precision == Precision::bf16) a.push_back("--bf16");
   // Transformer Engine's FP8 as dsplan prices it (TrainConfig::fp8): the hybrid format (E4M3
   // forward, E5M2 gradients; MXFP8 runs E4M3 throughout, as Megatron-Bridge sets it), and for
-  // delayed scaling its amax history (the other recipes keep none).
-  if (c.fp8) a.insert(a.end(), {"--fp8-format", c.fp8_recipe == Fp8Recipe::mxfp8 ? "e4m3" : "hybrid"});
+  // delayed scaling its amax history (the other recipes keep none). NVFP4 takes Megatron's
+  // FP4 flags instead (--fp4-format and --fp8-format exclude each other).
+  if (c.nvfp4()) {
+    a.insert(a.end(), {"--fp4-format", "e2m1", "--fp4-recipe", "nvfp4"});
+    if (c.fp8_param_gather()) a.push_back("--fp4-param-gather");
+  } else if (c.fp8) {
+    a.insert(a.end(), {"--fp8-format", c.fp8_recipe == Fp8Recipe::mxfp8 ? "e4m3" : "hybrid"});
+  }
   if (c.fp8 && c.fp8_recipe == Fp8Recipe::delayed)
     a.insert(a.end(), {"--fp8-amax-history-len", "1024", "--fp8-amax-compute-algo", "max"});
-  if (c.fp8 && c.fp8_recipe != Fp8Recipe::delayed) a.insert(a.end(), {"--fp8-recipe", name(c.fp8_recipe)});
-  if (c.fp8_param_gather()) a.push_back("--fp8-param-gather");
+  if (c.fp8 && !c.nvfp4() && c.fp8_recipe != Fp8Recipe::delayed)
+    a.insert(a.end(), {"--fp8-recipe", name(c.fp8_recipe)});
+  if (c.fp8_param_gather() && !c.nvfp4()) a.push_back("--fp8-param-gather");
   if (c.framework == Framework::deepspeed) a.insert(a.end(), {"--zero-stage", str(c.zero_stage)});
   if (c.framework == Framework::megatron && c.zero_stage >= 1) a.push_back("--use-distributed-optimizer");
   if (c.megatron_overlap()) {

@@ -101,6 +101,8 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
   read_enum(r, "attention_kernel", attention_kernel_names(), c.attention);
   read_enum(r, "precision", precision_names(), c.precision);
   if (c.precision == Precision::fp8) c.precision = Precision::bf16, c.fp8 = true;  // bf16 + FP8 linears
+  if (c.precision == Precision::nvfp4)                                             // bf16 + NVFP4 linears
+    c.precision = Precision::bf16, c.fp8 = true, c.fp8_recipe = Fp8Recipe::nvfp4;
   read_enum(r, "framework", framework_names(), c.framework);
   read_enum(r, "optimizer", optimizer_names(), c.optimizer);
   // One key, read by framework: Megatron's fp32 gradient buffer, FSDP's fp32 reduce_dtype.

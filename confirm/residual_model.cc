@@ -127,7 +127,7 @@ FeatureRow residual_features(const TrainConfig& c, const ModelSpec& m, const Pre
   const double step = p.step_s > 0 ? p.step_s : 1.0;
   const double alloc = p.allocated_gib > 0 ? p.allocated_gib : 1.0;
   auto f = [](double v) { return static_cast<float>(v); };
-  const Precision precision = c.fp8 ? Precision::fp8 : c.precision;  // fp8: bf16 + FP8 linears
+  const Precision precision = c.linear_precision();  // fp8, nvfp4: bf16 + such linears
   return {f(c.zero_stage),
           f(c.tp),
           f(c.pp),

@@ -14,6 +14,9 @@ FlopsPerSecond GpuSpec::matmul_peak(Precision p) const {
     case Precision::fp8:
       per_clk = fp8_tc_flop_per_clk_sm;
       break;
+    case Precision::nvfp4:
+      per_clk = fp4_tc_flop_per_clk_sm;
+      break;
     case Precision::fp32: return vector_peak();
   }
   return FlopsPerSecond(sm_count * per_clk * tensor_clock_MHz * 1e6);

@@ -32,6 +32,7 @@ struct GpuSpec {
   double bf16_tc_flop_per_clk_sm = 0;
   double tf32_tc_flop_per_clk_sm = 0;
   double fp8_tc_flop_per_clk_sm = 0;  // E4M3/E5M2 operands (Hopper and later)
+  double fp4_tc_flop_per_clk_sm = 0;  // block-scaled E2M1 (NVFP4) operands (Blackwell)
   double fp32_flop_per_clk_sm = 0;
   Bytes l2;
   int nvlink_links = 0;               // 0 = no NVLink (PCIe card)

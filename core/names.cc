@@ -24,7 +24,7 @@ std::optional<E> lookup(const std::vector<std::string>& names, std::string_view 
   const char* name(Enum e) { return fn()[static_cast<size_t>(e)].c_str(); }
 
 DSPLAN_NAMES(Framework, framework_names, "deepspeed", "megatron", "fsdp", "ddp")
-DSPLAN_NAMES(Precision, precision_names, "fp32", "fp16", "bf16", "fp8")
+DSPLAN_NAMES(Precision, precision_names, "fp32", "fp16", "bf16", "fp8", "nvfp4")
 DSPLAN_NAMES(Optimizer, optimizer_names, "adam", "sgd", "adafactor", "adam-8bit")
 DSPLAN_NAMES(Checkpointing, checkpointing_names, "none", "selective", "full", "block")
 DSPLAN_NAMES(RecomputeModule, recompute_module_names, "core_attn", "moe_act", "layernorm", "mla_up_proj",
@@ -33,7 +33,7 @@ DSPLAN_NAMES(Offload, offload_names, "none", "optimizer", "all")
 DSPLAN_NAMES(AttentionKernel, attention_kernel_names, "auto", "fa2", "cudnn", "fa3", "triton")
 DSPLAN_NAMES(CrossEntropy, cross_entropy_names, "eager", "fused", "jit-fused")
 DSPLAN_NAMES(NormKernel, norm_kernel_names, "auto", "eager", "fused", "torch")
-DSPLAN_NAMES(Fp8Recipe, fp8_recipe_names, "delayed", "tensorwise", "mxfp8")
+DSPLAN_NAMES(Fp8Recipe, fp8_recipe_names, "delayed", "tensorwise", "mxfp8", "nvfp4")
 DSPLAN_NAMES(Activation, activation_names, "gelu", "relu", "silu")
 DSPLAN_NAMES(NormKind, norm_names, "layernorm", "rmsnorm")
 DSPLAN_NAMES(PositionKind, position_names, "learned", "rotary", "alibi")

@@ -9,9 +9,10 @@
 namespace dsplan {
 
 enum class Framework : std::uint8_t { deepspeed, megatron, fsdp, ddp };
-// The training precision (fp32, or fp16/bf16 mixed precision). fp8 is a GEMM operand
-// precision only (TrainConfig::fp8): a config's `precision` is never fp8.
-enum class Precision : std::uint8_t { fp32, fp16, bf16, fp8 };
+// The training precision (fp32, or fp16/bf16 mixed precision). fp8 and nvfp4 are GEMM
+// operand precisions only (TrainConfig::fp8, TrainConfig::linear_precision): a config's
+// `precision` is never either; `--precision fp8|nvfp4` means bf16 with such linears.
+enum class Precision : std::uint8_t { fp32, fp16, bf16, fp8, nvfp4 };
 enum class Optimizer : std::uint8_t { adam, sgd, adafactor, adam_8bit };
 // none; selective (the attention core, Korthikanti et al.); full (every layer of a stage
 // recomputes its forward); block (only the first recompute_layers layers of each stage do,
@@ -74,8 +75,11 @@ enum class NormKernel : std::uint8_t { auto_, eager, fused, torch };
 // (scales from an amax history, the amax taken inside the cast), tensorwise (per-tensor
 // current scaling: each cast first reads its tensor for the amax; Megatron-Bridge's H100 default)
 // or mxfp8 (Blackwell's block scaling: an E8M0 scale per 32 elements, row- and column-wise
-// copies quantized separately; Megatron-Bridge's Blackwell option).
-enum class Fp8Recipe : std::uint8_t { delayed, tensorwise, mxfp8 };
+// copies quantized separately; Megatron-Bridge's Blackwell option). nvfp4 is not an FP8
+// recipe but takes the FP8 linears' place (Megatron's --fp4-format e2m1 --fp4-recipe
+// nvfp4, Transformer Engine's NVFP4BlockScaling: E2M1 values, an E4M3 scale per 16
+// elements and an fp32 scale per tensor; Blackwell only; docs/model.md §4.1, "NVFP4").
+enum class Fp8Recipe : std::uint8_t { delayed, tensorwise, mxfp8, nvfp4 };
 
 // DeepSpeed ZeRO knobs (deepspeed/runtime/zero/config.py defaults), in elements.
 struct ZeroKnobs {
@@ -221,8 +225,14 @@ struct TrainConfig {
   // gradients; Megatron's --fp8-format hybrid): the transformer layers' linear GEMMs run
   // on FP8 tensor cores, everything else at `precision` (bf16 or fp16). Megatron only;
   // needs FP8 tensor cores (Hopper). docs/model.md §4.1, "FP8 linears".
+  // With fp8_recipe nvfp4 the same linears run on NVFP4 operands instead (bf16 + NVFP4).
   bool fp8 = false;
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
+  bool nvfp4() const { return fp8 && fp8_recipe == Fp8Recipe::nvfp4; }
+  // The operand precision of the transformer layers' linear GEMMs.
+  Precision linear_precision() const {
+    return !fp8 ? precision : nvfp4() ? Precision::nvfp4 : Precision::fp8;
+  }
 
   std::int64_t global_batch() const {
     return static_cast<std::int64_t>(micro_batch) * grad_accum * dp;
@@ -373,7 +383,8 @@ struct TrainConfig {
   // with the distributed optimizer, the parameter all-gather with the next forward.
   bool megatron_overlap() const { return framework == Framework::megatron && zero.overlap_comm == 1; }
   // FP8 linears with Megatron's distributed optimizer keep the layers' weights in FP8 and
-  // all-gather them in FP8 (--fp8-param-gather, NeMo's fp8_params; what dsplan emits).
+  // all-gather them in FP8 (--fp8-param-gather, NeMo's fp8_params; what dsplan emits);
+  // NVFP4 linears likewise in NVFP4 (--fp4-param-gather, Megatron-Bridge's default).
   bool fp8_param_gather() const { return fp8 && framework == Framework::megatron && zero_stage >= 1; }
   bool megatron_async_tp() const {
     return framework == Framework::megatron && (megatron_release == 0 || megatron_release >= 202109);

@@ -24,6 +24,10 @@ void read_compute(JsonObjectReader& r, GpuSpec& g) {
              "dense FLOP per clock per SM; 0 when the GPU has no tf32 tensor cores", true);
   get_number(r, "fp8_tc_flop_per_clk_sm", g.fp8_tc_flop_per_clk_sm, 131072,
              "dense FLOP per clock per SM; 0 (or absent) when the GPU has no FP8 tensor cores", true, false);
+  get_number(r, "fp4_tc_flop_per_clk_sm", g.fp4_tc_flop_per_clk_sm, 262144,
+             "dense FLOP per clock per SM of block-scaled FP4 (NVFP4) GEMMs; 0 (or absent) when the "
+             "GPU has no FP4 tensor cores",
+             true, false);
   get_number(r, "fp32_flop_per_clk_sm", g.fp32_flop_per_clk_sm, 65536, per_clk);
 }
 
@@ -96,6 +100,7 @@ Json gpu_to_json(const GpuSpec& g) {
               {"bf16_tc_flop_per_clk_sm", tidy(g.bf16_tc_flop_per_clk_sm)},
               {"tf32_tc_flop_per_clk_sm", tidy(g.tf32_tc_flop_per_clk_sm)},
               {"fp8_tc_flop_per_clk_sm", tidy(g.fp8_tc_flop_per_clk_sm)},
+              {"fp4_tc_flop_per_clk_sm", tidy(g.fp4_tc_flop_per_clk_sm)},
               {"fp32_flop_per_clk_sm", tidy(g.fp32_flop_per_clk_sm)},
               {"l2_MiB", tidy(in_MiB(g.l2))},
               {"nvlink_links", g.nvlink_links},

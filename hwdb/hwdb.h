@@ -74,7 +74,7 @@ Json system_to_json(const SystemSpec& sys);
 
 // Dense per-GPU peaks read from the spec, in TFLOP/s, for tables and descriptions.
 struct GpuPeaks {
-  double fp16_tc = 0, bf16_tc = 0, tf32_tc = 0, fp8_tc = 0, fp32 = 0;
+  double fp16_tc = 0, bf16_tc = 0, tf32_tc = 0, fp8_tc = 0, fp4_tc = 0, fp32 = 0;
 };
 GpuPeaks gpu_peaks_TFLOPS(const GpuSpec& gpu);
 

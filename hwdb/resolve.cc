@@ -163,6 +163,7 @@ GpuPeaks gpu_peaks_TFLOPS(const GpuSpec& g) {
   p.bf16_tc = tc(g.bf16_tc_flop_per_clk_sm);
   p.tf32_tc = tc(g.tf32_tc_flop_per_clk_sm);
   p.fp8_tc = tc(g.fp8_tc_flop_per_clk_sm);
+  p.fp4_tc = tc(g.fp4_tc_flop_per_clk_sm);
   p.fp32 = in_TFLOPS(g.vector_peak());
   return p;
 }

@@ -193,12 +193,15 @@ void rows::block_details(const Json& model, ModelSpec& spec, std::vector<std::st
 
 void rows::precision(const std::string& text, const std::string& other, TrainConfig& run,
                      std::vector<std::string>& notes) {
-  run.fp8 = has(text, "fp8");  // also "MXFP8" and "FP8-MX"
+  // NVFP4 ("nvfp4", Megatron-Bridge's NVFP4 runs) takes the FP8 linears' place.
+  const bool fp4 = has(text, "nvfp4");
+  run.fp8 = has(text, "fp8") || fp4;  // also "MXFP8" and "FP8-MX"
   const bool current = has(other, "current scaling") || has(other, "tensorwise");
   // MXFP8 (Megatron-Bridge's "MXFP8" / "FP8-MX" runs) named in the precision or the settings.
   const bool mx = has(text, "mxfp8") || has(text, "fp8-mx") || has(other, "mxfp8");
   if (run.fp8 && current) run.fp8_recipe = Fp8Recipe::tensorwise;
   if (run.fp8 && mx) run.fp8_recipe = Fp8Recipe::mxfp8;
+  if (fp4) run.fp8_recipe = Fp8Recipe::nvfp4;
   // Spelled out ("bfloat16", "float16") or as PyTorch AMP's default: "mixed", "amp" or "half"
   // without a dtype is autocast's float16. Anything else (fp32, tf32, unstated) is fp32.
   static const std::regex amp(R"(\bamp\b|mixed|half)", std::regex::icase);
@@ -207,7 +210,12 @@ void rows::precision(const std::string& text, const std::string& other, TrainCon
   run.precision = bf16 ? Precision::bf16 : fp16 ? Precision::fp16 : Precision::fp32;
   if (!bf16 && !has(text, "fp16") && !has(text, "float16") && fp16)
     notes.push_back("precision \"" + text + "\": PyTorch AMP's default float16");
-  if (run.fp8)
+  if (fp4)
+    notes.push_back(
+        "nvfp4: bf16 with Transformer Engine NVFP4 linears (E4M3 scales per 16 elements, "
+        "Hadamard-transformed weight-gradient operands; NVFP4 parameter gather with the "
+        "distributed optimizer, else weights quantized once per step)");
+  else if (run.fp8)
     notes.push_back(std::string("fp8: bf16 with Transformer Engine FP8 linears (") +
                     (mx        ? "MXFP8 block scaling"
                      : current ? "per-tensor current scaling"

@@ -164,7 +164,8 @@ void block_details(const Json& model, ModelSpec& spec, std::vector<std::string>&
 // A row's precision ("bf16"/"bfloat16", "fp16"/"float16", "fp32"; "mixed", "amp" or "half"
 // alone: AMP's float16; "fp8": bf16 with Transformer Engine FP8
 // linears, which sets run.fp8 and appends a note, with per-tensor current scaling where the
-// row's parallel.other names "current scaling" or "tensorwise").
+// row's parallel.other names "current scaling" or "tensorwise", MXFP8 where it names
+// "mxfp8"; "nvfp4": bf16 with NVFP4 linears, Fp8Recipe::nvfp4).
 void precision(const std::string& text, const std::string& other, TrainConfig& run,
                std::vector<std::string>& notes);
 // validation_model.cc: a row whose model dsplan does not model (encoder-decoder, MoE); the

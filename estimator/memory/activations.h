@@ -65,6 +65,7 @@ struct LayerShape {
   bool flash = false;  // FlashAttention: no s^2 tensors, a 4 B/row logsumexp instead
   bool selective = false;  // selective recomputation: drop the s^2 tensors
   bool fp8 = false;        // FP8 linears: each linear saves its input as one FP8 byte per element
+  bool nvfp4 = false;      // ... NVFP4 linears instead: its column-wise NVFP4 copy, 9/16 B
   bool amp_softmax = false;  // torch.amp: softmax saved in fp32 plus a 16-bit cast
   // torch.amp: the residual stream (embedding sum, LayerNorm outputs, residual adds of a
   // 16-bit branch to an fp32 stream) stays fp32, so LayerNorm inputs, layer inputs kept

@@ -136,6 +136,7 @@ LayerShape layer_shape(const ModelSpec& m, const TrainConfig& cfg, double share)
   x.rc_moe = cfg.recomputes(RecomputeModule::moe);
   x.rc_shared = cfg.recomputes(RecomputeModule::shared_experts);
   x.fp8 = cfg.fp8;
+  x.nvfp4 = cfg.nvfp4();
   x.amp_softmax = cfg.torch_autocast();
   const bool eager = cfg.framework != Framework::megatron;  // PyTorch model code, not TE
   x.eager_rotary = eager && m.position == PositionKind::rotary;
@@ -323,8 +324,10 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
   // FP8 linears keep each layer weight's FP8 copy and its transpose (1 + 1 B/param), cast
   // on the first micro-batch of a step and reused by the rest (Transformer Engine's weight
   // workspaces; Megatron passes is_first_microbatch). With FP8 parameter gather the FP8
-  // weight and its transpose take the 16-bit weight's 2 B instead: nothing extra.
-  const double fp8_weights = cfg.fp8 && !cfg.fp8_param_gather() ? 2.0 * rp.layer * st.layers : 0.0;
+  // weight and its transpose take the 16-bit weight's 2 B instead: nothing extra. NVFP4:
+  // the two copies take 9/16 B each.
+  const double copy = cfg.nvfp4() ? 0.5 + 1.0 / 16.0 : 1.0;
+  const double fp8_weights = cfg.fp8 && !cfg.fp8_param_gather() ? 2.0 * copy * rp.layer * st.layers : 0.0;
   r.buffers = Bytes(ms.gathered + std::max(0.0, live_buffers) + fp8_weights);
   r.allocated = r.params + r.grads + r.optimizer + r.activations + r.buffers;
   r.reserved = r.allocated * (1 + opt.fragmentation);

@@ -330,16 +330,20 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
   if (sp && tp < 2) why.push_back("sequence parallelism needs tp > 1");
   if (s.run.precision == Precision::bf16 && c.node.gpu.bf16_tc_flop_per_clk_sm <= 0)
     why.push_back(c.node.gpu.name + " has no bf16 tensor cores");
-  if (s.run.fp8) {
+  if (s.run.nvfp4()) {
+    if (c.node.gpu.fp4_tc_flop_per_clk_sm <= 0)
+      why.push_back(c.node.gpu.name +
+                    " has no FP4 tensor cores (NVFP4 needs Blackwell): --precision fp8 or bf16");
+  } else if (s.run.fp8) {
     if (c.node.gpu.fp8_tc_flop_per_clk_sm <= 0) why.push_back(c.node.gpu.name + " has no FP8 tensor cores");
     else if (s.run.fp8_recipe == Fp8Recipe::mxfp8 && c.node.gpu.arch != GpuArch::blackwell)
       why.push_back("MXFP8 block scaling needs Blackwell tensor cores (" + c.node.gpu.name + " is " +
                     name(c.node.gpu.arch) + "): --fp8-recipe delayed or tensorwise");
-    if (s.run.framework != Framework::megatron)
-      why.push_back("FP8 linears are modelled for Megatron with Transformer Engine only");
-    if (s.run.precision == Precision::fp32)
-      why.push_back("FP8 linears run inside bf16 or fp16 mixed precision");
   }
+  if (s.run.fp8 && s.run.framework != Framework::megatron)
+    why.push_back("FP8 and NVFP4 linears are modelled for Megatron with Transformer Engine only");
+  if (s.run.fp8 && s.run.precision == Precision::fp32)
+    why.push_back("FP8 and NVFP4 linears run inside bf16 or fp16 mixed precision");
   return why;
 }
 

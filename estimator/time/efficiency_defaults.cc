@@ -7,6 +7,9 @@
 //    bf16 GEMMs of the same shapes on an H100 and an H200 (session 22, cuBLASLt through
 //    PyTorch) reach 0.94-0.97 of bf16's fraction at large K (docs/model.md §4.1, "FP8
 //    linears"). Other GPUs have no FP8 peak, so no FP8 GEMM.
+//  - NVFP4 (Blackwell): FP8's fraction (0.665) of the FP4 peak. No block-scaled FP4 GEMM
+//    was measured here; NVIDIA's cuBLAS 12.9 notes put B200 NVFP4 GEMMs at roughly two
+//    thirds of the dense FP4 peak, which this matches (docs/model.md §4.1, "NVFP4").
 //  - HBM: STREAM-like elementwise kernels reach ~80% of datasheet bandwidth, the blended
 //    rate of every memory-bound kernel. Hopper prices them by class instead (MemKernel):
 //    PyTorch's copy, add and dropout backward reach 0.88-0.91 of HBM on an H100 and an
@@ -70,7 +73,8 @@ Efficiency default_efficiency(const GpuSpec& gpu) {
     case GpuArch::blackwell:  // see the header
       e.gemm_peak_fraction[idx(Precision::fp16)] = 0.70;
       e.gemm_peak_fraction[idx(Precision::bf16)] = 0.70;
-      e.gemm_peak_fraction[idx(Precision::fp8)] = 0.95 * 0.70;  // see the header
+      e.gemm_peak_fraction[idx(Precision::fp8)] = 0.95 * 0.70;    // see the header
+      e.gemm_peak_fraction[idx(Precision::nvfp4)] = 0.95 * 0.70;  // see the header
       e.gemm_k_half = 160;  // see the header
       e.kernel_overhead = us(3);
       e.stream_hbm_fraction = 0.89;  // see the header

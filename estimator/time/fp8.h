@@ -24,6 +24,19 @@
 // quantized both ways each step whether or not they were gathered in FP8. Not priced: the
 // scale-factor swizzles Transformer Engine may run before a GEMM (1/32 of an operand's
 // bytes), and any rate difference of block-scaled GEMMs (priced at the FP8 tensor peak).
+// NVFP4 (Fp8Recipe::nvfp4, Transformer Engine's NVFP4BlockScaling; Blackwell only): the
+// same linears' GEMMs take E2M1 operands with an E4M3 scale per 16 elements (0.5 + 1/16
+// bytes, the FP4 tensor peak) and an fp32 scale per tensor, so every cast needs its
+// tensor's amax first. Activations and output gradients are quantized 1x16 along the
+// reduction dimension both ways, the column-wise copy (the weight gradient's operand)
+// after a 16-point random Hadamard transform: one amax kernel (the plain and the
+// transformed amax in one read, r e), a row-wise quantization (r e, w 9/16) and a
+// column-wise Hadamard quantization (r e, w 9/16), 3e + 9/8 bytes per element in three
+// kernels. Weights are quantized in 16 x 16 blocks, so one kernel writes both copies after
+// the amax pass (2e + 9/8 in two); gathered in NVFP4 (--fp4-param-gather, Megatron-Bridge's
+// default) they are only transposed (r 9/16, w 9/16). Not priced: the Hadamard transform's
+// tensor-core math inside the casts, stochastic rounding of the gradients, and the layers
+// a recipe keeps in bf16 (Megatron's first_last_layers_bf16, off unless set).
 #pragma once
 
 #include "core/train_config.h"
@@ -37,10 +50,25 @@ struct Fp8Casts {
 
 // Bytes per element of one activation or gradient cast (read e, write the FP8 copies and
 // scales), and the kernels it takes.
+inline constexpr double kNvfp4Bytes = 0.5 + 1.0 / 16.0;  // an E2M1 value and its share of a scale
 inline double fp8_cast_bytes(double e, Fp8Recipe r) {
-  return r == Fp8Recipe::tensorwise ? 2.0 * e + 2.0 : r == Fp8Recipe::mxfp8 ? e + 2.0 + 2.0 / 32.0 : e + 2.0;
+  switch (r) {
+    case Fp8Recipe::tensorwise:
+      return 2.0 * e + 2.0;
+    case Fp8Recipe::mxfp8:
+      return e + 2.0 + 2.0 / 32.0;
+    case Fp8Recipe::nvfp4:
+      return 3.0 * e + 2.0 * kNvfp4Bytes;
+    case Fp8Recipe::delayed:
+      break;
+  }
+  return e + 2.0;
 }
-inline int fp8_cast_kernels(Fp8Recipe r) { return r == Fp8Recipe::tensorwise ? 2 : 1; }
+inline int fp8_cast_kernels(Fp8Recipe r) {
+  return r == Fp8Recipe::nvfp4 ? 3 : r == Fp8Recipe::tensorwise ? 2 : 1;
+}
+// Kernels of one weight's per-step cast of its 16-bit copy (NVFP4: amax, then both copies).
+inline int fp8_weight_cast_kernels(Fp8Recipe r) { return r == Fp8Recipe::nvfp4 ? 2 : fp8_cast_kernels(r); }
 
 // One norm-fed linear input (QKV, FC1): T gathered tokens, Ts on this rank, h wide. Delayed
 // scaling: the norm writes FP8 (saving e - 1 on Ts x h) and a transpose writes the copy the
@@ -90,9 +118,13 @@ inline Fp8Casts fp8_moe_casts(double T, double Ts, double h, double e, double pr
 }
 
 // Bytes per layer parameter of the once-per-step weight work: a transpose of the gathered
-// FP8 weight, or a cast of the 16-bit one (MXFP8: always the two quantizations).
+// FP8 weight, or a cast of the 16-bit one (MXFP8: always the two quantizations; NVFP4: a
+// transpose of the gathered NVFP4 weight, or the amax pass and the 16 x 16 quantization).
 inline double fp8_weight_bytes_per_param(double e, bool fp8_param_gather, Fp8Recipe r) {
+  if (r == Fp8Recipe::nvfp4) return fp8_param_gather ? 2.0 * kNvfp4Bytes : 2.0 * e + 2.0 * kNvfp4Bytes;
   return fp8_param_gather && r != Fp8Recipe::mxfp8 ? 2.0 : fp8_cast_bytes(e, r);
 }
+// Bytes per element of a linear operand as stored, gathered or saved: 1 (FP8), 9/16 (NVFP4).
+inline double linear_operand_bytes(Fp8Recipe r) { return r == Fp8Recipe::nvfp4 ? kNvfp4Bytes : 1.0; }
 
 }  // namespace dsplan

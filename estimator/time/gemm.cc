@@ -58,10 +58,11 @@ bool aligned(double x, double mult) { return std::fmod(x, mult) == 0.0; }
 // the fp32 FMA rate. BigScience's A100 runs with head dimensions 108 and 150 took 1.3-1.4x
 // the step of their aligned twins, which that rate reproduces (docs/model.md §4.1,
 // "Misaligned attention GEMMs").
-// FP8 operands want the same 16 bytes: multiples of 16 (Transformer Engine requires them).
+// FP8 operands want the same 16 bytes: multiples of 16 (Transformer Engine requires them);
+// NVFP4 operands multiples of 32 (16 bytes of 4-bit values; Megatron's get_fp4_align_size).
 double alignment_penalty(const GemmShape& s, Precision p, const GpuSpec& gpu) {
-  const double q = p == Precision::fp8 ? 16 : 8;
-  const bool fp8 = p == Precision::fp8;
+  const double q = p == Precision::nvfp4 ? 32 : p == Precision::fp8 ? 16 : 8;
+  const bool fp8 = p == Precision::fp8 || p == Precision::nvfp4;
   const bool m_ok = aligned(s.m, q) || (s.m_free && !fp8);
   const bool k_ok = aligned(s.k, q) || (s.k_free && !fp8);
   if (m_ok && aligned(s.n, q) && k_ok) return 1.0;
@@ -100,8 +101,11 @@ GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
   // 16-bit C tile (and applies the scales), so the per-tile fixed cost is worth more K
   // steps: 2.5x bf16's, measured (FP8/bf16 GEMM rates over K on an H100 and an H200,
   // docs/model.md §4.1 "FP8 linears"; twice, the bare main-loop argument, over-stated the
-  // speed-up at K <= 2048).
-  const double k_half = eff.gemm_k_half * (p == Precision::fp8 ? 2.5 : rate_ratio);
+  // speed-up at K <= 2048). NVFP4's main loop is twice FP8's again (four times bf16's) and
+  // its epilogue the same: 5x, FP8's measured 2.5 doubled (not measured; "NVFP4").
+  const double k_half = eff.gemm_k_half * (p == Precision::nvfp4 ? 5.0
+                                           : p == Precision::fp8 ? 2.5
+                                                                 : rate_ratio);
   const double base_bytes = e * s.batch * (s.m * s.k + s.k * s.n + s.m * s.n);
   const bool stream_k = hopper_or_newer(gpu.arch) && p != Precision::fp32 && s.batch == 1;
 

@@ -37,7 +37,11 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.norm16_fused = TrainConfig::rmsnorm16_fused(k.norm_kernel, k.framework, k.precision);
   d.rope = m.position == PositionKind::rotary;
   d.fp8 = k.fp8;
-  d.expert_row_align = !k.fp8 ? 1.0 : k.fp8_recipe == Fp8Recipe::mxfp8 ? 32.0 : 16.0;
+  d.linear_p = !k.fp8 ? k.precision : k.fp8_recipe == Fp8Recipe::nvfp4 ? Precision::nvfp4 : Precision::fp8;
+  d.expert_row_align = !k.fp8                             ? 1.0
+                       : k.fp8_recipe == Fp8Recipe::nvfp4 ? 128.0
+                       : k.fp8_recipe == Fp8Recipe::mxfp8 ? 32.0
+                                                          : 16.0;
   d.norms = m.norms_per_layer;
   d.qk_norm = m.qk_norm;
   d.attn_softcap = m.attn_softcap;

@@ -20,9 +20,11 @@ struct Dims {
   bool rms, rope;  // RMSNorm; rotary position embedding of q and k
   bool norm_fused;    // pre-norm RMSNorm in one kernel each way (OpKey::norm_kernel resolved)
   bool norm16_fused;  // the same for the norms of 16-bit inputs (query/key, post-norms)
-  bool fp8;        // FP8 linears
+  bool fp8;           // FP8 (or NVFP4) linears
+  Precision linear_p;  // their GEMMs' operand precision: fp8, nvfp4, or the 16-bit one
   // FP8 expert GEMMs: Megatron-Core pads each expert's tokens to a multiple of this (16;
-  // MXFP8 32), as Transformer Engine's FP8 grouped GEMM requires; 1 otherwise.
+  // MXFP8 32; NVFP4 128, get_fp4_align_size), as Transformer Engine's FP8 and FP4 grouped
+  // GEMMs (and NVFP4's grouped Hadamard quantization) want; 1 otherwise.
   double expert_row_align = 1.0;
   bool qk_norm;    // an RMSNorm on each query and key head
   bool attn_softcap;  // soft-capped attention scores (standard attention: three passes)

@@ -186,7 +186,7 @@ void attention_core_bwd(Acc& a, const Dims& d) {
 // The forward GEMMs of a layer, or their backward: each linear's data-gradient GEMM, then its
 // weight-gradient GEMM, whose times are summed into `wgrad` (indexed by role) when given.
 void layer_gemms(Acc& a, const Dims& d, bool backward, std::array<Seconds, kRoles>* wgrad = nullptr) {
-  a.gemm_p = d.fp8 ? Precision::fp8 : a.p;
+  a.gemm_p = d.fp8 ? d.linear_p : a.p;
   for (const LinearShape& s : layer_gemm_shapes(d)) {
     if (!backward) {
       a.linear(s.m, s.n, s.k, s.batch);
@@ -240,7 +240,7 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
     // current scaling: an amax kernel before each cast; the gathered-weight path is one
     // kernel a linear (a transpose, or MXFP8's two quantizations)
     wc.mem(layer_weight_params(m, d) * fp8_weight_bytes_per_param(d.e, false, recipe),
-           fp8_cast_kernels(recipe) * d.linears.total());
+           fp8_weight_cast_kernels(recipe) * d.linears.total());
     wt.mem(layer_weight_params(m, d) * fp8_weight_bytes_per_param(d.e, true, recipe), d.linears.total());
     o.fp8_weight_cast = wc.t, o.fp8_weight_transpose = wt.t;
   }

@@ -19,6 +19,7 @@
 #include <cmath>
 
 #include "estimator/params.h"
+#include "estimator/time/fp8.h"
 #include "estimator/time/gemm.h"
 #include "estimator/time/mla.h"
 #include "estimator/time/moe.h"
@@ -66,10 +67,12 @@ void tp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
   const Seconds pair = cfg.sequence_parallel ? ag + rs : ar;
   // FP8 linears: Transformer Engine's fused norm writes the QKV and FC1 inputs in FP8
   // (LayerNormLinear, LayerNormMLP), so with SP their forward all-gathers move 1 byte per
-  // element. The reduce-scatters (16-bit GEMM outputs) and the backward's gathers of the
-  // output gradients keep 16 bits.
+  // element (NVFP4: 9/16). The reduce-scatters (16-bit GEMM outputs) and the backward's
+  // gathers of the output gradients keep 16 bits.
   const Seconds ag_in =
-      cfg.fp8 && cfg.sequence_parallel ? c.time(Collective::all_gather, Bytes(elems), pl.tp) : ag;
+      cfg.fp8 && cfg.sequence_parallel
+          ? c.time(Collective::all_gather, Bytes(elems * linear_operand_bytes(cfg.fp8_recipe)), pl.tp)
+          : ag;
   // An MoE layer's routed experts take the rank's sequence-parallel slice whole (expert
   // TP 1): only shared experts keep the MLP's pair of collectives.
   // A rank with dense layers among its MoE ones (moe_layer_share) runs both kinds' pairs.
@@ -179,9 +182,12 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
   o.grad_reduce_tail_replica = replica_reduce(sp.nonlayer() * g);
   o.grad_reduce_tail = bucketed(c, red, sp.nonlayer() * g, bucket, shard_group) + o.grad_reduce_tail_replica;
   if (cfg.overflow_step) return;  // an fp16 overflow step updates nothing: no parameters to gather
-  // Bytes per gathered parameter: e, or with FP8 parameter gather 1 for the layers' weights.
-  const double pe =
-      cfg.fp8_param_gather() ? (L * sp.layer + sp.nonlayer() * e) / std::max(1.0, sp.max_stage()) : e;
+  // Bytes per gathered parameter: e, or with FP8 parameter gather 1 for the layers' weights
+  // (NVFP4: 9/16).
+  const double pe = cfg.fp8_param_gather()
+                        ? (L * sp.layer * linear_operand_bytes(cfg.fp8_recipe) + sp.nonlayer() * e) /
+                              std::max(1.0, sp.max_stage())
+                        : e;
   if (cfg.ddp_zero_redundancy()) {
     // torch's ZeroRedundancyOptimizer on DDP: after its step every rank broadcasts the
     // parameters it owns, one broadcast per parameter (parameters_as_bucket_view False, the

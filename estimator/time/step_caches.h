@@ -26,7 +26,9 @@ struct CommKey {
   bool fsdp_reduce_fp32 = false;
   int fsdp_version = 1;
   bool overflow_step = false;
-  bool fp8 = false;  // FP8 parameter gather (TrainConfig::fp8_param_gather)
+  // bit 0: FP8/NVFP4 linears (TrainConfig::fp8), bit 1: their parameter gather
+  // (fp8_param_gather), bit 2: NVFP4 (TrainConfig::nvfp4)
+  std::uint8_t fp8 = 0;
   Precision precision = Precision::bf16;
   Framework framework = Framework::deepspeed;
   Optimizer optimizer = Optimizer::adam;

@@ -62,7 +62,7 @@ CommKey comm_key(const TrainConfig& c) {
   k.fsdp_reduce_fp32 = c.fsdp_reduce_fp32;
   k.fsdp_version = c.fsdp_version;
   k.overflow_step = c.overflow_step;
-  k.fp8 = c.fp8_param_gather();
+  k.fp8 = static_cast<std::uint8_t>((c.fp8 ? 1 : 0) | (c.fp8_param_gather() ? 2 : 0) | (c.nvfp4() ? 4 : 0));
   k.precision = c.precision;
   k.framework = c.framework;
   k.optimizer = c.optimizer;
@@ -102,7 +102,7 @@ std::uint64_t hash_of(const OpKey& k) {
   put(std::uint64_t(k.cross_entropy), 2);
   put(std::uint64_t(k.norm_kernel), 2);
   put(std::uint64_t(k.fp8), 1);
-  put(std::uint64_t(k.fp8_recipe), 1);
+  put(std::uint64_t(k.fp8_recipe), 1);  // one search runs one recipe
   // The 64 bits are spent; context and expert parallelism (rare, > 1) are mixed in on top.
   if (k.cp > 1) h = hash_mix(h, std::uint64_t(k.cp));
   if (k.moe_share < 1.0) h = hash_mix(h, std::uint64_t(k.moe_share * (1 << 20)));
@@ -123,7 +123,7 @@ std::uint64_t hash_of(const CommKey& k) {
       u(k.zero_stage) | u(k.overlap_comm + 1) << 4 | u(k.fused_optimizer + 1) << 6 | u(k.precision) << 8 |
       u(k.framework) << 12 | u(k.optimizer) << 16 | u(k.offload) << 20 | u(k.sequence_parallel) << 24 |
       u(k.megatron_fp32_grads) << 25 | u(k.fsdp_hybrid) << 26 | u(k.fsdp_reduce_fp32) << 27 |
-      u(k.overflow_step) << 28 | u(k.fp8) << 29 | u(k.fsdp_version) << 32 | u(k.pp_split) << 40;
+      u(k.overflow_step) << 28 | u(k.fp8) << 29 | u(k.fsdp_version) << 34 | u(k.pp_split) << 40;
   std::uint64_t buckets = 0;
   for (double d : {k.reduce_bucket, k.allgather_bucket, k.prefetch_bucket}) {
     std::uint64_t bits;

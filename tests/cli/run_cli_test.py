@@ -140,6 +140,17 @@ def contract_check(check, doc):
         notes = [a for a in doc.get("assumptions", []) if a.startswith("fp8: Transformer Engine's MXFP8")]
         return ["config %d has fp8_recipe %r" % (i, configs[i].get("fp8_recipe")) for i in bad] + \
             ([] if len(notes) == 1 else ["want one MXFP8 assumption, got %d" % len(notes)])
+    if check == "nvfp4":
+        # --precision nvfp4 on Blackwell: every config is written back as precision "nvfp4"
+        # (which a plan reads as bf16 + NVFP4 linears) with no FP8 recipe, the one NVFP4
+        # assumption is stated, and the GPU's FP4 peak is in the hardware.
+        bad = [i for i, c in enumerate(configs) if c.get("precision") != "nvfp4" or "fp8_recipe" in c]
+        notes = [a for a in doc.get("assumptions", []) if a.startswith("nvfp4: Transformer Engine's NVFP4")]
+        fp4 = doc.get("hardware", {}).get("gpu", {}).get("fp4_tc_flop_per_clk_sm", 0)
+        return ["config %d has precision %r, fp8_recipe %r" % (i, configs[i].get("precision"),
+                                                               configs[i].get("fp8_recipe")) for i in bad] + \
+            ([] if len(notes) == 1 else ["want one NVFP4 assumption, got %d" % len(notes)]) + \
+            ([] if fp4 > 0 else ["hardware.gpu.fp4_tc_flop_per_clk_sm is %r" % fp4])
     if check == "nvl72_racks":
         # A GB200 (or GB300) NVL72 plan: the node is the 72-GPU rack (its NVLink domain), the
         # hardware line counts racks, and every config spans whole racks only through its data-

@@ -72,7 +72,8 @@ inline GpuSpec h200() {
   return g;
 }
 
-// B200 as hwdb/data/gpus/b200-180gb.json: 148 SMs, 8192 dense FLOP/clk/SM at 1856 MHz.
+// B200 as hwdb/data/gpus/b200-180gb.json: 148 SMs, 8192 dense FLOP/clk/SM at 1856 MHz (FP8
+// twice, NVFP4 four times that).
 inline GpuSpec b200() {
   GpuSpec g = h200();
   g.name = "b200";
@@ -86,6 +87,7 @@ inline GpuSpec b200() {
   g.bf16_tc_flop_per_clk_sm = 8192;
   g.tf32_tc_flop_per_clk_sm = 4096;
   g.fp8_tc_flop_per_clk_sm = 16384;
+  g.fp4_tc_flop_per_clk_sm = 32768;
   g.l2 = MiB(126);
   g.nvlink_bw_per_link = GBps(50);
   return g;

@@ -118,9 +118,11 @@ TEST(Moe, Fp8ExpertRowsArePaddedToTheQuantizationAlignment) {
   EXPECT_NEAR(expert_rows(false, Fp8Recipe::delayed), 64.0 * 32768 / 384, 1e-9);
   EXPECT_DOUBLE_EQ(expert_rows(true, Fp8Recipe::tensorwise), 5472.0);
   EXPECT_DOUBLE_EQ(expert_rows(true, Fp8Recipe::mxfp8), 5472.0);
-  m.topk = 1;  // 64 x 4096 / 384 = 682.67: 688 (16 x 43) in FP8, 704 (32 x 22) in MXFP8
+  m.topk = 1;  // 64 x 4096 / 384 = 682.67: 688 (16 x 43) in FP8, 704 (32 x 22) in MXFP8,
+               // 768 (128 x 6) in NVFP4 (Megatron-Core's get_fp4_align_size)
   EXPECT_DOUBLE_EQ(expert_rows(true, Fp8Recipe::delayed), 688.0);
   EXPECT_DOUBLE_EQ(expert_rows(true, Fp8Recipe::mxfp8), 704.0);
+  EXPECT_DOUBLE_EQ(expert_rows(true, Fp8Recipe::nvfp4), 768.0);
   m.topk = 3;  // 64 x 12,288 / 384 = 2,048 exactly: no padding
   EXPECT_DOUBLE_EQ(expert_rows(true, Fp8Recipe::mxfp8), 2048.0);
 }
