@@ -45,6 +45,14 @@ std::optional<Diagnostic> unsupported_architecture(const Json& m) {
     return Diagnostic{"", "/model/name",
                       "encoder-decoder models are not modelled (\"" + str(m, "name") + "\")",
                       "dsplan models decoder-only and encoder-only transformers"};
+  // Hybrid state-space models (Mamba-2 layers among the attention ones: NemotronH, Jamba)
+  // have layers dsplan has no operators for.
+  static const std::regex ssm(R"(\bMamba|\bJamba\b|\bNemotron-?H\b|state.space)", std::regex::icase);
+  if (m.is_object() &&
+      (m.contains("hybrid_layer_pattern") || m.contains("mamba_layers") || std::regex_search(n, ssm)))
+    return Diagnostic{"", "/model/architecture",
+                      "hybrid Mamba/attention models are not modelled (\"" + str(m, "name") + "\")",
+                      "dsplan prices transformer layers (attention with a dense or MoE MLP) only"};
   // A row that gives its experts (model.experts, topk, moe_ffn) is an MoE shape dsplan
   // prices (moe_details); a name alone is not enough to build one.
   if (num(m, "experts") <= 0 && std::regex_search(n, moe))

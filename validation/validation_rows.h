@@ -168,7 +168,8 @@ void block_details(const Json& model, ModelSpec& spec, std::vector<std::string>&
 // "mxfp8"; "nvfp4": bf16 with NVFP4 linears, Fp8Recipe::nvfp4).
 void precision(const std::string& text, const std::string& other, TrainConfig& run,
                std::vector<std::string>& notes);
-// validation_model.cc: a row whose model dsplan does not model (encoder-decoder, MoE); the
+// validation_model.cc: a row whose model dsplan does not model (encoder-decoder, hybrid
+// Mamba/attention, MoE named without its experts); the
 // heads of a row that gives none; a Llama-family row's vocabulary, embeddings and KV heads;
 // a gated MLP's width when the row gives none, and the check that the mapped model carries
 // the row's params_B (within 25%). Each appends the assumption it makes to `notes`.

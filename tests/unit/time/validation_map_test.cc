@@ -258,6 +258,27 @@ TEST(ValidationMap, Fp8AndTransformerEngineAttentionNamed) {
   row["parallel"]["precision"] = "FP8-MX";
   EXPECT_TRUE(request_of(row).space.run.fp8);
   EXPECT_EQ(request_of(row).space.run.fp8_recipe, Fp8Recipe::mxfp8);
+  // NVFP4 ("nvfp4", Megatron-Bridge's NVFP4 rows) takes the FP8 linears' place, whatever
+  // FP8 words the settings also carry.
+  row["parallel"]["precision"] = "nvfp4";
+  row["parallel"]["other"] =
+      "as published: bf16_with_nvfp4_mixed (fp8 None, fp4 e2m1); the MXFP8 sibling ...";
+  const TrainConfig fp4 = request_of(row).space.run;
+  EXPECT_TRUE(fp4.nvfp4());
+  EXPECT_EQ(fp4.precision, Precision::bf16);
+  EXPECT_EQ(fp4.linear_precision(), Precision::nvfp4);
+}
+
+// A hybrid Mamba/attention model (Nemotron 3 Super, NemotronH) is refused with its reason;
+// a plain transformer with the same keys otherwise is not.
+TEST(ValidationMap, HybridMambaModelsAreNotModelled) {
+  json m = {{"name", "Nemotron 3 Super 120B-A12B"}, {"layers", 88}, {"hidden", 4096}};
+  EXPECT_FALSE(validation::rows::unsupported_architecture(m));
+  m["hybrid_layer_pattern"] = "MEMEMEM*E";
+  const auto why = validation::rows::unsupported_architecture(m);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->message.find("hybrid Mamba/attention models are not modelled"), std::string::npos);
+  EXPECT_TRUE(validation::rows::unsupported_architecture(json{{"name", "Jamba 1.5 Mini"}}));
 }
 
 }  // namespace
