@@ -78,7 +78,7 @@ enum class NormKernel : std::uint8_t { auto_, eager, fused, torch };
 // copies quantized separately; Megatron-Bridge's Blackwell option). nvfp4 is not an FP8
 // recipe but takes the FP8 linears' place (Megatron's --fp4-format e2m1 --fp4-recipe
 // nvfp4, Transformer Engine's NVFP4BlockScaling: E2M1 values, an E4M3 scale per 16
-// elements and an fp32 scale per tensor; Blackwell only; docs/model.md §4.1, "NVFP4").
+// elements and an fp32 scale per tensor; Blackwell only; docs/model.md §4.1, "NVFP4 linears").
 enum class Fp8Recipe : std::uint8_t { delayed, tensorwise, mxfp8, nvfp4 };
 
 // DeepSpeed ZeRO knobs (deepspeed/runtime/zero/config.py defaults), in elements.

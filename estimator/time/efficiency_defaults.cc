@@ -8,8 +8,9 @@
 //    PyTorch) reach 0.94-0.97 of bf16's fraction at large K (docs/model.md §4.1, "FP8
 //    linears"). Other GPUs have no FP8 peak, so no FP8 GEMM.
 //  - NVFP4 (Blackwell): FP8's fraction (0.665) of the FP4 peak. No block-scaled FP4 GEMM
-//    was measured here; NVIDIA's cuBLAS 12.9 notes put B200 NVFP4 GEMMs at roughly two
-//    thirds of the dense FP4 peak, which this matches (docs/model.md §4.1, "NVFP4").
+//    was measured here; NVIDIA's cuBLAS 12.9 release post reports FP4 matmuls up to 2.3x
+//    its FP8 ones on Blackwell (peaks 2x apart), so FP4's share is not below FP8's at the
+//    best shapes (docs/model.md §4.1, "NVFP4 linears").
 //  - HBM: STREAM-like elementwise kernels reach ~80% of datasheet bandwidth, the blended
 //    rate of every memory-bound kernel. Hopper prices them by class instead (MemKernel):
 //    PyTorch's copy, add and dropout backward reach 0.88-0.91 of HBM on an H100 and an

@@ -102,7 +102,7 @@ GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
   // steps: 2.5x bf16's, measured (FP8/bf16 GEMM rates over K on an H100 and an H200,
   // docs/model.md §4.1 "FP8 linears"; twice, the bare main-loop argument, over-stated the
   // speed-up at K <= 2048). NVFP4's main loop is twice FP8's again (four times bf16's) and
-  // its epilogue the same: 5x, FP8's measured 2.5 doubled (not measured; "NVFP4").
+  // its epilogue the same: 5x, FP8's measured 2.5 doubled (not measured; docs/model.md §4.1 "NVFP4 linears").
   const double k_half = eff.gemm_k_half * (p == Precision::nvfp4 ? 5.0
                                            : p == Precision::fp8 ? 2.5
                                                                  : rate_ratio);
