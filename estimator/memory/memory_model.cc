@@ -316,18 +316,21 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
   buf.after = std::max(buf.after, ms.step_only + (cfg.framework == Framework::ddp ? buf.during : 0.0));
   const double live_buffers = std::max(buf.during, buf.after - act);
 
-  MemoryBreakdown r;
-  r.params = Bytes(ms.params);
-  r.grads = Bytes(ms.grads);
-  r.optimizer = Bytes(ms.optimizer);
-  r.activations = Bytes(act);
   // FP8 linears keep each layer weight's FP8 copy and its transpose (1 + 1 B/param), cast
   // on the first micro-batch of a step and reused by the rest (Transformer Engine's weight
   // workspaces; Megatron passes is_first_microbatch). With FP8 parameter gather the FP8
   // weight and its transpose take the 16-bit weight's 2 B instead: nothing extra. NVFP4:
-  // the two copies take 9/16 B each.
+  // the two copies take 9/16 B each, so with NVFP4 parameter gather (the parameters are
+  // NVFP4 tensors, --fp4-param-gather) a layer weight holds 9/8 B where it held 2.
   const double copy = cfg.nvfp4() ? 0.5 + 1.0 / 16.0 : 1.0;
   const double fp8_weights = cfg.fp8 && !cfg.fp8_param_gather() ? 2.0 * copy * rp.layer * st.layers : 0.0;
+  const double fp4_saved =
+      cfg.nvfp4() && cfg.fp8_param_gather() ? (2.0 - 2.0 * copy) * rp.layer * st.layers : 0.0;
+  MemoryBreakdown r;
+  r.params = Bytes(ms.params - fp4_saved);
+  r.grads = Bytes(ms.grads);
+  r.optimizer = Bytes(ms.optimizer);
+  r.activations = Bytes(act);
   r.buffers = Bytes(ms.gathered + std::max(0.0, live_buffers) + fp8_weights);
   r.allocated = r.params + r.grads + r.optimizer + r.activations + r.buffers;
   r.reserved = r.allocated * (1 + opt.fragmentation);

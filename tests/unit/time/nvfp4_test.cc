@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "confirm/ds_config.h"
+#include "estimator/memory.h"
 #include "estimator/memory/activations.h"
 #include "estimator/search/space.h"
 #include "estimator/time/efficiency_defaults.h"
@@ -111,6 +112,33 @@ TEST(Nvfp4, SavedLinearInputsAreNineSixteenthsOfAByte) {
   x.nvfp4 = true;
   const LayerActivation fp4 = layer_activation(x);
   EXPECT_DOUBLE_EQ((fp8.replicated + fp8.sharded) - (fp4.replicated + fp4.sharded), 25'690'112.0);
+}
+
+// NVFP4's weight copies: without the distributed optimizer the two cached NVFP4 copies add
+// 9/16 + 9/16 B per layer parameter beside the bf16 weight: 4 layers of 12 h^2 + 13 h =
+// 201,379,840 x 4 x 1.125 B = 906,209,280 B more buffers. With ZeRO-1 the parameters are
+// the NVFP4 tensors (NVFP4 parameter gather): 2 - 1.125 = 0.875 B a layer parameter less
+// than the bf16 weights, 704,829,440 B fewer parameter bytes, and no extra buffers.
+TEST(Nvfp4, WeightCopiesAndParametersGatheredInNvfp4) {
+  const ModelSpec m = test::gpt("gpt-4096", 4, 4096, 32, 2048, 50257, 128);
+  const MemoryModel mm(
+      m, test::cluster(test::node(test::b200(), 8, IntraTopology::nvswitch, 900, 8, 400, 716.8), 8));
+  TrainConfig cfg;
+  cfg.framework = Framework::megatron;
+  cfg.dp = 8;
+  cfg.seq_len = 2048;
+  cfg.flash_attention = true;
+  const MemoryBreakdown bf16 = mm.estimate(cfg);
+  cfg.fp8 = true;
+  cfg.fp8_recipe = Fp8Recipe::nvfp4;
+  EXPECT_DOUBLE_EQ(mm.estimate(cfg).buffers.v - bf16.buffers.v, 906209280.0);
+  EXPECT_DOUBLE_EQ(mm.estimate(cfg).params.v, bf16.params.v);
+  cfg.zero_stage = 1;
+  const MemoryBreakdown fp4_z1 = mm.estimate(cfg);
+  cfg.fp8 = false;
+  const MemoryBreakdown bf16_z1 = mm.estimate(cfg);
+  EXPECT_DOUBLE_EQ(bf16_z1.params.v - fp4_z1.params.v, 704829440.0);
+  EXPECT_DOUBLE_EQ(fp4_z1.buffers.v, bf16_z1.buffers.v);
 }
 
 // FP4 tensor cores are Blackwell's: on a Hopper node an NVFP4 configuration is no
