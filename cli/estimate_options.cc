@@ -458,6 +458,10 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
                                                                  "(--overlap-grad-reduce, --overlap-param-gather)"
                                                                : "gradient reduction after the backward "
                                                                  "(--overlap-comm on for Megatron-Core's overlap)"));
+  if (s.run.framework == Framework::megatron && std::find(s.zero.begin(), s.zero.end(), 3) != s.zero.end())
+    plan.assumptions.push_back(
+        "stage 3 under Megatron is Megatron-FSDP (optim_grads_params): each layer gathered "
+        "ahead of its forward and backward, its gradients reduce-scattered, overlapped");
   TrainConfig z0;  // a ZeRO-0 point of this space
   z0.framework = s.run.framework;
   z0.precision = s.run.precision;

@@ -382,6 +382,10 @@ struct TrainConfig {
   // Megatron-Core overlaps its data-parallel reduction with the backward (bucketed) and,
   // with the distributed optimizer, the parameter all-gather with the next forward.
   bool megatron_overlap() const { return framework == Framework::megatron && zero.overlap_comm == 1; }
+  // Megatron-FSDP (--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params):
+  // Megatron at stage 3 shards parameters, gradients and optimizer state, gathers each layer
+  // ahead of its forward and backward and reduce-scatters its gradients, always overlapped.
+  bool megatron_fsdp() const { return framework == Framework::megatron && zero_stage == 3; }
   // FP8 linears with Megatron's distributed optimizer keep the layers' weights in FP8 and
   // all-gather them in FP8 (--fp8-param-gather, NeMo's fp8_params; what dsplan emits);
   // NVFP4 linears likewise in NVFP4 (--fp4-param-gather, Megatron-Bridge's default).

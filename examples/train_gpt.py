@@ -124,6 +124,12 @@ def parse_args(argv=None):
     p.add_argument("--bf16", action="store_true")
     p.add_argument("--zero-stage", type=int, default=None)
     p.add_argument("--use-distributed-optimizer", action="store_true")
+    # Megatron-FSDP (a Megatron plan at ZeRO 3): accepted; the DeepSpeed engine shards as the
+    # config's stage 3 does, the stand-in for Megatron-FSDP's optim_grads_params.
+    p.add_argument("--use-megatron-fsdp", action="store_true")
+    p.add_argument("--data-parallel-sharding-strategy", default=None,
+                   choices=["no_shard", "optim", "optim_grads", "optim_grads_params"])
+    p.add_argument("--ckpt-format", default=None, help="accepted; the workload saves no checkpoint")
     # A plan priced as PyTorch FSDP (dsplan confirm passes these with --no-deepspeed): ZeRO 3
     # runs FULL_SHARD (HYBRID_SHARD with hybrid), ZeRO 2 SHARD_GRAD_OP, with FSDP's mixed
     # precision in the config's 16-bit dtype and gradients reduced in it or in fp32.

@@ -324,8 +324,10 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
   // NVFP4 tensors, --fp4-param-gather) a layer weight holds 9/8 B where it held 2.
   const double copy = cfg.nvfp4() ? 0.5 + 1.0 / 16.0 : 1.0;
   const double fp8_weights = cfg.fp8 && !cfg.fp8_param_gather() ? 2.0 * copy * rp.layer * st.layers : 0.0;
-  const double fp4_saved =
-      cfg.nvfp4() && cfg.fp8_param_gather() ? (2.0 - 2.0 * copy) * rp.layer * st.layers : 0.0;
+  // (Megatron-FSDP: of the 1/dp shard each rank keeps.)
+  const double fp4_saved = cfg.nvfp4() && cfg.fp8_param_gather()
+                               ? (2.0 - 2.0 * copy) * rp.layer * st.layers / (cfg.megatron_fsdp() ? in.dp : 1)
+                               : 0.0;
   MemoryBreakdown r;
   r.params = Bytes(ms.params - fp4_saved);
   r.grads = Bytes(ms.grads);

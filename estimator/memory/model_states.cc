@@ -13,6 +13,10 @@
 //              params) to the host. fp32 runs still clone an fp32 master partition.
 //  Megatron    wP params, 4P fp32 main grads, (4+s)P master+states (/N with the
 //              distributed optimizer, zero_stage >= 1): 18 or 6 + 12/N for Adam.
+//              Megatron-FSDP (zero_stage 3, optim_grads_params): params, main grads,
+//              master and states all /N, and its buffers: the unit (a layer) being
+//              computed and the prefetched one gathered (2 x w x unit), and the unit's
+//              gradients before their reduce-scatter (main-grad bytes x unit).
 //  FSDP        fp32 sharded params/grads 4P/N each, sP/N; FULL_SHARD (stage 3) gathers
 //              one unit plus one prefetched and the unit's 16-bit grads; SHARD_GRAD_OP
 //              (stage 2) keeps every 16-bit param gathered from forward to backward.
@@ -87,7 +91,13 @@ ModelStateMemory megatron_states(const ModelStateInputs& in, const Ctx& c) {
   // fp32 main_grad buffer in every precision, except bf16 configured with a 16-bit buffer
   // (TrainConfig::megatron_fp32_grads; Megatron-Core grad_reduce_in_fp32=False).
   const bool bf16_buffer = !in.megatron_fp32_grads && in.precision == Precision::bf16;
-  m.grads = (bf16_buffer ? c.w : 4.0) * c.P;
+  const double g = bf16_buffer ? c.w : 4.0;
+  m.grads = g * c.P;
+  if (in.zero_stage == 3) {  // Megatron-FSDP: everything sharded, one unit gathered ahead
+    m.params /= c.N;
+    m.grads /= c.N;
+    m.gathered = (2.0 * c.w + g) * in.fsdp_unit;
+  }
   const double opt = (c.master + c.s) * c.P / (in.zero_stage >= 1 ? c.N : 1);
   if (in.offload == Offload::none) {
     m.optimizer = opt;

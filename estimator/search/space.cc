@@ -109,7 +109,8 @@ SearchSpace with_defaults(SearchSpace s, const ModelSpec& m, const Cluster& c) {
                               qk_head_dim_of(m) <= kMaxFlashHeadDim && sinks_ok;
   // Megatron and DDP shard the optimizer state at most (stage 1) and offload nothing: their
   // defaults leave out what make_config would refuse point by point (most of a Megatron
-  // space's invalid points, and most of its search time).
+  // space's invalid points, and most of its search time). Megatron-FSDP (Megatron at stage
+  // 3) is searched when --zero names it.
   const bool shards_states_only = s.run.framework == Framework::megatron || s.run.framework == Framework::ddp;
   if (s.zero.empty()) s.zero = shards_states_only ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3};
   if (s.tp.empty())
@@ -288,7 +289,11 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
       if (vpp > 1) why.push_back("DeepSpeed's pipeline engine has no interleaved schedule (vpp 1 only)");
       break;
     case Framework::megatron:
-      if (zero >= 2) why.push_back("Megatron shards only optimizer state (distributed optimizer = stage 1)");
+      // Stage 1: the distributed optimizer; stage 3: Megatron-FSDP (optim_grads_params).
+      if (zero == 2)
+        why.push_back(
+            "Megatron shards optimizer state (distributed optimizer = stage 1) or everything "
+            "(Megatron-FSDP optim_grads_params = stage 3); its optim_grads strategy is not modelled");
       break;
     case Framework::fsdp:
       if (pp > 1) why.push_back("FSDP has no pipeline engine");

@@ -137,11 +137,12 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
   if (cfg.framework == Framework::ddp) bucket = kDdpBucketBytes;
   if (cfg.framework == Framework::megatron)
     bucket = cfg.megatron_overlap() ? megatron_bucket_elems(cfg.dp) * g : sp.max_stage() * g;
-  if (cfg.framework == Framework::fsdp) bucket = sp.layer * g;
+  if (cfg.framework == Framework::fsdp || cfg.megatron_fsdp()) bucket = sp.layer * g;
   o.bucket_bytes = Bytes(bucket);
   o.layer_grad_bytes = Bytes(sp.layer * g);
   o.every_micro_batch = cfg.zero_stage >= 2;
   o.overlap = cfg.framework == Framework::ddp || cfg.framework == Framework::fsdp || cfg.megatron_overlap() ||
+              cfg.megatron_fsdp() ||
               (cfg.framework == Framework::deepspeed && cfg.zero.overlap(cfg.zero_stage));
   o.prefetch = cfg.zero_stage == 3 && o.overlap;
   if (pl.dp.ranks <= 1) return;
@@ -165,10 +166,12 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
   if (cfg.zero_stage == 3) {
     o.layer_grad_reduce_replica = replica_reduce(sp.layer * g);
     o.layer_grad_reduce = bucketed(c, red, sp.layer * g, bucket, shard_group) + o.layer_grad_reduce_replica;
-    const double pf = std::max(1.0, cfg.zero.prefetch_bucket_elems);
-    const double n = std::ceil(sp.layer_gathered / pf);
-    o.layer_param_gather =
-        c.time(Collective::all_gather, Bytes(sp.layer_gathered * e / n), shard_group) * n;
+    // Megatron-FSDP gathers a layer (its FSDP unit) in one all-gather, in FP8 (NVFP4) with
+    // FP8 parameter gather; DeepSpeed in prefetch-bucket pieces.
+    const double pf = cfg.megatron_fsdp() ? sp.layer_gathered : std::max(1.0, cfg.zero.prefetch_bucket_elems);
+    const double n = std::max(1.0, std::ceil(sp.layer_gathered / pf));
+    const double le = cfg.fp8_param_gather() ? linear_operand_bytes(cfg.fp8_recipe) : e;
+    o.layer_param_gather = c.time(Collective::all_gather, Bytes(sp.layer_gathered * le / n), shard_group) * n;
     o.nonlayer_gather = c.time(Collective::all_gather, Bytes(sp.nonlayer() * e), shard_group);
   } else {
     // MoE: the experts' gradients reduce over the ranks holding the same experts.
@@ -195,7 +198,7 @@ void dp_costs(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg, const
     // once: the stage's tensors, 4 B per element.
     const int n = std::max(1, stage_tensors(m, sp, cfg));
     o.param_allgather = c.time(Collective::broadcast, Bytes(sp.max_stage() * 4.0 / n), pl.dp) * double(n);
-  } else if (cfg.megatron_overlap() && cfg.zero_stage >= 1) {
+  } else if (cfg.megatron_overlap() && cfg.zero_stage == 1) {
     const double first = std::min(sp.max_stage(), megatron_bucket_elems(cfg.dp)) * pe;
     o.param_allgather = c.time(Collective::all_gather, Bytes(first), pl.dp);
   } else if (cfg.zero_stage == 1 || cfg.zero_stage == 2 || cfg.deepspeed_bf16_optimizer()) {

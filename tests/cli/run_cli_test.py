@@ -70,13 +70,14 @@ def contract_check(check, doc):
         rates = [c["throughput"]["samples_per_s"] for c in configs if c["fits"]]
         return [] if rates == sorted(rates, reverse=True) else ["samples/s not descending: %s" % rates]
     if check == "megatron_stages_not_offered":
-        # Megatron has no ZeRO-2/3: those stages are null (not offered), not 0 (nothing fits);
-        # the offered stages still carry a whole number.
+        # Megatron has no ZeRO-2 (Megatron-FSDP's optim_grads is not modelled): that stage is
+        # null (not offered), not 0 (nothing fits); the offered stages (0, 1 and 3, the
+        # distributed optimizer and Megatron-FSDP) carry a whole number.
         m = doc.get("search", {}).get("max_micro_batch", {})
-        out = ["max_micro_batch.%s is %r, want null" % (k, m.get(k, "missing")) for k in ("zero2", "zero3")
+        out = ["max_micro_batch.%s is %r, want null" % (k, m.get(k, "missing")) for k in ("zero2",)
                if m.get(k, "missing") is not None]
         return out + ["max_micro_batch.%s is %r, want an integer > 0" % (k, m.get(k))
-                      for k in ("zero0", "zero1") if not isinstance(m.get(k), int) or m.get(k) <= 0]
+                      for k in ("zero0", "zero1", "zero3") if not isinstance(m.get(k), int) or m.get(k) <= 0]
     if check == "cross_entropy_jit_fused":
         # --cross-entropy jit-fused reaches every config and is stated once in the assumptions.
         bad = [i for i, c in enumerate(configs) if c.get("cross_entropy") != "jit-fused"]

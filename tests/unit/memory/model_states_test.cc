@@ -92,6 +92,28 @@ TEST(ModelStates, MegatronEighteenBytesOrDistributedOptimizer) {
   EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 7.5e9);
 }
 
+// Megatron-FSDP (stage 3, optim_grads_params): 2 + 4 + 12 = 18 B/param all over dp 8 =
+// 2.25e9 B for 1e9 parameters; gathered, a 2e8-parameter layer twice in bf16 (the one
+// computing and the prefetched one) and its fp32 gradients: (2 + 2 + 4) x 2e8 = 1.6e9 B.
+// With a bf16 gradient buffer (grad_reduce_in_fp32 off): (2 + 2 + 12) / 8 = 2e9 and
+// (2 + 2 + 2) x 2e8 = 1.2e9.
+TEST(ModelStates, MegatronFsdpShardsEverything) {
+  ModelStateInputs in;
+  in.framework = Framework::megatron;
+  in.precision = Precision::bf16;
+  in.params = 1e9;
+  in.dp = 8;
+  in.zero_stage = 3;
+  in.fsdp_unit = 2e8;
+  ModelStateMemory m = model_state_memory(in);
+  EXPECT_DOUBLE_EQ(m.params + m.grads + m.optimizer, 2.25e9);
+  EXPECT_DOUBLE_EQ(m.gathered, 1.6e9);
+  in.megatron_fp32_grads = false;
+  m = model_state_memory(in);
+  EXPECT_DOUBLE_EQ(m.params + m.grads + m.optimizer, 2e9);
+  EXPECT_DOUBLE_EQ(m.gathered, 1.2e9);
+}
+
 TEST(ModelStates, OptimizersAndPrecisions) {
   ModelStateInputs in = fp16_adam(1e9, 1, 1, 0, Offload::none);
   // DeepSpeed ZeRO-0 fp16: 2 + 2 + 4 + 8 = 16 B/param; SGD momentum: 2 + 2 + 4 + 4 = 12.

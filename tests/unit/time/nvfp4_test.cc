@@ -139,6 +139,11 @@ TEST(Nvfp4, WeightCopiesAndParametersGatheredInNvfp4) {
   const MemoryBreakdown bf16_z1 = mm.estimate(cfg);
   EXPECT_DOUBLE_EQ(bf16_z1.params.v - fp4_z1.params.v, 704829440.0);
   EXPECT_DOUBLE_EQ(fp4_z1.buffers.v, bf16_z1.buffers.v);
+  // Megatron-FSDP keeps a 1/8 shard: 704,829,440 / 8 = 88,103,680 B less.
+  cfg.zero_stage = 3;
+  const MemoryBreakdown bf16_z3 = mm.estimate(cfg);
+  cfg.fp8 = true;
+  EXPECT_DOUBLE_EQ(bf16_z3.params.v - mm.estimate(cfg).params.v, 88103680.0);
 }
 
 // FP4 tensor cores are Blackwell's: on a Hopper node an NVFP4 configuration is no
