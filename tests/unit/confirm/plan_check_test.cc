@@ -267,5 +267,27 @@ TEST(PlanCheck, GpusPerHostMustDivideGpusPerNode) {
   EXPECT_EQ(plan->gpus_per_host, 4);
 }
 
+// A plan written back with precision "nvfp4" (estimate's bf16 + NVFP4 linears) reads as bf16
+// with NVFP4 linears; "fp8" as bf16 with FP8 linears; a Megatron config at zero_stage 3 is
+// Megatron-FSDP.
+TEST(PlanCheck, LowPrecisionLinearsAndMegatronFsdpReadBack) {
+  Json j = fixture();
+  j["configs"][0]["precision"] = "nvfp4";
+  j["configs"][0]["framework"] = "megatron";
+  j["configs"][0]["zero_stage"] = 3;
+  auto plan = parse_plan(j, kFile);
+  ASSERT_TRUE(plan.ok()) << plan.errors().front().to_string();
+  const TrainConfig& c = plan->candidates[0].cfg;
+  EXPECT_EQ(c.precision, Precision::bf16);
+  EXPECT_TRUE(c.nvfp4());
+  EXPECT_EQ(c.linear_precision(), Precision::nvfp4);
+  EXPECT_TRUE(c.megatron_fsdp());
+  j["configs"][0]["precision"] = "fp8";
+  plan = parse_plan(j, kFile);
+  ASSERT_TRUE(plan.ok()) << plan.errors().front().to_string();
+  EXPECT_TRUE(plan->candidates[0].cfg.fp8);
+  EXPECT_FALSE(plan->candidates[0].cfg.nvfp4());
+}
+
 }  // namespace
 }  // namespace dsplan
