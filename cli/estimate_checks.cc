@@ -101,4 +101,21 @@ void check_space_size(const SearchSpace& given, const ModelSpec& m, const Cluste
                  "narrow --" + widest->first + " (e.g. powers of two: 1,2,4,...) or pin more dimensions"));
 }
 
+// --cpu-offload-layers: Megatron-Core's --cpu-offloading-num-layers, which it refuses for
+// the model's every layer; pipeline parallelism and recompute are left to the search's
+// rules (their points are removed, each with the reason).
+void set_cpu_offload(const EstimateOptions& o, const Expected<ModelSpec>& model, TrainConfig& run,
+                     Diagnostics& errs) {
+  if (o.cpu_offload_layers <= 0) return;
+  if (run.framework != Framework::megatron)
+    errs.push_back(flag_error("cpu-offload-layers", "CPU activation offloading is modelled for Megatron only",
+                              "add --framework megatron, or leave --cpu-offload-layers out"));
+  else if (model && o.cpu_offload_layers >= model->layers)
+    errs.push_back(flag_error("cpu-offload-layers",
+                              std::to_string(o.cpu_offload_layers) + " is not fewer than the model's " +
+                                  std::to_string(model->layers) + " layers",
+                              "at most " + std::to_string(model->layers - 1)));
+  run.cpu_offload_layers = o.cpu_offload_layers;
+}
+
 }  // namespace dsplan::cli

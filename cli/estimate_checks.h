@@ -25,6 +25,9 @@ void set_explicit_split(const EstimateOptions& o, const Expected<ModelSpec>& mod
 // User-given TP and PP degrees that the model, cluster or run's split cannot take.
 void check_degrees(const std::vector<int>& tps, const std::vector<int>& pps, const ModelSpec& m,
                    const Cluster& c, const TrainConfig& run, Diagnostics& errs);
+// --cpu-offload-layers into `run`: Megatron only, fewer than the model's layers.
+void set_cpu_offload(const EstimateOptions& o, const Expected<ModelSpec>& model, TrainConfig& run,
+                     Diagnostics& errs);
 // A space too large to search at once, with the widest flag to narrow.
 void check_space_size(const SearchSpace& given, const ModelSpec& m, const Cluster& c, Diagnostics& errs);
 

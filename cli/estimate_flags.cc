@@ -44,6 +44,10 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--recompute-layers", o.recompute_layers,
                   "Block checkpointing: layers per pipeline stage that recompute (default half)")
       ->check(number_check(true, 1, 1 << 20, "a positive number of layers"));
+  sub->add_option("--cpu-offload-layers", o.cpu_offload_layers,
+                  "Megatron's CPU activation offloading (--cpu-offloading-num-layers): the first N layers "
+                  "copy their saved activations to host memory and back (pp 1, no recompute; default 0)")
+      ->check(number_check(true, 0, 1 << 20, "a number of layers, 0 or more"));
   sub->add_option(
       "--recompute-modules", o.recompute_modules,
       "Megatron-Core's selective recompute modules (implies --ckpt selective): core_attn "

@@ -299,6 +299,7 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
         "MoE layers may run much slower than priced");
   s.run.mtp_layers = o.mtp;
   set_explicit_split(o, model, s.run, errs);
+  set_cpu_offload(o, model, s.run, errs);
   if (o.mtp > 0 && s.run.framework != Framework::megatron)
     errs.push_back(flag_error("mtp", "multi-token prediction is planned for Megatron-Core only",
                               "--framework megatron, or leave --mtp out"));

@@ -266,6 +266,7 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   if (c.fp8_param_gather() && !c.nvfp4()) a.push_back("--fp8-param-gather");
   if (c.framework == Framework::deepspeed) a.insert(a.end(), {"--zero-stage", str(c.zero_stage)});
   if (c.framework == Framework::megatron && c.zero_stage >= 1) a.push_back("--use-distributed-optimizer");
+  if (c.cpu_offload_layers > 0) a.insert(a.end(), {"--cpu-offloading-num-layers", str(c.cpu_offload_layers)});
   if (c.megatron_fsdp())  // Megatron-FSDP v1 runs on the distributed optimizer
     a.insert(a.end(), {"--use-megatron-fsdp", "--data-parallel-sharding-strategy", "optim_grads_params",
                        "--ckpt-format", "fsdp_dtensor"});

@@ -157,6 +157,11 @@ struct TrainConfig {
   int seq_len = 1024;
   Checkpointing checkpointing = Checkpointing::none;
   int recompute_layers = 0;  // block: layers per stage that recompute (resolved, >= 1)
+  // Megatron's CPU activation offloading (--cpu-offloading-num-layers N, Transformer
+  // Engine's offload context): the first N layers copy their saved activations to host
+  // memory in the forward and back in the backward. Megatron only, pp 1, no recompute,
+  // fewer than the model's layers (docs/model.md §4.5 "Activation offloading").
+  int cpu_offload_layers = 0;
   // Selective recompute's modules, a set of module_bit(RecomputeModule) (Megatron only);
   // 0 = Megatron's default, the attention core alone. Ignored unless selective.
   std::uint8_t recompute_modules = 0;

@@ -41,6 +41,10 @@ struct MemoryOptions {
   double fragmentation = 0.10;  // caching-allocator slack: reserved = allocated x (1 + f)
 };
 
+// Bytes one transformer layer keeps for its backward on a rank, per micro-batch: what
+// activation offloading (TrainConfig::cpu_offload_layers) moves to the host and back.
+double layer_saved_activation_bytes(const ModelSpec& m, const TrainConfig& cfg);
+
 // Memory model with per-model precomputation. estimate() is a pure function of its
 // argument; the object is cheap to copy and holds no references to its inputs.
 class MemoryModel {

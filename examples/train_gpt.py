@@ -130,6 +130,8 @@ def parse_args(argv=None):
     p.add_argument("--data-parallel-sharding-strategy", default=None,
                    choices=["no_shard", "optim", "optim_grads", "optim_grads_params"])
     p.add_argument("--ckpt-format", default=None, help="accepted; the workload saves no checkpoint")
+    p.add_argument("--cpu-offloading-num-layers", type=int, default=0,
+                   help="Megatron's CPU activation offloading; accepted, not run here")
     # A plan priced as PyTorch FSDP (dsplan confirm passes these with --no-deepspeed): ZeRO 3
     # runs FULL_SHARD (HYBRID_SHARD with hybrid), ZeRO 2 SHARD_GRAD_OP, with FSDP's mixed
     # precision in the config's 16-bit dtype and gradients reduced in it or in fp32.

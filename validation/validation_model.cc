@@ -158,6 +158,12 @@ std::optional<Diagnostic> expert_layout(const Json& p, const Json& model, const 
                     " last (parallel.pp_first_layers, pp_last_layers)");
   }
   if (s.cp[0] > 1) notes.push_back("context parallelism " + std::to_string(s.cp[0]) + " (parallel.cp)");
+  // Megatron's CPU activation offloading (parallel.activation_offload_layers, the run's
+  // --cpu-offloading-num-layers).
+  s.run.cpu_offload_layers = std::clamp(inum(p, "activation_offload_layers"), 0, 1 << 16);
+  if (s.run.cpu_offload_layers > 0)
+    notes.push_back("CPU activation offloading of " + std::to_string(s.run.cpu_offload_layers) +
+                    " layers (parallel.activation_offload_layers)");
   s.ep = {std::max(1, inum(p, "ep", 1))};
   if (!is_moe(m)) return std::nullopt;
   // Megatron-Core (0.10 on) defaults the expert TP degree to the TP degree when the run

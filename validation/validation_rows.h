@@ -174,6 +174,9 @@ void precision(const std::string& text, const std::string& other, TrainConfig& r
 // a gated MLP's width when the row gives none, and the check that the mapped model carries
 // the row's params_B (within 25%). Each appends the assumption it makes to `notes`.
 std::optional<Diagnostic> unsupported_architecture(const Json& model);
+// (expert_layout also reads the row's context parallelism, explicit pipeline split, MTP
+// layers and CPU activation offloading: parallel.cp, pp_first_layers/pp_last_layers,
+// model.mtp_layers, parallel.activation_offload_layers.)
 // A shape-only row's head width (model.kv_channels or head_dim) and query/key norms
 // (qk_layernorm), and its experts (model.experts, topk, moe_ffn, shared_ffn) where given.
 std::optional<Diagnostic> moe_details(const Json& model, ModelSpec& spec, std::vector<std::string>& notes);

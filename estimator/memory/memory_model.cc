@@ -205,7 +205,10 @@ double stage_activations(const ModelSpec& m, const TrainConfig& cfg, const Layer
     stored = (lb.checkpoint * n + lb.stored * (st.layers - n)) * st.in_flight;
     if (n > 0) layer_phase += lb.rerun;
   } else {
-    stored = lb.stored * st.layers * st.in_flight;
+    // CPU activation offloading (pp 1): the offloaded layers' activations leave the GPU,
+    // but for one layer's in transit (Transformer Engine's double buffer).
+    const int kept = cfg.cpu_offload_layers > 0 ? st.layers - cfg.cpu_offload_layers + 1 : st.layers;
+    stored = lb.stored * std::max(1, kept) * st.in_flight;
   }
   const double sb = x.s * x.b;
   if (st.first) {
@@ -338,7 +341,9 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
   r.reserved = r.allocated * (1 + opt.fragmentation);
   r.device = r.reserved + opt.cuda_context + Bytes(nccl_buffer_bytes(cl.node.gpu.arch, cfg));
   r.overhead = r.device - r.allocated;
-  r.host = Bytes(ms.host_per_node);
+  // Offloaded activations sit in pinned host memory, one micro-batch of them per GPU.
+  const double offloaded = cfg.cpu_offload_layers > 0 ? cfg.cpu_offload_layers * lb.stored : 0.0;
+  r.host = Bytes(ms.host_per_node + offloaded * cl.gpus_per_node());
   return r;
 }
 
@@ -346,6 +351,12 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
 
 MemoryModel::MemoryModel(const ModelSpec& model, const Cluster& cluster, MemoryOptions options)
     : model_(model), cluster_(cluster), options_(options), counts_(count_params(model)) {}
+
+double layer_saved_activation_bytes(const ModelSpec& m, const TrainConfig& run) {
+  std::optional<TrainConfig> view;
+  const TrainConfig& cfg = run.cp > 1 ? view.emplace(run.cp_rank_view()) : run;
+  return layer_bytes(cfg, layer_shape(m, cfg, moe_layer_share(m, cfg))).stored;
+}
 
 MemoryBreakdown MemoryModel::estimate(const TrainConfig& run) const {
   // Context parallelism: the rank holds s / cp tokens and ZeRO shards over dp x cp

@@ -333,6 +333,14 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
         "attention sinks train only in Transformer Engine's cuDNN attention (--framework megatron, "
         "--attention auto or cudnn); FlashAttention has no backward for them: --flash off");
   if (sp && tp < 2) why.push_back("sequence parallelism needs tp > 1");
+  if (s.run.cpu_offload_layers > 0) {  // Megatron-Core's rules for --cpu-offloading
+    if (s.run.framework != Framework::megatron) why.push_back("CPU activation offloading is Megatron's");
+    if (pp > 1) why.push_back("Megatron's CPU activation offloading has no pipeline parallelism (pp 1)");
+    if (ck != Checkpointing::none) why.push_back("Megatron's CPU activation offloading excludes recompute");
+    if (s.run.cpu_offload_layers >= m.layers)
+      why.push_back("CPU activation offloading takes fewer layers than the model's " +
+                    std::to_string(m.layers));
+  }
   if (s.run.precision == Precision::bf16 && c.node.gpu.bf16_tc_flop_per_clk_sm <= 0)
     why.push_back(c.node.gpu.name + " has no bf16 tensor cores");
   if (s.run.nvfp4()) {

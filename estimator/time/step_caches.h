@@ -74,7 +74,13 @@ const OpEntry& op_entry(StepTimeModel::Caches& c, const ModelSpec& m, const Clus
                         const Efficiency& eff, const TrainConfig& cfg);
 const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const Cluster& cl,
                             const Efficiency& eff, const TrainConfig& cfg);
+// `offload_copy`: one offloaded layer's activation copy over the host link
+// (activation_offload_copy), 0 without CPU activation offloading.
 StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConfig& cfg,
-                         const Efficiency& eff);
+                         const Efficiency& eff, Seconds offload_copy = {});
+// Megatron's CPU activation offloading (TrainConfig::cpu_offload_layers): the seconds one
+// layer's saved activations take over the host link (PCIe; NVLink-C2C on Grace).
+Seconds activation_offload_copy(const ModelSpec& m, const SystemSpec& node, const Efficiency& eff,
+                                const TrainConfig& cfg);
 
 }  // namespace dsplan

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <optional>
 
+#include "estimator/memory.h"
 #include "estimator/overlap.h"
 #include "estimator/params.h"
 #include "estimator/time/step_caches.h"
@@ -220,11 +221,19 @@ const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const 
   });
 }
 
+Seconds activation_offload_copy(const ModelSpec& m, const SystemSpec& node, const Efficiency& eff,
+                                const TrainConfig& cfg) {
+  const double bw = node.gpu.pcie_bw.v * eff.pcie_fraction;
+  if (cfg.cpu_offload_layers <= 0 || bw <= 0) return Seconds{};
+  return Seconds(layer_saved_activation_bytes(m, cfg) / bw);
+}
+
 StepCosts StepTimeModel::costs(const TrainConfig& run) const {
   std::optional<TrainConfig> view;  // context parallelism: the rank's view
   const TrainConfig& cfg = run.cp > 1 ? view.emplace(run.cp_rank_view()) : run;
   return assemble_costs(op_entry(*caches_, model_, cluster_, eff_, cfg),
-                        comm_entry(*caches_, model_, cluster_, eff_, cfg), cfg, eff_);
+                        comm_entry(*caches_, model_, cluster_, eff_, cfg), cfg, eff_,
+                        activation_offload_copy(model_, cluster_.node, eff_, cfg));
 }
 
 OperatorSplit StepTimeModel::operator_split(const TrainConfig& run) const {
@@ -243,7 +252,7 @@ OperatorSplit StepTimeModel::operator_split(const TrainConfig& run) const {
 }
 
 StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConfig& cfg,
-                         const Efficiency& eff) {
+                         const Efficiency& eff, Seconds offload_copy) {
   const OpCosts& op = oe.op;
   const ParallelComm& tp = oe.tp;
   const ParallelComm& pc = ce.comm;
@@ -350,6 +359,16 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
     c.head_bwd += (c.layer.bwd + c.layer.tp_comm_bwd + op.bwd_linear * r + head_bwd) * n;
     c.host.head_fwd += (op.host.fwd + op.host.head_fwd) * n;
     c.host.head_bwd += (op.host.bwd + op.host.head_bwd) * n;
+  }
+  // Megatron's CPU activation offloading (docs/model.md §4.5 "Activation offloading"): each
+  // offloaded layer's saved activations cross the host link once after its forward and
+  // once before its backward, on a copy stream beside the next layer's compute, so a pass
+  // waits only for what the copy outlasts; spread over the rank's layers as the other
+  // per-layer extras are.
+  if (offload_copy.v > 0) {
+    const double share = double(cfg.cpu_offload_layers) / std::max(1, c.layers_per_rank);
+    c.layer.fwd += Seconds(std::max(0.0, (offload_copy - c.layer.fwd - c.layer.tp_comm_fwd).v) * share);
+    c.layer.bwd += Seconds(std::max(0.0, (offload_copy - c.layer.bwd - c.layer.tp_comm_bwd).v) * share);
   }
   return c;
 }
