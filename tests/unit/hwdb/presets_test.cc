@@ -56,6 +56,12 @@ TEST(HwdbPresets, OtherPrecisionsMatchTheDatasheets) {
   EXPECT_NEAR(b3.fp32, 77.0, 0.05);     // 148 x 256 x 2.032 = 76.99 (sheet 75)
   GpuPeaks gb3 = gpu_peaks_TFLOPS(*gpu_preset("gb300-288gb"));
   EXPECT_NEAR(gb3.fp8_tc, 5000.6, 0.1);  // 152 x 16384 x 2.008 (sheet 5,000)
+  // Dense NVFP4: 4x bf16 per clock on Blackwell, 6x on Blackwell Ultra (session 47).
+  EXPECT_NEAR(b.fp4_tc, 9001.0, 0.1);     // 148 x 32768 x 1.856 (sheet 9,000)
+  EXPECT_NEAR(gb.fp4_tc, 10001.3, 0.1);   // 152 x 32768 x 2.008 (NVL72 720 PF / 72 = 10,000)
+  EXPECT_NEAR(b3.fp4_tc, 13501.5, 0.1);   // 148 x 49152 x 1.856 (HGX B300 108 PF / 8 = 13,500)
+  EXPECT_NEAR(gb3.fp4_tc, 15002.0, 0.1);  // 152 x 49152 x 2.008 (NVL72 about 1,100 PF / 72)
+  EXPECT_EQ(h.fp4_tc, 0.0);               // Hopper has no FP4 tensor cores
   GpuPeaks v = gpu_peaks_TFLOPS(*gpu_preset("v100-32gb"));
   EXPECT_EQ(v.bf16_tc, 0.0);  // Volta has no bf16 or tf32 tensor cores
   EXPECT_EQ(v.tf32_tc, 0.0);
