@@ -83,6 +83,7 @@ Json config_to_json(const Evaluation& e) {
   j["sequence_parallel"] = c.sequence_parallel;
   j["overlap_comm"] = c.zero.overlap_comm < 0 ? "default" : c.zero.overlap_comm == 1 ? "on" : "off";
   j["offload"] = name(c.offload);
+  if (c.cpu_offload_layers > 0) j["cpu_offload_layers"] = c.cpu_offload_layers;  // Megatron's activations
   if (c.logit_metrics > 0) j["logit_metrics"] = c.logit_metrics;
   if (c.cross_entropy != CrossEntropy::eager) j["cross_entropy"] = name(c.cross_entropy);
   if (c.norm_kernel != NormKernel::auto_) j["norm_kernel"] = name(c.norm_kernel);

@@ -83,6 +83,7 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
   r.get("sequence_parallel", c.sequence_parallel, false);
   read_enum(r, "checkpointing", checkpointing_names(), c.checkpointing);
   r.get("recompute_layers", c.recompute_layers, c.checkpointing == Checkpointing::block, 1, 1 << 20);
+  r.get("cpu_offload_layers", c.cpu_offload_layers, false, 0, 1 << 20);
   read_recompute_modules(r, c);
   read_enum(r, "offload", offload_names(), c.offload);
   static const std::vector<std::string> overlap_names = {"default", "on", "off"};

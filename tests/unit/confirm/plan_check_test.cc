@@ -282,6 +282,11 @@ TEST(PlanCheck, LowPrecisionLinearsAndMegatronFsdpReadBack) {
   EXPECT_TRUE(c.nvfp4());
   EXPECT_EQ(c.linear_precision(), Precision::nvfp4);
   EXPECT_TRUE(c.megatron_fsdp());
+  EXPECT_EQ(c.cpu_offload_layers, 0);
+  j["configs"][0]["cpu_offload_layers"] = 2;  // Megatron's CPU activation offloading
+  plan = parse_plan(j, kFile);
+  ASSERT_TRUE(plan.ok()) << plan.errors().front().to_string();
+  EXPECT_EQ(plan->candidates[0].cfg.cpu_offload_layers, 2);
   j["configs"][0]["precision"] = "fp8";
   plan = parse_plan(j, kFile);
   ASSERT_TRUE(plan.ok()) << plan.errors().front().to_string();
