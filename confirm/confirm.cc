@@ -29,6 +29,7 @@ bool contains_oom(const TrainConfig& c, const TrainConfig& o) {
          c.checkpointing == o.checkpointing && c.recompute_layers == o.recompute_layers &&
          c.flash_attention == o.flash_attention && c.sequence_parallel == o.sequence_parallel &&
          c.offload == o.offload && c.precision == o.precision && c.fp8 == o.fp8 &&
+         c.fp8_recipe == o.fp8_recipe && c.cpu_offload_layers == o.cpu_offload_layers &&
          c.framework == o.framework && c.optimizer == o.optimizer && c.seq_len == o.seq_len &&
          c.micro_batch >= o.micro_batch;
 }
