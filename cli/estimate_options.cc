@@ -143,8 +143,7 @@ void low_precision_linears(SearchSpace& s, const EstimateOptions& o, const GpuSp
         "scale per tensor; 16x16 weight blocks, a random Hadamard transform on the weight-gradient "
         "operands) on every transformer layer's linears, GEMMs at FP8's share of the FP4 peak (no NVFP4 "
         "GEMM measured: docs/model.md section 4.1 \"NVFP4 linears\"); attention, logits and the rest in "
-        "bf16; "
-        "weights gathered in NVFP4 with the distributed optimizer, else quantized once per step");
+        "bf16; weights gathered in NVFP4 with the distributed optimizer, else quantized once per step");
     return;
   }
   plan.assumptions.push_back(

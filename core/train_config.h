@@ -80,6 +80,12 @@ enum class NormKernel : std::uint8_t { auto_, eager, fused, torch };
 // nvfp4, Transformer Engine's NVFP4BlockScaling: E2M1 values, an E4M3 scale per 16
 // elements and an fp32 scale per tensor; Blackwell only; docs/model.md §4.1, "NVFP4 linears").
 enum class Fp8Recipe : std::uint8_t { delayed, tensorwise, mxfp8, nvfp4 };
+// Bytes of an NVFP4 element: an E2M1 value (half a byte) and its share of an E4M3 scale
+// per 16 elements.
+inline constexpr double kNvfp4Bytes = 0.5 + 1.0 / 16.0;
+// Bytes per element of a low-precision linear operand as stored, gathered or saved: 1
+// (FP8), 9/16 (NVFP4).
+inline double linear_operand_bytes(Fp8Recipe r) { return r == Fp8Recipe::nvfp4 ? kNvfp4Bytes : 1.0; }
 
 // DeepSpeed ZeRO knobs (deepspeed/runtime/zero/config.py defaults), in elements.
 struct ZeroKnobs {
@@ -235,8 +241,9 @@ struct TrainConfig {
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   bool nvfp4() const { return fp8 && fp8_recipe == Fp8Recipe::nvfp4; }
   // The operand precision of the transformer layers' linear GEMMs.
-  Precision linear_precision() const {
-    return !fp8 ? precision : nvfp4() ? Precision::nvfp4 : Precision::fp8;
+  Precision linear_precision() const { return linear_precision(fp8, fp8_recipe, precision); }
+  static Precision linear_precision(bool fp8, Fp8Recipe r, Precision p) {
+    return !fp8 ? p : r == Fp8Recipe::nvfp4 ? Precision::nvfp4 : Precision::fp8;
   }
 
   std::int64_t global_batch() const {

@@ -27,6 +27,8 @@
 
 #include <algorithm>
 
+#include "core/train_config.h"
+
 namespace dsplan {
 
 LayerActivation layer_activation(const LayerShape& x) {
@@ -39,7 +41,7 @@ LayerActivation layer_activation(const LayerShape& x) {
   const double norms = ((x.norms - post) * x.residual_bytes() + post * n16) * sb * x.h;
   // QKV and FC1 inputs: the pre-norm outputs (one shared tensor when one norm feeds both;
   // sandwich post-norm outputs go to the residual adds, which save nothing).
-  const double li = x.fp8 ? (x.nvfp4 ? 0.5 + 1.0 / 16.0 : 1) : x.e;  // bytes per saved linear-input element
+  const double li = x.fp8 ? (x.nvfp4 ? kNvfp4Bytes : 1.0) : x.e;  // bytes per saved linear-input element
   const double linear_inputs = std::min(x.norms, 2.0) + x.input_copies;
   a.replicated = (norms + linear_inputs * li * sb * x.h + masks) / (x.sp ? x.t : 1);
   const double out = x.out > 0 ? x.out : x.q;  // the projection's input

@@ -325,7 +325,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
   // weight and its transpose take the 16-bit weight's 2 B instead: nothing extra. NVFP4:
   // the two copies take 9/16 B each, so with NVFP4 parameter gather (the parameters are
   // NVFP4 tensors, --fp4-param-gather) a layer weight holds 9/8 B where it held 2.
-  const double copy = cfg.nvfp4() ? 0.5 + 1.0 / 16.0 : 1.0;
+  const double copy = linear_operand_bytes(cfg.fp8_recipe);
   const double fp8_weights = cfg.fp8 && !cfg.fp8_param_gather() ? 2.0 * copy * rp.layer * st.layers : 0.0;
   // (Megatron-FSDP: of the 1/dp shard each rank keeps.)
   const double fp4_saved = cfg.nvfp4() && cfg.fp8_param_gather()

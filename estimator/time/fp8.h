@@ -50,7 +50,6 @@ struct Fp8Casts {
 
 // Bytes per element of one activation or gradient cast (read e, write the FP8 copies and
 // scales), and the kernels it takes.
-inline constexpr double kNvfp4Bytes = 0.5 + 1.0 / 16.0;  // an E2M1 value and its share of a scale
 inline double fp8_cast_bytes(double e, Fp8Recipe r) {
   switch (r) {
     case Fp8Recipe::tensorwise:
@@ -124,7 +123,5 @@ inline double fp8_weight_bytes_per_param(double e, bool fp8_param_gather, Fp8Rec
   if (r == Fp8Recipe::nvfp4) return fp8_param_gather ? 2.0 * kNvfp4Bytes : 2.0 * e + 2.0 * kNvfp4Bytes;
   return fp8_param_gather && r != Fp8Recipe::mxfp8 ? 2.0 : fp8_cast_bytes(e, r);
 }
-// Bytes per element of a linear operand as stored, gathered or saved: 1 (FP8), 9/16 (NVFP4).
-inline double linear_operand_bytes(Fp8Recipe r) { return r == Fp8Recipe::nvfp4 ? kNvfp4Bytes : 1.0; }
 
 }  // namespace dsplan
