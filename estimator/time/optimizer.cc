@@ -144,13 +144,24 @@ OptimizerCosts optimizer_costs(double shard_params, int tensors, double grad_byt
   }
   const double local_ranks = std::max(1, cluster.gpus_per_node());
   const double host_bw = cluster.node.host_mem_bw.v * kHostMemFraction / local_ranks;
-  const double host_bytes = overflow ? 4.0 : kCpuAdamBytes;  // the check, or CPU Adam
+  // The check, CPU Adam, or a client torch.optim optimizer handed to DeepSpeed (fused_optimizer
+  // 0: "Using client Optimizer as basic optimizer"), which ZeRO-Offload runs as it is on the
+  // flat fp32 host partition: ATen's single-tensor passes, 92 B a parameter for AdamW (the HF
+  // Trainer's AdamW without decay moves 16 fewer; not told apart here), at the same share of
+  // the host's DRAM bandwidth as CPU Adam (session 48).
+  const double host_bytes = overflow                   ? 4.0
+                            : cfg.fused_optimizer == 0 ? unfused_update_bytes(cfg.optimizer, Impl::per_tensor)
+                                                       : kCpuAdamBytes;
   o.step = Seconds(host_bw > 0 ? shard_params * host_bytes / host_bw : 0.0) +
            (overflow ? eff.host_op_overhead : Seconds{});
+  // The GPU's gradients go down at their element size and the updated working copy comes up
+  // at the parameters' (16 bits, or 4 bytes when the whole run is fp32: session 48, where
+  // 2 bytes each way had been priced for every precision).
   const double pcie = gpu.pcie_bw.v * eff.pcie_fraction;
   if (pcie > 0) {
-    o.d2h = Seconds(shard_params * 2.0 / pcie);
-    if (!overflow) o.h2d = Seconds(shard_params * 2.0 / pcie);
+    const double param_bytes = cfg.precision == Precision::fp32 ? 4.0 : 2.0;
+    o.d2h = Seconds(shard_params * grad_bytes / pcie);
+    if (!overflow) o.h2d = Seconds(shard_params * param_bytes / pcie);
   }
   return o;
 }
