@@ -412,15 +412,7 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   if (s.run.seq_len <= 0) return Diagnostic{"", "/model/seq_len", "row has no sequence length", ""};
   rows::precision(str(p, "precision"), str(p, "other"), s.run, notes);
   s.run.framework = row_framework(row, notes);
-  const bool hf_trainer = has(str(row, "source"), "huggingface") || has(str(row, "source"), "autotuning/hf");
-  if (hf_trainer) {
-    s.run.fused_optimizer = 0;
-    notes.push_back("HF Trainer's AdamW (unfused, per tensor) as the optimizer");
-  }
-  if (has(str(p, "other"), "use-bnb-optimizer")) {
-    s.run.optimizer = Optimizer::adam_8bit;
-    notes.push_back("bitsandbytes 8-bit Adam (--use-bnb-optimizer)");
-  }
+  rows::optimizer_settings(row, s.run, notes);
   // The autotuner's metric times steps 3-5 (start/end_profile_step). DeepSpeed before v0.8
   // starts fp16's loss scale at 2^32 (initial_scale_power 32, hysteresis 2), so those steps
   // overflow and skip the update: the 2021 autotuning examples (transformers 4.12) ran such a

@@ -262,4 +262,24 @@ std::optional<Diagnostic> settle_parameters(const Json& m, bool shape_only, Mode
   return std::nullopt;
 }
 
+// The optimizer a row's loop hands the engine: the Hugging Face Trainer's AdamW (per tensor),
+// a client torch optimizer the DeepSpeed engine runs as it is (its log: "Using client
+// Optimizer as basic optimizer"; under ZeRO-Offload on the host, not as CPU Adam), or
+// bitsandbytes' 8-bit Adam.
+void optimizer_settings(const Json& row, TrainConfig& run, std::vector<std::string>& notes) {
+  const std::string other = str(at(row, "parallel"), "other");
+  if (has(str(row, "source"), "huggingface") || has(str(row, "source"), "autotuning/hf")) {
+    run.fused_optimizer = 0;
+    notes.push_back("HF Trainer's AdamW (unfused, per tensor) as the optimizer");
+  }
+  if (run.framework == Framework::deepspeed && has(other, "client optimizer")) {
+    run.fused_optimizer = 0;
+    notes.push_back("the client's torch optimizer (parallel.other), not DeepSpeed's fused or CPU Adam");
+  }
+  if (has(other, "use-bnb-optimizer")) {
+    run.optimizer = Optimizer::adam_8bit;
+    notes.push_back("bitsandbytes 8-bit Adam (--use-bnb-optimizer)");
+  }
+}
+
 }  // namespace dsplan::validation::rows

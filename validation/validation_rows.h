@@ -188,6 +188,9 @@ int inferred_heads(int hidden, std::vector<std::string>& notes);
 void family_defaults(const Json& model, ModelSpec& spec, std::vector<std::string>& notes);
 std::optional<Diagnostic> settle_parameters(const Json& model, bool shape_only, ModelSpec& spec,
                                             std::vector<std::string>& notes);
+// The optimizer of the row's loop (HF Trainer's AdamW, a client torch optimizer under
+// DeepSpeed, bitsandbytes' 8-bit Adam) into run.fused_optimizer and run.optimizer.
+void optimizer_settings(const Json& row, TrainConfig& run, std::vector<std::string>& notes);
 // The measured figures of a row's "measured" object that dsplan predicts, appended to
 // c.measured (c.request already mapped); validation_measures.cc lists the keys.
 void add_measurements(const Json& meas, const Json& row, ValidationCase& c);
