@@ -1,8 +1,10 @@
 // How far published and real runs of a configuration's kind came out from dsplan's predicted
 // step (docs/accuracy.md, "Accuracy evidence by regime"). A regime is what decides which
 // parts of the model a prediction leans on: the GPU generation, the framework, whether
-// the layout is a pipeline, and whether the host issuing kernels is within a factor of four
-// of setting the step (its default rate is an assumption, docs/model.md §4 "Host dispatch
+// the layout is a pipeline, whether the optimizer step runs on the host (ZeRO-Offload: its
+// CPU optimizer, PCIe copies and host software are the least validated part of the model,
+// session 48), and whether the host issuing kernels is within a factor of four of setting
+// the step (its default rate is an assumption, docs/model.md §4 "Host dispatch
 // floor"). The bands are measurements, not model inputs: `dsplan validate --evidence` over
 // the development, held-out and real-run files recomputes them, and a ctest fails when a
 // band no longer matches what the model predicts for its rows. Rows whose GPU the source
@@ -27,6 +29,7 @@ struct EvidenceRegime {
   bool pipelined = false;       // pp > 1
   bool host_sensitive = false;  // the host's issuing time is at least 1/4 of the GPU's work
   bool moe = false;             // a mixture-of-experts model (Evaluation::moe)
+  bool offload = false;         // ZeRO-Offload: the optimizer (and with stage 3 the params) on the host
 };
 
 // What a band is about: the step time, or the peak memory.
@@ -34,7 +37,8 @@ enum class EvidenceKind { step, memory };
 
 // The regime of an evaluated configuration on a GPU of architecture `arch`.
 EvidenceRegime evidence_regime(const Evaluation& e, GpuArch arch);
-// Its name, e.g. "hopper megatron pipeline", "hopper megatron moe" or "hopper ddp host-sensitive"; for memory
+// Its name, e.g. "hopper megatron pipeline", "hopper megatron moe", "volta deepspeed offload" or
+// "hopper ddp host-sensitive"; for memory
 // without "host-sensitive".
 std::string regime_name(const EvidenceRegime& r, EvidenceKind k = EvidenceKind::step);
 

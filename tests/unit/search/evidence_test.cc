@@ -28,6 +28,13 @@ TEST(Evidence, RegimeNamesTheGpuFrameworkAndPipeline) {
             "ampere fsdp");
   EXPECT_EQ(regime_name(evidence_regime(evaluated(Framework::deepspeed, 2, 1.0, 0, 0.01), GpuArch::volta)),
             "volta deepspeed pipeline");
+  // ZeRO-Offload plans lean on the host's optimizer step and PCIe copies: a regime of their own.
+  Evaluation offloaded = evaluated(Framework::deepspeed, 1, 1.0, 0, 0.01);
+  offloaded.cfg.offload = Offload::optimizer;
+  EXPECT_EQ(regime_name(evidence_regime(offloaded, GpuArch::volta)), "volta deepspeed offload");
+  offloaded.cfg.offload = Offload::all;
+  offloaded.cfg.pp = 2;
+  EXPECT_EQ(regime_name(evidence_regime(offloaded, GpuArch::ampere)), "ampere deepspeed offload pipeline");
 }
 
 TEST(Evidence, HostSensitiveFromAQuarterOfTheGpuWork) {
