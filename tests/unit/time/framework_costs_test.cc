@@ -175,6 +175,29 @@ TEST(Optimizer, OverflowStepOnlyChecksTheGradients) {
   EXPECT_EQ(off.h2d.v, 0.0);
 }
 
+// ZeRO-Offload with a client torch optimizer (fused_optimizer 0, DeepSpeed's "Using client
+// Optimizer as basic optimizer"): torch.optim's single-tensor AdamW runs on the host partition
+// and moves 92 B a parameter instead of CPU Adam's 30, at the same 409.6 GB/s x 0.5 / 8 ranks
+// = 25.6 GB/s: 1e8 x 92 / 25.6e9 = 359.375 ms (CPU Adam: 1e8 x 30 / 25.6e9 = 117.1875 ms).
+// In fp32 the gradients come down and the parameters go up at 4 B: 4e8 / (31.5e9 x 0.8) =
+// 15.873 ms each way (16-bit: 7.937 ms).
+TEST(Optimizer, OffloadedClientOptimizerAndFp32Copies) {
+  TrainConfig c = engine_cfg(Framework::deepspeed, 2, Precision::fp16);
+  c.offload = Offload::optimizer;
+  const Cluster cl = test::cluster(test::dgx_a100(), 8);
+  const Efficiency e = optimizer_eff(10);
+  const OptimizerCosts cpu_adam = optimizer_costs(1e8, 300, 2.0, c, cl, e);
+  EXPECT_NEAR(in_ms(cpu_adam.step), 117.1875, 1e-3);
+  EXPECT_NEAR(in_ms(cpu_adam.d2h), 7.937, 1e-3);
+  EXPECT_NEAR(in_ms(cpu_adam.h2d), 7.937, 1e-3);
+  c.fused_optimizer = 0;
+  EXPECT_NEAR(in_ms(optimizer_costs(1e8, 300, 2.0, c, cl, e).step), 359.375, 1e-3);
+  c.precision = Precision::fp32;
+  const OptimizerCosts fp32 = optimizer_costs(1e8, 300, 4.0, c, cl, e);
+  EXPECT_NEAR(in_ms(fp32.d2h), 15.873, 1e-3);
+  EXPECT_NEAR(in_ms(fp32.h2d), 15.873, 1e-3);
+}
+
 // ZeRO-1/2 all-gather the updated 16-bit parameters after the step; an overflow step
 // updates nothing, so that all-gather goes too and the whole step gets shorter.
 TEST(StepTime, OverflowStepSkipsTheParameterAllGather) {

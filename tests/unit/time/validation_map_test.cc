@@ -74,6 +74,16 @@ TEST(ValidationMap, OffloadFlagAndNamedParameterOffload) {
   EXPECT_EQ(request_of(row).space.offload[0], Offload::optimizer);
 }
 
+// A DeepSpeed row whose engine ran the client's torch optimizer (its log: "Using client
+// Optimizer as basic optimizer") is priced with that optimizer, which ZeRO-Offload runs on the
+// host; DeepSpeed's own optimizer otherwise (-1: fused, or CPU Adam under offload).
+TEST(ValidationMap, ClientOptimizerNamed) {
+  json row = ds_row(2, "ZeRO-2 with cpu_offload, DeepSpeedCPUAdam");
+  EXPECT_EQ(request_of(row).space.run.fused_optimizer, -1);
+  row["parallel"]["other"] = "ZeRO-2 with cpu_offload; client optimizer torch.optim.AdamW on the CPU";
+  EXPECT_EQ(request_of(row).space.run.fused_optimizer, 0);
+}
+
 TEST(ValidationMap, DeepSpeedOverlapCommNamed) {
   EXPECT_EQ(request_of(ds_row(1, "ZeRO stage 1")).space.run.zero.overlap_comm, -1);
   EXPECT_EQ(request_of(ds_row(1, "ZeRO stage 1 (overlap_comm true, reduce_scatter)")).space.run.zero.overlap_comm, 1);
