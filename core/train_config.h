@@ -168,6 +168,25 @@ struct TrainConfig {
   // memory in the forward and back in the backward. Megatron only, pp 1, no recompute,
   // fewer than the model's layers (docs/model.md §4.5 "Activation offloading").
   int cpu_offload_layers = 0;
+  // DeepSpeed's activation checkpointing (deepspeed.checkpointing, Megatron-DeepSpeed's
+  // --deepspeed-activation-checkpointing; framework deepspeed, full or block recompute;
+  // docs/model.md §4.5 "DeepSpeed's checkpoint options"): partition_activations keeps 1/tp
+  // of each recomputed layer's input on each TP rank and all-gathers it before the layer's
+  // recompute; cpu_checkpointing copies the kept inputs to host memory in the forward and
+  // back before the recompute, both copies on the compute stream.
+  bool ds_partition_activations = false;
+  bool ds_cpu_checkpointing = false;
+  // Whether those options act on this configuration (DeepSpeed, layers recomputed; the
+  // partition only with TP and without sequence parallelism, which already splits the input).
+  bool ds_partitions_checkpoints() const {
+    return ds_partition_activations && framework == Framework::deepspeed &&
+           (checkpointing == Checkpointing::full || checkpointing == Checkpointing::block) && tp > 1 &&
+           !sequence_parallel;
+  }
+  bool ds_checkpoints_on_host() const {
+    return ds_cpu_checkpointing && framework == Framework::deepspeed &&
+           (checkpointing == Checkpointing::full || checkpointing == Checkpointing::block);
+  }
   // Selective recompute's modules, a set of module_bit(RecomputeModule) (Megatron only);
   // 0 = Megatron's default, the attention core alone. Ignored unless selective.
   std::uint8_t recompute_modules = 0;

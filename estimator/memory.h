@@ -44,6 +44,9 @@ struct MemoryOptions {
 // Bytes one transformer layer keeps for its backward on a rank, per micro-batch: what
 // activation offloading (TrainConfig::cpu_offload_layers) moves to the host and back.
 double layer_saved_activation_bytes(const ModelSpec& m, const TrainConfig& cfg);
+// Bytes of a recomputed layer's input on a rank, per micro-batch, before DeepSpeed's
+// partition_activations splits it: what that option gathers and cpu_checkpointing moves.
+double layer_checkpoint_input_bytes(const ModelSpec& m, const TrainConfig& cfg);
 
 // Memory model with per-model precomputation. estimate() is a pure function of its
 // argument; the object is cheap to copy and holds no references to its inputs.

@@ -186,7 +186,9 @@ LayerBytes layer_bytes(const TrainConfig& cfg, const LayerShape& x) {
     // Recomputed layers keep only their input; block recompute keeps the others whole.
     LayerShape live = x;
     live.selective = false;
-    b.checkpoint = layer_checkpoint_bytes(x);
+    // DeepSpeed's partition_activations keeps 1/tp of it on each rank (the gathered whole is
+    // the re-run forward's input, counted in `rerun`).
+    b.checkpoint = layer_checkpoint_bytes(x) / (cfg.ds_partitions_checkpoints() ? x.t : 1.0);
     b.rerun = layer_activation(live).total();
   }
   return b;
@@ -202,7 +204,9 @@ double stage_activations(const ModelSpec& m, const TrainConfig& cfg, const Layer
   if (cfg.checkpointing == Checkpointing::selective) layer_phase += lb.rerun;
   if (recomputes_layers(cfg.checkpointing)) {
     const int n = cfg.recomputed_layers(st.layers);
-    stored = (lb.checkpoint * n + lb.stored * (st.layers - n)) * st.in_flight;
+    // DeepSpeed's cpu_checkpointing keeps the recomputed layers' inputs in host memory.
+    const double kept = cfg.ds_checkpoints_on_host() ? 0.0 : lb.checkpoint * n;
+    stored = (kept + lb.stored * (st.layers - n)) * st.in_flight;
     if (n > 0) layer_phase += lb.rerun;
   } else {
     // CPU activation offloading (pp 1): the offloaded layers' activations leave the GPU,
@@ -341,8 +345,11 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
   r.reserved = r.allocated * (1 + opt.fragmentation);
   r.device = r.reserved + opt.cuda_context + Bytes(nccl_buffer_bytes(cl.node.gpu.arch, cfg));
   r.overhead = r.device - r.allocated;
-  // Offloaded activations sit in pinned host memory, one micro-batch of them per GPU.
-  const double offloaded = cfg.cpu_offload_layers > 0 ? cfg.cpu_offload_layers * lb.stored : 0.0;
+  // Offloaded activations sit in host memory, one micro-batch of them per GPU (Megatron's).
+  double offloaded = cfg.cpu_offload_layers > 0 ? cfg.cpu_offload_layers * lb.stored : 0.0;
+  // DeepSpeed's cpu_checkpointing: the stage's recomputed inputs, per micro-batch in flight.
+  if (cfg.ds_checkpoints_on_host())
+    offloaded += lb.checkpoint * cfg.recomputed_layers(st.layers) * st.in_flight;
   r.host = Bytes(ms.host_per_node + offloaded * cl.gpus_per_node());
   return r;
 }
@@ -356,6 +363,12 @@ double layer_saved_activation_bytes(const ModelSpec& m, const TrainConfig& run) 
   std::optional<TrainConfig> view;
   const TrainConfig& cfg = run.cp > 1 ? view.emplace(run.cp_rank_view()) : run;
   return layer_bytes(cfg, layer_shape(m, cfg, moe_layer_share(m, cfg))).stored;
+}
+
+double layer_checkpoint_input_bytes(const ModelSpec& m, const TrainConfig& run) {
+  std::optional<TrainConfig> view;
+  const TrainConfig& cfg = run.cp > 1 ? view.emplace(run.cp_rank_view()) : run;
+  return layer_checkpoint_bytes(layer_shape(m, cfg, moe_layer_share(m, cfg)));
 }
 
 MemoryBreakdown MemoryModel::estimate(const TrainConfig& run) const {

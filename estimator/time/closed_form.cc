@@ -81,7 +81,7 @@ void StepTimeModel::estimate_into(const TrainConfig& run, StepTimeBreakdown& out
   const OpEntry& oe = op_entry(*caches_, model_, cluster_, eff_, cfg);
   const CommEntry& ce = comm_entry(*caches_, model_, cluster_, eff_, cfg);
   const StepCosts c =
-      assemble_costs(oe, ce, cfg, eff_, activation_offload_copy(model_, cluster_.node, eff_, cfg));
+      assemble_costs(oe, ce, cfg, eff_, activation_moves(model_, cluster_.node, eff_, caches_->coll, cfg));
   const OpCosts& op = oe.op;
   const int L = c.layers_per_rank, m = c.micro_batches, p = c.pp, v = c.vpp;
   const LayerCosts& l = c.layer;

@@ -74,13 +74,19 @@ const OpEntry& op_entry(StepTimeModel::Caches& c, const ModelSpec& m, const Clus
                         const Efficiency& eff, const TrainConfig& cfg);
 const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const Cluster& cl,
                             const Efficiency& eff, const TrainConfig& cfg);
-// `offload_copy`: one offloaded layer's activation copy over the host link
-// (activation_offload_copy), 0 without CPU activation offloading.
+// What a layer moves besides its compute, in seconds per layer and micro-batch: Megatron's
+// CPU activation offloading (TrainConfig::cpu_offload_layers: one layer's saved activations
+// over the host link, PCIe or NVLink-C2C, on a copy stream beside the compute) and
+// DeepSpeed's checkpoint options (cpu_checkpointing: a recomputed layer's input down in the
+// forward, `ckpt_fwd`, and up before its recompute; partition_activations: its TP all-gather
+// then; both on the compute stream, `ckpt_bwd`).
+struct ActivationMoves {
+  Seconds offload_copy;
+  Seconds ckpt_fwd, ckpt_bwd;
+};
+ActivationMoves activation_moves(const ModelSpec& m, const SystemSpec& node, const Efficiency& eff,
+                                 const CollectiveModel& coll, const TrainConfig& cfg);
 StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConfig& cfg,
-                         const Efficiency& eff, Seconds offload_copy = {});
-// Megatron's CPU activation offloading (TrainConfig::cpu_offload_layers): the seconds one
-// layer's saved activations take over the host link (PCIe; NVLink-C2C on Grace).
-Seconds activation_offload_copy(const ModelSpec& m, const SystemSpec& node, const Efficiency& eff,
-                                const TrainConfig& cfg);
+                         const Efficiency& eff, const ActivationMoves& moves = {});
 
 }  // namespace dsplan

@@ -221,11 +221,26 @@ const CommEntry& comm_entry(StepTimeModel::Caches& c, const ModelSpec& m, const 
   });
 }
 
-Seconds activation_offload_copy(const ModelSpec& m, const SystemSpec& node, const Efficiency& eff,
-                                const TrainConfig& cfg) {
+ActivationMoves activation_moves(const ModelSpec& m, const SystemSpec& node, const Efficiency& eff,
+                                 const CollectiveModel& coll, const TrainConfig& cfg) {
+  ActivationMoves a;
   const double bw = node.gpu.pcie_bw.v * eff.pcie_fraction;
-  if (cfg.cpu_offload_layers <= 0 || bw <= 0) return Seconds{};
-  return Seconds(layer_saved_activation_bytes(m, cfg) / bw);
+  if (cfg.cpu_offload_layers > 0 && bw > 0)
+    a.offload_copy = Seconds(layer_saved_activation_bytes(m, cfg) / bw);
+  const bool host = cfg.ds_checkpoints_on_host(), split = cfg.ds_partitions_checkpoints();
+  if (!host && !split) return a;
+  // DeepSpeed (checkpointing.py): the partition is cut from the layer's input with a copy on
+  // the GPU; with cpu_checkpointing that partition (or the whole input) goes to a host
+  // tensor with a blocking copy, and comes back with one before the recompute, where a
+  // partitioned input is all-gathered over the TP ranks first.
+  const double whole = layer_checkpoint_input_bytes(m, cfg);
+  const double kept = split ? whole / cfg.tp : whole;
+  if (host && bw > 0) a.ckpt_fwd = a.ckpt_bwd = Seconds(kept / bw);
+  if (split) {
+    a.ckpt_fwd += Seconds(2.0 * kept / (node.gpu.hbm_bw.v * eff.hbm_fraction)) + eff.kernel_overhead;
+    a.ckpt_bwd += coll.time(Collective::all_gather, Bytes(whole), place(cfg, node).tp);
+  }
+  return a;
 }
 
 StepCosts StepTimeModel::costs(const TrainConfig& run) const {
@@ -233,7 +248,7 @@ StepCosts StepTimeModel::costs(const TrainConfig& run) const {
   const TrainConfig& cfg = run.cp > 1 ? view.emplace(run.cp_rank_view()) : run;
   return assemble_costs(op_entry(*caches_, model_, cluster_, eff_, cfg),
                         comm_entry(*caches_, model_, cluster_, eff_, cfg), cfg, eff_,
-                        activation_offload_copy(model_, cluster_.node, eff_, cfg));
+                        activation_moves(model_, cluster_.node, eff_, caches_->coll, cfg));
 }
 
 OperatorSplit StepTimeModel::operator_split(const TrainConfig& run) const {
@@ -252,7 +267,7 @@ OperatorSplit StepTimeModel::operator_split(const TrainConfig& run) const {
 }
 
 StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConfig& cfg,
-                         const Efficiency& eff, Seconds offload_copy) {
+                         const Efficiency& eff, const ActivationMoves& moves) {
   const OpCosts& op = oe.op;
   const ParallelComm& tp = oe.tp;
   const ParallelComm& pc = ce.comm;
@@ -365,10 +380,19 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   // once before its backward, on a copy stream beside the next layer's compute, so a pass
   // waits only for what the copy outlasts; spread over the rank's layers as the other
   // per-layer extras are.
-  if (offload_copy.v > 0) {
+  const Seconds copy = moves.offload_copy;
+  if (copy.v > 0) {
     const double share = double(cfg.cpu_offload_layers) / std::max(1, c.layers_per_rank);
-    c.layer.fwd += Seconds(std::max(0.0, (offload_copy - c.layer.fwd - c.layer.tp_comm_fwd).v) * share);
-    c.layer.bwd += Seconds(std::max(0.0, (offload_copy - c.layer.bwd - c.layer.tp_comm_bwd).v) * share);
+    c.layer.fwd += Seconds(std::max(0.0, (copy - c.layer.fwd - c.layer.tp_comm_fwd).v) * share);
+    c.layer.bwd += Seconds(std::max(0.0, (copy - c.layer.bwd - c.layer.tp_comm_bwd).v) * share);
+  }
+  // DeepSpeed's checkpoint options (docs/model.md §4.5): blocking, so each recomputed layer's
+  // forward and recompute wait for the whole move; block recompute spreads its n layers' moves
+  // over the stage as it spreads their recompute.
+  if (moves.ckpt_fwd.v > 0 || moves.ckpt_bwd.v > 0) {
+    const double share = cfg.recompute_share(c.layers_per_rank);
+    c.layer.fwd += moves.ckpt_fwd * share;
+    c.layer.recompute += moves.ckpt_bwd * share;
   }
   return c;
 }
