@@ -118,4 +118,30 @@ void set_cpu_offload(const EstimateOptions& o, const Expected<ModelSpec>& model,
   run.cpu_offload_layers = o.cpu_offload_layers;
 }
 
+// DeepSpeed's activation checkpointing options (deepspeed.checkpointing): each a single on or
+// off, priced only where layers are recomputed (TrainConfig::ds_partitions_checkpoints,
+// ds_checkpoints_on_host).
+void set_ds_checkpointing(const EstimateOptions& o, const std::vector<Checkpointing>& ckpt, TrainConfig& run,
+                          Diagnostics& errs) {
+  auto one = [&](const char* flag, const std::string& v, bool& out) {
+    if (v.empty()) return;
+    if (v != "on" && v != "off") {
+      errs.push_back(flag_error(flag, "'" + v + "' is not on or off", "on or off"));
+      return;
+    }
+    out = v == "on";
+    if (!out) return;
+    if (run.framework != Framework::deepspeed)
+      errs.push_back(
+          flag_error(flag, "DeepSpeed's activation checkpointing is modelled for --framework deepspeed only",
+                     "leave --" + std::string(flag) + " out, or use --framework deepspeed"));
+    else if (!ckpt.empty() &&
+             std::none_of(ckpt.begin(), ckpt.end(), [](Checkpointing c) { return recomputes_layers(c); }))
+      errs.push_back(flag_error(flag, "acts on recomputed layers, and --ckpt searches none of them",
+                                "add full or block to --ckpt"));
+  };
+  one("partition-activations", o.partition_activations, run.ds_partition_activations);
+  one("cpu-checkpointing", o.cpu_checkpointing, run.ds_cpu_checkpointing);
+}
+
 }  // namespace dsplan::cli

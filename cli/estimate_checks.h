@@ -28,6 +28,10 @@ void check_degrees(const std::vector<int>& tps, const std::vector<int>& pps, con
 // --cpu-offload-layers into `run`: Megatron only, fewer than the model's layers.
 void set_cpu_offload(const EstimateOptions& o, const Expected<ModelSpec>& model, TrainConfig& run,
                      Diagnostics& errs);
+// --partition-activations and --cpu-checkpointing into `run`: on or off; DeepSpeed only, and
+// only with layer recompute among the searched --ckpt values (empty: the default search).
+void set_ds_checkpointing(const EstimateOptions& o, const std::vector<Checkpointing>& ckpt, TrainConfig& run,
+                          Diagnostics& errs);
 // A space too large to search at once, with the widest flag to narrow.
 void check_space_size(const SearchSpace& given, const ModelSpec& m, const Cluster& c, Diagnostics& errs);
 

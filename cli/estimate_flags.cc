@@ -49,6 +49,18 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                   "copy their saved activations to host memory and back (pp 1, no recompute; default 0)")
       ->check(number_check(true, 0, 1 << 20, "a number of layers, 0 or more"));
   sub->add_option(
+      "--partition-activations", o.partition_activations,
+      "DeepSpeed's activation checkpointing (deepspeed framework, full or block --ckpt): on keeps "
+      "1/TP of each recomputed layer's input on each TP rank and all-gathers it before the "
+      "recompute (ds_config partition_activations, Megatron-DeepSpeed's --partition-activations); "
+      "default off");
+  sub->add_option(
+      "--cpu-checkpointing", o.cpu_checkpointing,
+      "DeepSpeed's activation checkpointing (deepspeed framework, full or block --ckpt): on keeps the "
+      "recomputed layers' inputs in host memory, copied down in the forward and up before the "
+      "recompute, blocking (ds_config cpu_checkpointing, Megatron-DeepSpeed's --checkpoint-in-cpu); "
+      "default off");
+  sub->add_option(
       "--recompute-modules", o.recompute_modules,
       "Megatron-Core's selective recompute modules (implies --ckpt selective): core_attn "
       "(the default), moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts; comma-separated");

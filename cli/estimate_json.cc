@@ -84,6 +84,8 @@ Json config_to_json(const Evaluation& e) {
   j["overlap_comm"] = c.zero.overlap_comm < 0 ? "default" : c.zero.overlap_comm == 1 ? "on" : "off";
   j["offload"] = name(c.offload);
   if (c.cpu_offload_layers > 0) j["cpu_offload_layers"] = c.cpu_offload_layers;  // Megatron's activations
+  if (c.ds_partitions_checkpoints()) j["partition_activations"] = true;  // DeepSpeed's checkpoint options
+  if (c.ds_checkpoints_on_host()) j["cpu_checkpointing"] = true;
   if (c.logit_metrics > 0) j["logit_metrics"] = c.logit_metrics;
   if (c.cross_entropy != CrossEntropy::eager) j["cross_entropy"] = name(c.cross_entropy);
   if (c.norm_kernel != NormKernel::auto_) j["norm_kernel"] = name(c.norm_kernel);

@@ -327,6 +327,7 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (!o.mbs.empty()) s.micro_batch = parse_ints("mbs", o.mbs, true, 1, kMaxMicroBatch, errs);
   if (!o.gas.empty()) s.grad_accum = parse_ints("gas", o.gas, true, 1, kMaxGradAccum, errs);
   if (!o.ckpt.empty()) s.checkpointing = parse_names<Checkpointing>("ckpt", o.ckpt, checkpointing_names(), errs);
+  set_ds_checkpointing(o, s.checkpointing, s.run, errs);
   s.recompute_layers = o.recompute_layers;
   if (o.recompute_layers > 0 && model && o.recompute_layers >= model->layers)
     errs.push_back(flag_error("recompute-layers",

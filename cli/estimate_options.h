@@ -31,6 +31,7 @@ struct EstimateOptions {
   std::string zero, tp, pp, vpp, mbs, gas, ckpt, flash, sp, offload;  // search dimensions
   int recompute_layers = 0;  // block recompute: layers per stage (0: half the stage)
   int cpu_offload_layers = 0;     // Megatron's CPU activation offloading: layers (0: none)
+  std::string partition_activations, cpu_checkpointing;  // DeepSpeed's checkpoint options: on, off
   std::string recompute_modules;  // Megatron's selective recompute modules, comma-separated
   std::string metric = "throughput";
   int top = 10;

@@ -52,6 +52,9 @@ std::string describe_config(const Evaluation& e) {
   if (c.checkpointing == Checkpointing::block) s += ":" + std::to_string(c.recompute_layers);
   if (c.checkpointing == Checkpointing::selective && c.recompute_modules != 0)
     s += "(" + recompute_modules_text(c.recompute_modules) + ")";
+  if (c.ds_partitions_checkpoints()) s += "+partition";  // DeepSpeed's checkpoint options
+  if (c.ds_checkpoints_on_host()) s += "+cpu";
+  if (c.cpu_offload_layers > 0) s += " offload-layers=" + std::to_string(c.cpu_offload_layers);
   if (c.flash_attention) s += " flash";
   if (c.sequence_parallel) s += " sp";
   if (c.offload != Offload::none) s += std::string(" offload=") + name(c.offload);

@@ -30,8 +30,9 @@ bool contains_oom(const TrainConfig& c, const TrainConfig& o) {
          c.flash_attention == o.flash_attention && c.sequence_parallel == o.sequence_parallel &&
          c.offload == o.offload && c.precision == o.precision && c.fp8 == o.fp8 &&
          c.fp8_recipe == o.fp8_recipe && c.cpu_offload_layers == o.cpu_offload_layers &&
-         c.framework == o.framework && c.optimizer == o.optimizer && c.seq_len == o.seq_len &&
-         c.micro_batch >= o.micro_batch;
+         c.ds_partition_activations == o.ds_partition_activations &&
+         c.ds_cpu_checkpointing == o.ds_cpu_checkpointing && c.framework == o.framework &&
+         c.optimizer == o.optimizer && c.seq_len == o.seq_len && c.micro_batch >= o.micro_batch;
 }
 
 class Selector {

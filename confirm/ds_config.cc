@@ -52,12 +52,14 @@ Json zero_block(const TrainConfig& c) {
   return z;
 }
 
+// DeepSpeed's checkpoint options as the plan priced them (Megatron-DeepSpeed passes its flags,
+// below, which override these keys).
 Json checkpoint_block(const TrainConfig& c, const ModelSpec& m) {
-  return {{"partition_activations", c.tp > 1},
+  return {{"partition_activations", c.ds_partitions_checkpoints()},
           {"contiguous_memory_optimization", true},
           {"number_checkpoints",
            c.checkpointing == Checkpointing::block ? c.recompute_layers : c.stage_layers(m.layers).most()},
-          {"cpu_checkpointing", false},
+          {"cpu_checkpointing", c.ds_checkpoints_on_host()},
           {"synchronize_checkpoint_boundary", false},
           {"profile", false}};
 }
@@ -267,6 +269,11 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   if (c.framework == Framework::deepspeed) a.insert(a.end(), {"--zero-stage", str(c.zero_stage)});
   if (c.framework == Framework::megatron && c.zero_stage >= 1) a.push_back("--use-distributed-optimizer");
   if (c.cpu_offload_layers > 0) a.insert(a.end(), {"--cpu-offloading-num-layers", str(c.cpu_offload_layers)});
+  if (c.ds_partitions_checkpoints() || c.ds_checkpoints_on_host()) {  // deepspeed.checkpointing
+    a.push_back("--deepspeed-activation-checkpointing");
+    if (c.ds_partitions_checkpoints()) a.push_back("--partition-activations");
+    if (c.ds_checkpoints_on_host()) a.push_back("--checkpoint-in-cpu");
+  }
   if (c.megatron_fsdp())  // Megatron-FSDP v1 runs on the distributed optimizer
     a.insert(a.end(), {"--use-megatron-fsdp", "--data-parallel-sharding-strategy", "optim_grads_params",
                        "--ckpt-format", "fsdp_dtensor"});

@@ -84,6 +84,8 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
   read_enum(r, "checkpointing", checkpointing_names(), c.checkpointing);
   r.get("recompute_layers", c.recompute_layers, c.checkpointing == Checkpointing::block, 1, 1 << 20);
   r.get("cpu_offload_layers", c.cpu_offload_layers, false, 0, 1 << 20);
+  r.get("partition_activations", c.ds_partition_activations, false);
+  r.get("cpu_checkpointing", c.ds_cpu_checkpointing, false);
   read_recompute_modules(r, c);
   read_enum(r, "offload", offload_names(), c.offload);
   static const std::vector<std::string> overlap_names = {"default", "on", "off"};

@@ -225,6 +225,7 @@ def build_model(args, torch):
             self.blocks = nn.ModuleList(Block(i) for i in range(args.num_layers))
             self.ln_f = Norm(h)
             self.head = nn.Linear(h, vocab, bias=False)
+            self.checkpoint_fn = None  # a layer checkpoint function other than torch's
             if not args.untie_embeddings_and_output_weights:
                 self.head.weight = self.wte.weight
 
@@ -236,7 +237,9 @@ def build_model(args, torch):
                 x = x + self.wpe(torch.arange(ids.shape[1], device=ids.device))
             x = self.drop(x)
             for i, blk in enumerate(self.blocks):
-                if recompute == "full" and i < recompute_layers:
+                if recompute == "full" and i < recompute_layers and self.checkpoint_fn is not None:
+                    x = self.checkpoint_fn(blk, x)  # DeepSpeed's (train_gpt.py sets it)
+                elif recompute == "full" and i < recompute_layers:
                     x = torch.utils.checkpoint.checkpoint(blk, x, use_reentrant=False)
                 else:
                     x = blk(x)

@@ -132,6 +132,13 @@ def parse_args(argv=None):
     p.add_argument("--ckpt-format", default=None, help="accepted; the workload saves no checkpoint")
     p.add_argument("--cpu-offloading-num-layers", type=int, default=0,
                    help="Megatron's CPU activation offloading; accepted, not run here")
+    # DeepSpeed's activation checkpointing (Megatron-DeepSpeed's flags): the recomputed layers
+    # run under deepspeed.checkpointing.checkpoint, their inputs kept in host memory with
+    # --checkpoint-in-cpu; --partition-activations splits them over TP ranks, of which this
+    # workload has one.
+    p.add_argument("--deepspeed-activation-checkpointing", action="store_true")
+    p.add_argument("--partition-activations", action="store_true")
+    p.add_argument("--checkpoint-in-cpu", action="store_true")
     # A plan priced as PyTorch FSDP (dsplan confirm passes these with --no-deepspeed): ZeRO 3
     # runs FULL_SHARD (HYBRID_SHARD with hybrid), ZeRO 2 SHARD_GRAD_OP, with FSDP's mixed
     # precision in the config's 16-bit dtype and gradients reduced in it or in fp32.
@@ -416,6 +423,13 @@ def main():
             print(f"train_gpt.py: DeepSpeed is not importable ({e}); training with PyTorch's "
                   "equivalents instead (pass --no-deepspeed to choose them)", file=sys.stderr)
             deepspeed = None
+    if args.deepspeed_activation_checkpointing:
+        if deepspeed is None:
+            sys.exit("train_gpt.py: --deepspeed-activation-checkpointing runs DeepSpeed's checkpointing, "
+                     "which needs DeepSpeed; leave the flag out to recompute with torch.utils.checkpoint")
+        deepspeed.checkpointing.configure(None, partition_activations=False,
+                                          checkpoint_in_cpu=args.checkpoint_in_cpu)
+        model.checkpoint_fn = deepspeed.checkpointing.checkpoint
     if deepspeed is not None:
         train_deepspeed(deepspeed, torch, args, ds, model, metric_path)
     else:

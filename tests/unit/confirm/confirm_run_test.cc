@@ -468,5 +468,22 @@ TEST(Confirm, ReferenceWorkloadRunsThePlansRmsNormKernels) {
   EXPECT_EQ(std::find(mg.argv.begin(), mg.argv.end(), "--eager-rmsnorm"), mg.argv.end());
 }
 
+// A plan priced with DeepSpeed's cpu_checkpointing launches Megatron-DeepSpeed's flags for it,
+// and the reference workload accepts them (it recomputes under deepspeed.checkpointing then).
+TEST(Confirm, CpuCheckpointingPlansPassDeepSpeedsCheckpointFlags) {
+  ScratchDir d;
+  Plan plan = test::tiny_plan();
+  Candidate cand = plan.candidates.front();
+  cand.cfg.framework = Framework::deepspeed;
+  cand.cfg.checkpointing = Checkpointing::full;
+  cand.cfg.ds_cpu_checkpointing = true;
+  LaunchSpec l;
+  l.reference_script = std::string(DSPLAN_SOURCE_DIR) + "/examples/train_gpt.py";
+  const Experiment e = make_experiment(cand, plan, l, d.path());
+  EXPECT_EQ(workload_args(
+                e, "a.deepspeed_activation_checkpointing, a.checkpoint_in_cpu, a.partition_activations", d),
+            "True True False\n");
+}
+
 }  // namespace
 }  // namespace dsplan

@@ -117,9 +117,30 @@ TEST(DsConfig, ActivationCheckpointing) {
   c.tp = 2;
   c.pp = 4;
   Json ac = make_ds_config(c, small_gpt())["activation_checkpointing"];
-  EXPECT_TRUE(ac["partition_activations"].get<bool>());  // TP > 1
-  EXPECT_EQ(ac["number_checkpoints"], 3);                 // 12 layers / 4 stages
+  // DeepSpeed's checkpoint options are written as the plan priced them: off unless chosen.
+  EXPECT_FALSE(ac["partition_activations"].get<bool>());
+  EXPECT_FALSE(ac["cpu_checkpointing"].get<bool>());
+  EXPECT_EQ(ac["number_checkpoints"], 3);  // 12 layers / 4 stages
   EXPECT_TRUE(ac["contiguous_memory_optimization"].get<bool>());
+  auto has_arg = [&](const std::string& a) {
+    const auto args = megatron_args(c, small_gpt());
+    return std::find(args.begin(), args.end(), a) != args.end();
+  };
+  EXPECT_FALSE(has_arg("--deepspeed-activation-checkpointing"));
+  c.ds_partition_activations = true;
+  c.ds_cpu_checkpointing = true;
+  ac = make_ds_config(c, small_gpt())["activation_checkpointing"];
+  EXPECT_TRUE(ac["partition_activations"].get<bool>());
+  EXPECT_TRUE(ac["cpu_checkpointing"].get<bool>());
+  // Megatron-DeepSpeed's flags override the ds_config keys, so the launch names them.
+  EXPECT_TRUE(has_arg("--deepspeed-activation-checkpointing"));
+  EXPECT_TRUE(has_arg("--partition-activations"));
+  EXPECT_TRUE(has_arg("--checkpoint-in-cpu"));
+  // At TP 1 there is nothing to partition.
+  c.tp = 1;
+  EXPECT_FALSE(
+      make_ds_config(c, small_gpt())["activation_checkpointing"]["partition_activations"].get<bool>());
+  EXPECT_FALSE(has_arg("--partition-activations"));
 }
 
 TEST(DsConfig, Optimizers) {
