@@ -282,4 +282,22 @@ void optimizer_settings(const Json& row, TrainConfig& run, std::vector<std::stri
   }
 }
 
+// DeepSpeed's activation checkpointing options a row names (ds_config keys or
+// Megatron-DeepSpeed's flags): partition_activations and cpu_checkpointing (checkpoint_in_cpu).
+void checkpoint_settings(const Json& row, TrainConfig& run, std::vector<std::string>& notes) {
+  const std::string other = str(at(row, "parallel"), "other");
+  static const std::regex partition(R"(partition[-_]activations\b\s*[=:]?\s*true|--partition-activations\b)",
+                                    std::regex::icase);
+  static const std::regex host(
+      R"((cpu_checkpointing|checkpoint[-_]in[-_]cpu)\b\s*[=:]?\s*true|--checkpoint-in-cpu\b)",
+      std::regex::icase);
+  if (run.framework != Framework::deepspeed) return;
+  run.ds_partition_activations = std::regex_search(other, partition);
+  run.ds_cpu_checkpointing = std::regex_search(other, host);
+  if (run.ds_partition_activations)
+    notes.push_back("DeepSpeed's partition_activations (named in parallel.other)");
+  if (run.ds_cpu_checkpointing)
+    notes.push_back("DeepSpeed's cpu_checkpointing: checkpoints in host memory (named)");
+}
+
 }  // namespace dsplan::validation::rows

@@ -191,6 +191,9 @@ std::optional<Diagnostic> settle_parameters(const Json& model, bool shape_only, 
 // The optimizer of the row's loop (HF Trainer's AdamW, a client torch optimizer under
 // DeepSpeed, bitsandbytes' 8-bit Adam) into run.fused_optimizer and run.optimizer.
 void optimizer_settings(const Json& row, TrainConfig& run, std::vector<std::string>& notes);
+// DeepSpeed's checkpoint options named in parallel.other (partition_activations,
+// cpu_checkpointing / checkpoint_in_cpu) into `run`.
+void checkpoint_settings(const Json& row, TrainConfig& run, std::vector<std::string>& notes);
 // The measured figures of a row's "measured" object that dsplan predicts, appended to
 // c.measured (c.request already mapped); validation_measures.cc lists the keys.
 void add_measurements(const Json& meas, const Json& row, ValidationCase& c);
