@@ -300,4 +300,28 @@ void checkpoint_settings(const Json& row, TrainConfig& run, std::vector<std::str
     notes.push_back("DeepSpeed's cpu_checkpointing: checkpoints in host memory (named)");
 }
 
+// ZeRO's bucket sizes a DeepSpeed row names with their ds_config keys (elements):
+// reduce_bucket_size, allgather_bucket_size, stage3_prefetch_bucket_size and
+// stage3_max_live_parameters; DeepSpeed's defaults otherwise (ZeroKnobs).
+void zero_buckets(const Json& row, TrainConfig& run, std::vector<std::string>& notes) {
+  if (run.framework != Framework::deepspeed) return;
+  const std::string other = str(at(row, "parallel"), "other");
+  auto read = [&](const char* key, double& out) {
+    const std::regex re(std::string(R"(\b)") + key + R"(\b\s*[=:]?\s*([0-9]+(\.[0-9]+)?([eE]\+?[0-9]+)?))",
+                        std::regex::icase);
+    std::smatch mt;
+    if (!std::regex_search(other, mt, re)) return;
+    const double v = std::stod(mt[1].str());
+    if (v < 1 || v > 1e13) return;
+    out = v;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%s %g (parallel.other)", key, v);
+    notes.push_back(buf);
+  };
+  read("reduce_bucket_size", run.zero.reduce_bucket_elems);
+  read("allgather_bucket_size", run.zero.allgather_bucket_elems);
+  read("stage3_prefetch_bucket_size", run.zero.prefetch_bucket_elems);
+  read("stage3_max_live_parameters", run.zero.max_live_params);
+}
+
 }  // namespace dsplan::validation::rows

@@ -194,6 +194,8 @@ void optimizer_settings(const Json& row, TrainConfig& run, std::vector<std::stri
 // DeepSpeed's checkpoint options named in parallel.other (partition_activations,
 // cpu_checkpointing / checkpoint_in_cpu) into `run`.
 void checkpoint_settings(const Json& row, TrainConfig& run, std::vector<std::string>& notes);
+// ZeRO's bucket sizes named in a DeepSpeed row's parallel.other (ds_config keys) into run.zero.
+void zero_buckets(const Json& row, TrainConfig& run, std::vector<std::string>& notes);
 // The measured figures of a row's "measured" object that dsplan predicts, appended to
 // c.measured (c.request already mapped); validation_measures.cc lists the keys.
 void add_measurements(const Json& meas, const Json& row, ValidationCase& c);

@@ -84,6 +84,21 @@ TEST(ValidationMap, ClientOptimizerNamed) {
   EXPECT_EQ(request_of(row).space.run.fused_optimizer, 0);
 }
 
+// ZeRO's buckets a DeepSpeed row names by their ds_config keys replace DeepSpeed's defaults
+// (reduce and all-gather 5e8, prefetch 5e7, live parameters 1e9); other wordings do not.
+TEST(ValidationMap, ZeroBucketsNamed) {
+  json row = ds_row(3,
+                    "ZeRO-3: reduce_bucket_size 9e7, stage3_prefetch_bucket_size: 2.5e7, "
+                    "stage3_max_live_parameters 3e9, allgather_bucket_size=200000000");
+  const ZeroKnobs z = request_of(row).space.run.zero;
+  EXPECT_DOUBLE_EQ(z.reduce_bucket_elems, 9e7);
+  EXPECT_DOUBLE_EQ(z.prefetch_bucket_elems, 2.5e7);
+  EXPECT_DOUBLE_EQ(z.max_live_params, 3e9);
+  EXPECT_DOUBLE_EQ(z.allgather_bucket_elems, 2e8);
+  const ZeroKnobs d = request_of(ds_row(3, "ZeRO stage 3 with 1.26e9 buckets")).space.run.zero;
+  EXPECT_DOUBLE_EQ(d.reduce_bucket_elems, ZeroKnobs{}.reduce_bucket_elems);
+}
+
 TEST(ValidationMap, DeepSpeedOverlapCommNamed) {
   EXPECT_EQ(request_of(ds_row(1, "ZeRO stage 1")).space.run.zero.overlap_comm, -1);
   EXPECT_EQ(request_of(ds_row(1, "ZeRO stage 1 (overlap_comm true, reduce_scatter)")).space.run.zero.overlap_comm, 1);
