@@ -279,6 +279,10 @@ def train_deepspeed(deepspeed, torch, args, ds, model, metric_path):
     init_distributed(torch)  # a plain `python train_gpt.py` too, without MPI discovery
     deepspeed.init_distributed()
     rank = torch.distributed.get_rank()
+    if args.deepspeed_activation_checkpointing:  # configure() logs on rank 0: after init
+        deepspeed.checkpointing.configure(None, partition_activations=False,
+                                          checkpoint_in_cpu=args.checkpoint_in_cpu)
+        model.checkpoint_fn = deepspeed.checkpointing.checkpoint
     if rank == 0 and ds.get("autotuning", {}).get("enabled"):
         add_peak_memory_at_exit(torch, metric_path)
     kwargs = {}
@@ -423,13 +427,9 @@ def main():
             print(f"train_gpt.py: DeepSpeed is not importable ({e}); training with PyTorch's "
                   "equivalents instead (pass --no-deepspeed to choose them)", file=sys.stderr)
             deepspeed = None
-    if args.deepspeed_activation_checkpointing:
-        if deepspeed is None:
-            sys.exit("train_gpt.py: --deepspeed-activation-checkpointing runs DeepSpeed's checkpointing, "
-                     "which needs DeepSpeed; leave the flag out to recompute with torch.utils.checkpoint")
-        deepspeed.checkpointing.configure(None, partition_activations=False,
-                                          checkpoint_in_cpu=args.checkpoint_in_cpu)
-        model.checkpoint_fn = deepspeed.checkpointing.checkpoint
+    if args.deepspeed_activation_checkpointing and deepspeed is None:
+        sys.exit("train_gpt.py: --deepspeed-activation-checkpointing runs DeepSpeed's checkpointing, "
+                 "which needs DeepSpeed; leave the flag out to recompute with torch.utils.checkpoint")
     if deepspeed is not None:
         train_deepspeed(deepspeed, torch, args, ds, model, metric_path)
     else:
