@@ -2,12 +2,14 @@
 // FSDP and Megatron variants, the loss, sliding windows): one line each, printed above
 // the ranking and written into --json. Wording only; the model applies the settings.
 #include <algorithm>
+#include <cstdio>
 
 #include "cli/commands.h"
 #include "cli/estimate_options.h"
 #include "core/names.h"
 #include "estimator/search/space.h"
 #include "estimator/time/alignment.h"
+#include "estimator/time/efficiency_defaults.h"
 
 namespace dsplan::cli {
 
@@ -27,6 +29,20 @@ std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& 
     out.push_back("sequence of " + std::to_string(s.run.seq_len) +
                   " tokens: context parallelism is modelled for Megatron-Core only (--framework megatron "
                   "searches it); DeepSpeed-Ulysses and PyTorch's context_parallel are not modelled");
+  }
+  // CPU offload, when asked for: what the host step rests on, and how to give the real host.
+  if (std::any_of(s.offload.begin(), s.offload.end(), [](Offload o) { return o != Offload::none; })) {
+    char rates[128];
+    std::snprintf(
+        rates, sizeof rates,
+        "%.0f GB/s of DRAM bandwidth shared by its %d GPU%s, copies at %.2f x %.1f GB/s over each GPU's "
+        "host link",
+        in_GBps(system.host_mem_bw), system.gpus_per_node, system.gpus_per_node == 1 ? "" : "s",
+        default_efficiency(gpu).pcie_fraction, in_GBps(gpu.pcie_bw));
+    out.push_back("CPU offload: the host's optimizer step as DeepSpeed's CPU Adam at half of " + system.name +
+                  "'s " + rates +
+                  "; published offload runs came out slower, mostly in the host step (docs/accuracy.md "
+                  "\"Session 48\"): give your host's host_mem_GBps in a cluster JSON (--hw)");
   }
   const bool any_flash = s.flash.empty() || std::find(s.flash.begin(), s.flash.end(), true) != s.flash.end();
   if (s.run.attention != AttentionKernel::auto_)
