@@ -39,8 +39,10 @@ constexpr std::array<EvidenceBand, 26> kBands{{
     {"ampere deepspeed offload", 3, 0.350, 1.25, 5.24, 1.27, 4.46,
      "held out: Azure's ZeRO-3 Offload 1T and 2T on 1024 A100, Colossal-AI's Lightning benchmark 18B on one "
      "A100 (ZeRO-3 Offload)"},
-    {"ampere deepspeed pipeline", 62, 0.077, 0.92, 1.30, 0.99, 1.21,
-     "BigScience topology runs, GPT-NeoX-20B, BLOOM-176B, MT-NLG 530B (held out); BigScience head-count runs (development evidence)"},
+    {"ampere deepspeed pipeline", 64, 0.078, 0.92, 2.56, 0.99, 1.24,
+     "BigScience topology runs, GPT-NeoX-20B, BLOOM-176B, MT-NLG 530B, Megatron-DeepSpeed's GPT-3 125M at TP 2 "
+     "PP 2 (1.6-2.6x: a toy model's per-micro-batch costs) (held out); BigScience head-count runs (development "
+     "evidence)"},
     {"ampere fsdp", 33, 0.023, 0.91, 1.20, 0.92, 1.01,
      "held out: llm-foundry MPT, torchtitan and IBM FMS Llama runs on A100"},
     {"ampere megatron", 6, 0.015, 0.97, 1.04, 0.99, 1.03,
@@ -63,8 +65,9 @@ constexpr std::array<EvidenceBand, 26> kBands{{
      "dsplan's real runs on one H100 and one H200 (PyTorch DDP under torch.amp)"},
     {"hopper ddp host-sensitive", 4, 0.340, 1.11, 1.72, 1.17, 1.61,
      "dsplan's real runs on one H200 VM issuing a kernel every 34 us (small models at micro-batch 1-2)"},
-    {"hopper deepspeed", 3, 0.063, 1.02, 1.10, 1.03, 1.09,
-     "dsplan's real runs of DeepSpeed bf16 ZeRO 0/1 on one H100"},
+    {"hopper deepspeed", 4, 0.041, 0.99, 1.10, 1.00, 1.09,
+     "dsplan's real runs of DeepSpeed bf16 ZeRO 0/1 on one H100; held out: DeepSpeedExamples' 6.9B ZeRO-3 on 4 "
+     "H100"},
     {"hopper fsdp", 17, 0.055, 0.97, 1.14, 1.00, 1.13,
      "held out: llm-foundry MPT, torchtitan and IBM FMS Llama runs on H100"},
     {"hopper megatron", 25, 0.047, 0.94, 1.23, 0.97, 1.15,
@@ -98,8 +101,9 @@ constexpr std::array<EvidenceBand, 7> kMemoryBands{{
      "held out: Colossal-AI's Lightning benchmark 18B on one A100 40GB (ZeRO-3 Offload; peak allocated)"},
     {"hopper ddp", 62, 0.002, 0.99, 1.01, 1.00, 1.00,
      "dsplan's real runs on one H100 and one H200 (PyTorch DDP under torch.amp; peak allocated)"},
-    {"hopper deepspeed", 3, 0.032, 0.94, 0.97, 0.95, 0.97,
-     "dsplan's real runs of DeepSpeed bf16 ZeRO 0/1 on one H100 (peak allocated)"},
+    {"hopper deepspeed", 4, 0.037, 0.94, 1.04, 0.95, 1.02,
+     "dsplan's real runs of DeepSpeed bf16 ZeRO 0/1 on one H100; held out: DeepSpeedExamples' 6.9B ZeRO-3 on 4 "
+     "H100 (peak allocated)"},
     {"hopper fsdp", 2, 0.062, 0.93, 0.94, 0.93, 0.94,
      "held out: torchtitan's Llama 3.1 8B on 8 and 128 H100s (peak reserved)"},
     {"volta ddp", 5, 0.040, 0.96, 1.08, 0.97, 1.07,
