@@ -180,12 +180,10 @@ struct TrainConfig {
   // partition only with TP and without sequence parallelism, which already splits the input).
   bool ds_partitions_checkpoints() const {
     return ds_partition_activations && framework == Framework::deepspeed &&
-           (checkpointing == Checkpointing::full || checkpointing == Checkpointing::block) && tp > 1 &&
-           !sequence_parallel;
+           recomputes_layers(checkpointing) && tp > 1 && !sequence_parallel;
   }
   bool ds_checkpoints_on_host() const {
-    return ds_cpu_checkpointing && framework == Framework::deepspeed &&
-           (checkpointing == Checkpointing::full || checkpointing == Checkpointing::block);
+    return ds_cpu_checkpointing && framework == Framework::deepspeed && recomputes_layers(checkpointing);
   }
   // Selective recompute's modules, a set of module_bit(RecomputeModule) (Megatron only);
   // 0 = Megatron's default, the attention core alone. Ignored unless selective.

@@ -359,16 +359,28 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
 MemoryModel::MemoryModel(const ModelSpec& model, const Cluster& cluster, MemoryOptions options)
     : model_(model), cluster_(cluster), options_(options), counts_(count_params(model)) {}
 
+namespace {
+
+// A rank's configuration (context parallelism: the rank's view) and one layer's shape on it.
+struct RankLayer {
+  TrainConfig cfg;
+  LayerShape x;
+};
+RankLayer rank_layer(const ModelSpec& m, const TrainConfig& run) {
+  RankLayer r{run.cp > 1 ? run.cp_rank_view() : run, {}};
+  r.x = layer_shape(m, r.cfg, moe_layer_share(m, r.cfg));
+  return r;
+}
+
+}  // namespace
+
 double layer_saved_activation_bytes(const ModelSpec& m, const TrainConfig& run) {
-  std::optional<TrainConfig> view;
-  const TrainConfig& cfg = run.cp > 1 ? view.emplace(run.cp_rank_view()) : run;
-  return layer_bytes(cfg, layer_shape(m, cfg, moe_layer_share(m, cfg))).stored;
+  const RankLayer r = rank_layer(m, run);
+  return layer_bytes(r.cfg, r.x).stored;
 }
 
 double layer_checkpoint_input_bytes(const ModelSpec& m, const TrainConfig& run) {
-  std::optional<TrainConfig> view;
-  const TrainConfig& cfg = run.cp > 1 ? view.emplace(run.cp_rank_view()) : run;
-  return layer_checkpoint_bytes(layer_shape(m, cfg, moe_layer_share(m, cfg)));
+  return layer_checkpoint_bytes(rank_layer(m, run).x);
 }
 
 MemoryBreakdown MemoryModel::estimate(const TrainConfig& run) const {
