@@ -36,7 +36,7 @@ constexpr std::array<EvidenceBand, 26> kBands{{
      "held out: flash-attn's GPT-3 125M-2.7B on 8 A100 80GB"},
     {"ampere deepspeed", 2, 0.042, 1.01, 1.08, 1.01, 1.07,
      "held out: Azure's ZeRO-3 175B and BigScience's 20B on A100"},
-    {"ampere deepspeed offload", 3, 0.350, 1.25, 5.24, 1.27, 4.46,
+    {"ampere deepspeed offload", 3, 0.348, 1.25, 4.08, 1.27, 3.53,
      "held out: Azure's ZeRO-3 Offload 1T and 2T on 1024 A100, Colossal-AI's Lightning benchmark 18B on one "
      "A100 (ZeRO-3 Offload)"},
     {"ampere deepspeed pipeline", 64, 0.078, 0.92, 2.56, 0.99, 1.24,
@@ -87,7 +87,7 @@ constexpr std::array<EvidenceBand, 26> kBands{{
      "Hugging Face Trainer BERT-large on one V100 at micro-batch 1 (development)"},
     {"volta deepspeed", 22, 0.052, 0.88, 1.38, 0.89, 1.00,
      "DeepSpeed autotuner metric on a 16-V100 node (development and held out)"},
-    {"volta deepspeed offload", 5, 0.382, 1.32, 1.52, 1.32, 1.46,
+    {"volta deepspeed offload", 5, 0.321, 1.27, 1.43, 1.27, 1.39,
      "held out: the DeepSpeed ZeRO-Offload tutorial's 10B GPT-2 and STRONGHOLD's ZeRO-Offload/Infinity "
      "baselines (1.7B, 2.5B, fp32, the client's torch AdamW on the host) on one V100"},
     {"volta deepspeed pipeline", 5, 0.050, 1.02, 1.14, 1.03, 1.10,

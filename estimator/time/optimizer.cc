@@ -48,8 +48,9 @@ int unfused_kernels(Optimizer o, Impl impl) {
   return o == Optimizer::sgd ? 3 : o == Optimizer::adam_8bit ? 1 : 8;
 }
 
-// CPU Adam (DeepSpeedCPUAdam): r p32 g32 m v (16) + w p m v (12) + w the fp16 copy (2).
-constexpr double kCpuAdamBytes = 30.0;
+// CPU Adam's update (DeepSpeedCPUAdam): r p32 g32 m v (16) + w p m v (12); before DeepSpeed
+// v0.9.0 it also wrote the 16-bit copy (2).
+constexpr double kCpuAdamUpdateBytes = 28.0;
 // Fraction of host DRAM bandwidth CPU Adam sustains: ZeRO-Offload Table 4, 1B params in
 // 0.22 s on a DGX-2 host (256 GB/s) -> 30 GB / 0.22 s / 256 GB/s = 0.53.
 constexpr double kHostMemFraction = 0.5;
@@ -144,23 +145,43 @@ OptimizerCosts optimizer_costs(double shard_params, int tensors, double grad_byt
   }
   const double local_ranks = std::max(1, cluster.gpus_per_node());
   const double host_bw = cluster.node.host_mem_bw.v * kHostMemFraction / local_ranks;
+  const bool ds = cfg.framework == Framework::deepspeed;
+  const double param_bytes = cfg.precision == Precision::fp32 ? 4.0 : 2.0;
   // The check, CPU Adam, or a client torch.optim optimizer handed to DeepSpeed (fused_optimizer
   // 0: "Using client Optimizer as basic optimizer"), which ZeRO-Offload runs as it is on the
   // flat fp32 host partition: ATen's single-tensor passes, 92 B a parameter for AdamW (the HF
   // Trainer's AdamW without decay moves 16 fewer; not told apart here), at the same share of
   // the host's DRAM bandwidth as CPU Adam (session 48).
-  const double host_bytes = overflow                   ? 4.0
-                            : cfg.fused_optimizer == 0 ? unfused_update_bytes(cfg.optimizer, Impl::per_tensor)
-                                                       : kCpuAdamBytes;
+  double host_bytes = overflow                   ? 4.0
+                      : cfg.fused_optimizer == 0 ? unfused_update_bytes(cfg.optimizer, Impl::per_tensor)
+                                                 : kCpuAdamUpdateBytes + 2.0;  // + CPU Adam's 16-bit copy
+  if (ds && !overflow) {
+    // DeepSpeed's step around the update, on the host partition (stage_1_and_2.py and
+    // stage3.py, v0.3 to v0.18; session 49): unscale_and_clip_grads multiplies the fp32
+    // gradients by 1/combined_scale in place in every precision (read + write 4 B; the
+    // "optimizer_gradients" timer), and the updated fp32 partition is narrowed into the
+    // working-copy buffer on the host (read 4, write 2, or 4 in fp32; since v0.9.0, PR 3097,
+    // when CPU Adam stopped writing the 16-bit copy itself).
+    host_bytes = (cfg.fused_optimizer == 0 ? host_bytes : kCpuAdamUpdateBytes) + 8.0 + 4.0 + param_bytes;
+  }
   o.step = Seconds(host_bw > 0 ? shard_params * host_bytes / host_bw : 0.0) +
            (overflow ? eff.host_op_overhead : Seconds{});
-  // The GPU's gradients go down at their element size and the updated working copy comes up
-  // at the parameters' (16 bits, or 4 bytes when the whole run is fp32: session 48, where
-  // 2 bytes each way had been priced for every precision).
+  // The updated working copy comes up at the parameters' element size (16 bits, or 4 bytes
+  // when the whole run is fp32: session 48, where 2 bytes each way had been priced for every
+  // precision). The gradients go down at their element size, but DeepSpeed widens them to
+  // fp32 on the GPU first (master_weights_and_grads_dtype; async_inplace_copy_grad_to_fp32_
+  // buffer_from_gpu since the 2020 release): 4 B at the accumulation boundary. Before it,
+  // ZeRO-2 copies each micro-batch's 16-bit accumulation down (async_accumulate_grad_in_cpu_
+  // via_gpu) and ZeRO-3 (v0.18) accumulates on the GPU, so a reduction round moves on average
+  // (4 + (m - 1) g) / m for ZeRO-2 and 4 / m for ZeRO-3 over the step's m rounds (session 49).
   const double pcie = gpu.pcie_bw.v * eff.pcie_fraction;
   if (pcie > 0) {
-    const double param_bytes = cfg.precision == Precision::fp32 ? 4.0 : 2.0;
-    o.d2h = Seconds(shard_params * grad_bytes / pcie);
+    double down = grad_bytes;
+    if (ds) {
+      const double m = cfg.zero_stage >= 2 ? std::max(1, cfg.grad_accum) : 1;
+      down = (4.0 + (cfg.zero_stage == 2 ? (m - 1.0) * grad_bytes : 0.0)) / m;
+    }
+    o.d2h = Seconds(shard_params * down / pcie);
     if (!overflow) o.h2d = Seconds(shard_params * param_bytes / pcie);
   }
   return o;

@@ -3,14 +3,14 @@
 // 42 B/param (fused Adam reads fp32 param, grad, m, v = 16 B and writes param, m, v =
 // 12 B; the gradient norm reads 2 B; 16-bit grads are widened to fp32, 2 + 4 B; the
 // master weights are narrowed back to 16-bit, 4 + 2 B). ZeRO-Offload runs Adam on the
-// CPU at ~30 B/param over the host memory bandwidth the node's ranks share, and moves 2 B
-// of gradient down and 2 B of parameter up per local parameter over PCIe (Ren et al.,
-// ZeRO-Offload §4). An unfused optimizer (TrainConfig::fused_optimizer; the default for
-// fsdp) runs a per-tensor loop instead: ~8 kernels per parameter tensor moving 92 B/param
-// for AdamW, plus gradient-norm clipping (r+w 8 B) and, with AMP, GradScaler unscaling (8 B).
-// DDP's default is torch.optim's foreach AdamW (PyTorch >= 2.0): the same steps over all
-// tensors per launch, 84 B/param.
-// Derivations: docs/model.md §4 Step time, "Optimizer and offload".
+// CPU over the host memory bandwidth the node's ranks share (Ren et al., ZeRO-Offload §4):
+// under DeepSpeed CPU Adam's 28 B/param, the gradients' unscale (8 B) and the 16-bit copy
+// (4 + 2 B); it moves the gradients down widened to fp32 (4 B/param at the accumulation
+// boundary) and the 16-bit parameters up (2 B/param) over PCIe. An unfused optimizer
+// (TrainConfig::fused_optimizer; the default for fsdp) runs a per-tensor loop instead: ~8 kernels per
+// parameter tensor moving 92 B/param for AdamW, plus gradient-norm clipping (r+w 8 B) and, with AMP,
+// GradScaler unscaling (8 B). DDP's default is torch.optim's foreach AdamW (PyTorch >= 2.0): the same steps
+// over all tensors per launch, 84 B/param. Derivations: docs/model.md §4 Step time, "Optimizer and offload".
 #pragma once
 
 #include "core/efficiency.h"

@@ -160,7 +160,8 @@ TEST(Optimizer, ForeachLaunchesPerChunkNotPerTensor) {
 // host sync = 0.13661 ms, against 80 B/param = 8e9 / 1.6312e12 = 4.9044 ms + 10 fused
 // kernels x 4 us = 4.9444 ms for the real step. Offloaded (CPU Adam), the check reads 4-byte gradients from
 // host memory at 409.6 GB/s x 0.5 / 8 ranks = 25.6 GB/s: 4e8 / 25.6e9 = 15.625 ms + 10 us;
-// the gradients still come down (2e8 B / (31.5e9 x 0.8) = 7.937 ms) but no parameters go up.
+// the gradients still come down, widened to fp32 on the GPU as DeepSpeed does (4e8 B /
+// (31.5e9 x 0.8) = 15.873 ms), but no parameters go up.
 TEST(Optimizer, OverflowStepOnlyChecksTheGradients) {
   TrainConfig c = engine_cfg(Framework::deepspeed, 1, Precision::fp16);
   const Cluster cl = test::cluster(test::dgx_a100(), 8);
@@ -171,29 +172,41 @@ TEST(Optimizer, OverflowStepOnlyChecksTheGradients) {
   c.offload = Offload::optimizer;
   const OptimizerCosts off = optimizer_costs(1e8, 300, 2.0, c, cl, e);
   EXPECT_NEAR(in_ms(off.step), 15.635, 1e-3);
-  EXPECT_NEAR(in_ms(off.d2h), 7.937, 1e-3);
+  EXPECT_NEAR(in_ms(off.d2h), 15.873, 1e-3);
   EXPECT_EQ(off.h2d.v, 0.0);
 }
 
-// ZeRO-Offload with a client torch optimizer (fused_optimizer 0, DeepSpeed's "Using client
-// Optimizer as basic optimizer"): torch.optim's single-tensor AdamW runs on the host partition
-// and moves 92 B a parameter instead of CPU Adam's 30, at the same 409.6 GB/s x 0.5 / 8 ranks
-// = 25.6 GB/s: 1e8 x 92 / 25.6e9 = 359.375 ms (CPU Adam: 1e8 x 30 / 25.6e9 = 117.1875 ms).
-// In fp32 the gradients come down and the parameters go up at 4 B: 4e8 / (31.5e9 x 0.8) =
-// 15.873 ms each way (16-bit: 7.937 ms).
-TEST(Optimizer, OffloadedClientOptimizerAndFp32Copies) {
+// ZeRO-Offload's host step (session 49, DeepSpeed's stage_1_and_2.py): CPU Adam's update
+// (28 B) + unscale_and_clip_grads on the fp32 gradients (8 B) + narrowing the fp32 partition
+// into the 16-bit working copy (read 4, write 2) = 42 B a parameter, at 409.6 GB/s x 0.5 /
+// 8 ranks = 25.6 GB/s: 1e8 x 42 / 25.6e9 = 164.0625 ms. A client torch optimizer (fused_optimizer
+// 0, "Using client Optimizer as basic optimizer"): torch.optim's single-tensor AdamW, 92 B,
+// + 8 + 6 = 106 B: 414.0625 ms; in fp32 the copy writes 4 B: 108 B, 421.875 ms.
+// PCIe at 31.5e9 x 0.8 = 25.2 GB/s: the gradients come down widened to fp32 (4e8 B: 15.873 ms),
+// the 16-bit parameters go up (2e8 B: 7.937 ms), 4 B in fp32 (15.873 ms). With 4 micro-batches
+// ZeRO-2 first copies each micro-batch's 16-bit accumulation down: (4 + 3 x 2) / 4 = 2.5 B a
+// round, 9.9206 ms; ZeRO-3 accumulates on the GPU: 4 / 4 = 1 B a round, 3.9683 ms.
+TEST(Optimizer, OffloadedHostStepAndCopies) {
   TrainConfig c = engine_cfg(Framework::deepspeed, 2, Precision::fp16);
   c.offload = Offload::optimizer;
+  c.grad_accum = 1;
   const Cluster cl = test::cluster(test::dgx_a100(), 8);
   const Efficiency e = optimizer_eff(10);
   const OptimizerCosts cpu_adam = optimizer_costs(1e8, 300, 2.0, c, cl, e);
-  EXPECT_NEAR(in_ms(cpu_adam.step), 117.1875, 1e-3);
-  EXPECT_NEAR(in_ms(cpu_adam.d2h), 7.937, 1e-3);
+  EXPECT_NEAR(in_ms(cpu_adam.step), 164.0625, 1e-3);
+  EXPECT_NEAR(in_ms(cpu_adam.d2h), 15.873, 1e-3);
   EXPECT_NEAR(in_ms(cpu_adam.h2d), 7.937, 1e-3);
+  c.grad_accum = 4;
+  EXPECT_NEAR(in_ms(optimizer_costs(1e8, 300, 2.0, c, cl, e).d2h), 9.9206, 1e-3);
+  c.zero_stage = 3;
+  EXPECT_NEAR(in_ms(optimizer_costs(1e8, 300, 2.0, c, cl, e).d2h), 3.9683, 1e-3);
+  c.zero_stage = 2;
+  c.grad_accum = 1;
   c.fused_optimizer = 0;
-  EXPECT_NEAR(in_ms(optimizer_costs(1e8, 300, 2.0, c, cl, e).step), 359.375, 1e-3);
+  EXPECT_NEAR(in_ms(optimizer_costs(1e8, 300, 2.0, c, cl, e).step), 414.0625, 1e-3);
   c.precision = Precision::fp32;
   const OptimizerCosts fp32 = optimizer_costs(1e8, 300, 4.0, c, cl, e);
+  EXPECT_NEAR(in_ms(fp32.step), 421.875, 1e-3);
   EXPECT_NEAR(in_ms(fp32.d2h), 15.873, 1e-3);
   EXPECT_NEAR(in_ms(fp32.h2d), 15.873, 1e-3);
 }
