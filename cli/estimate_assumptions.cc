@@ -32,17 +32,19 @@ std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& 
   }
   // CPU offload, when asked for: what the host step rests on, and how to give the real host.
   if (std::any_of(s.offload.begin(), s.offload.end(), [](Offload o) { return o != Offload::none; })) {
-    char rates[128];
+    const Efficiency e = default_efficiency(gpu);
+    char rates[160];
     std::snprintf(
         rates, sizeof rates,
-        "%.0f GB/s of DRAM bandwidth shared by its %d GPU%s, copies at %.2f x %.1f GB/s over each GPU's "
-        "host link",
-        in_GBps(system.host_mem_bw), system.gpus_per_node, system.gpus_per_node == 1 ? "" : "s",
-        default_efficiency(gpu).pcie_fraction, in_GBps(gpu.pcie_bw));
-    out.push_back("CPU offload: the host's optimizer step as DeepSpeed's CPU Adam at half of " + system.name +
-                  "'s " + rates +
-                  "; published offload runs came out slower, mostly in the host step (docs/accuracy.md "
-                  "\"Session 48\"): give your host's host_mem_GBps in a cluster JSON (--hw)");
+        "%.2f x %.0f GB/s of DRAM bandwidth shared by its %d GPU%s, copies at %.2f x %.1f GB/s over "
+        "each GPU's host link",
+        e.host_mem_fraction, in_GBps(system.host_mem_bw), system.gpus_per_node,
+        system.gpus_per_node == 1 ? "" : "s", e.pcie_fraction, in_GBps(gpu.pcie_bw));
+    out.push_back(
+        "CPU offload: the host's optimizer step (DeepSpeed's CPU Adam and its passes) at " + system.name +
+        "'s " + rates +
+        ", as published offload runs took it (docs/model.md \"Offload\"); the host's CPU and memory "
+        "decide it: give your host's host_mem_GBps in a cluster JSON (--hw)");
   }
   const bool any_flash = s.flash.empty() || std::find(s.flash.begin(), s.flash.end(), true) != s.flash.end();
   if (s.run.attention != AttentionKernel::auto_)

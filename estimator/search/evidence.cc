@@ -31,14 +31,17 @@ double quantile(const std::vector<double>& sorted, double q) {
 // clang-format off
 // regime, runs, median |measured / predicted step - 1|, lowest and highest ratio, 10th and
 // 90th percentiles, sources.
-constexpr std::array<EvidenceBand, 26> kBands{{
+constexpr std::array<EvidenceBand, 27> kBands{{
     {"ampere ddp", 5, 0.039, 0.93, 1.06, 0.94, 1.04,
      "held out: flash-attn's GPT-3 125M-2.7B on 8 A100 80GB"},
-    {"ampere deepspeed", 2, 0.042, 1.01, 1.08, 1.01, 1.07,
-     "held out: Azure's ZeRO-3 175B and BigScience's 20B on A100"},
-    {"ampere deepspeed offload", 3, 0.348, 1.25, 4.08, 1.27, 3.53,
-     "held out: Azure's ZeRO-3 Offload 1T and 2T on 1024 A100, Colossal-AI's Lightning benchmark 18B on one "
-     "A100 (ZeRO-3 Offload)"},
+    {"ampere deepspeed", 15, 0.120, 0.75, 1.56, 0.83, 1.53,
+     "held out: Azure's ZeRO-3 175B, BigScience's 20B, Megatron-DeepSpeed's long-sequence GPT 30B at TP 32 "
+     "and BERT 1.3B on 64 A100, Hugging Face's Granite 7B ZeRO-3 and the ZenFlow blog's Qwen2.5 1.5B ZeRO-2 "
+     "on A100"},
+    {"ampere deepspeed offload", 11, 0.241, 1.05, 2.57, 1.07, 1.78,
+     "held out: Azure's ZeRO-3 Offload 1T and 2T on 1024 A100, OPT-Benchmark's OPT 13B and 30B ZeRO-3 "
+     "Offload on 1 and 8 A100, the ZenFlow blog's Qwen2.5 ZeRO-Offload on 2 A100, Colossal-AI's Lightning "
+     "benchmark 18B on one A100 (ZeRO-3 Offload)"},
     {"ampere deepspeed pipeline", 64, 0.078, 0.92, 2.56, 0.99, 1.24,
      "BigScience topology runs, GPT-NeoX-20B, BLOOM-176B, MT-NLG 530B, Megatron-DeepSpeed's GPT-3 125M at TP 2 "
      "PP 2 (1.6-2.6x: a toy model's per-micro-batch costs) (held out); BigScience head-count runs (development "
@@ -65,9 +68,12 @@ constexpr std::array<EvidenceBand, 26> kBands{{
      "dsplan's real runs on one H100 and one H200 (PyTorch DDP under torch.amp)"},
     {"hopper ddp host-sensitive", 4, 0.340, 1.11, 1.72, 1.17, 1.61,
      "dsplan's real runs on one H200 VM issuing a kernel every 34 us (small models at micro-batch 1-2)"},
-    {"hopper deepspeed", 4, 0.041, 0.99, 1.10, 1.00, 1.09,
+    {"hopper deepspeed", 5, 0.063, 0.60, 1.10, 0.75, 1.09,
      "dsplan's real runs of DeepSpeed bf16 ZeRO 0/1 on one H100; held out: DeepSpeedExamples' 6.9B ZeRO-3 on 4 "
-     "H100"},
+     "H100, FlagPerf's ChatGLM3-6B ZeRO-3 on 8 H100 (0.60x: ZeRO-3's hooks priced as DeepSpeed 0.5's)"},
+    {"hopper deepspeed pipeline", 1, 1.049, 2.05, 2.05, 2.05, 2.05,
+     "held out: Lucie-7B's context extension on 128 H100 (Megatron-DeepSpeed, TP 4 PP 4, run with "
+     "CUDA_LAUNCH_BLOCKING=1, which dsplan does not price)"},
     {"hopper fsdp", 17, 0.055, 0.97, 1.14, 1.00, 1.13,
      "held out: llm-foundry MPT, torchtitan and IBM FMS Llama runs on H100"},
     {"hopper megatron", 25, 0.047, 0.94, 1.23, 0.97, 1.15,
@@ -87,7 +93,7 @@ constexpr std::array<EvidenceBand, 26> kBands{{
      "Hugging Face Trainer BERT-large on one V100 at micro-batch 1 (development)"},
     {"volta deepspeed", 22, 0.052, 0.88, 1.38, 0.89, 1.00,
      "DeepSpeed autotuner metric on a 16-V100 node (development and held out)"},
-    {"volta deepspeed offload", 5, 0.321, 1.27, 1.43, 1.27, 1.39,
+    {"volta deepspeed offload", 5, 0.101, 0.90, 1.12, 0.90, 1.04,
      "held out: the DeepSpeed ZeRO-Offload tutorial's 10B GPT-2 and STRONGHOLD's ZeRO-Offload/Infinity "
      "baselines (1.7B, 2.5B, fp32, the client's torch AdamW on the host) on one V100"},
     {"volta deepspeed pipeline", 5, 0.050, 1.02, 1.14, 1.03, 1.10,
@@ -97,13 +103,14 @@ constexpr std::array<EvidenceBand, 26> kBands{{
 }};
 // Peak memory: the matching figure (allocated, reserved or device) measured / predicted.
 constexpr std::array<EvidenceBand, 7> kMemoryBands{{
-    {"ampere deepspeed offload", 1, 1.191, 2.19, 2.19, 2.19, 2.19,
-     "held out: Colossal-AI's Lightning benchmark 18B on one A100 40GB (ZeRO-3 Offload; peak allocated)"},
+    {"ampere deepspeed offload", 11, 0.435, 1.23, 2.73, 1.24, 2.73,
+     "held out: OPT-Benchmark's OPT 13B and 30B ZeRO-3 Offload on A100 (peak allocated 1.23-1.26x, reserved "
+     "1.43-2.73x), Colossal-AI's Lightning benchmark 18B on one A100 40GB (ZeRO-3 Offload; peak allocated)"},
     {"hopper ddp", 62, 0.002, 0.99, 1.01, 1.00, 1.00,
      "dsplan's real runs on one H100 and one H200 (PyTorch DDP under torch.amp; peak allocated)"},
-    {"hopper deepspeed", 4, 0.037, 0.94, 1.04, 0.95, 1.02,
+    {"hopper deepspeed", 5, 0.042, 0.94, 1.47, 0.95, 1.30,
      "dsplan's real runs of DeepSpeed bf16 ZeRO 0/1 on one H100; held out: DeepSpeedExamples' 6.9B ZeRO-3 on 4 "
-     "H100 (peak allocated)"},
+     "H100 (peak allocated), FlagPerf's ChatGLM3-6B ZeRO-3 on 8 H100 (nvidia-smi, 1.47x)"},
     {"hopper fsdp", 2, 0.062, 0.93, 0.94, 0.93, 0.94,
      "held out: torchtitan's Llama 3.1 8B on 8 and 128 H100s (peak reserved)"},
     {"volta ddp", 5, 0.040, 0.96, 1.08, 0.97, 1.07,

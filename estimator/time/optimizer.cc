@@ -51,9 +51,6 @@ int unfused_kernels(Optimizer o, Impl impl) {
 // CPU Adam's update (DeepSpeedCPUAdam): r p32 g32 m v (16) + w p m v (12); before DeepSpeed
 // v0.9.0 it also wrote the 16-bit copy (2).
 constexpr double kCpuAdamUpdateBytes = 28.0;
-// Fraction of host DRAM bandwidth CPU Adam sustains: ZeRO-Offload Table 4, 1B params in
-// 0.22 s on a DGX-2 host (256 GB/s) -> 30 GB / 0.22 s / 256 GB/s = 0.53.
-constexpr double kHostMemFraction = 0.5;
 // Multi-tensor-apply launches of a fused optimizer step (norm, unscale, update, copy).
 constexpr int kOptimizerKernels = 10;
 // PyTorch's multi_tensor_apply: one launch covers at most 320 blocks of 65536 elements
@@ -144,14 +141,14 @@ OptimizerCosts optimizer_costs(double shard_params, int tensors, double grad_byt
     return o;
   }
   const double local_ranks = std::max(1, cluster.gpus_per_node());
-  const double host_bw = cluster.node.host_mem_bw.v * kHostMemFraction / local_ranks;
+  const double host_bw = cluster.node.host_mem_bw.v * eff.host_mem_fraction / local_ranks;
   const bool ds = cfg.framework == Framework::deepspeed;
   const double param_bytes = cfg.precision == Precision::fp32 ? 4.0 : 2.0;
   // The check, CPU Adam, or a client torch.optim optimizer handed to DeepSpeed (fused_optimizer
   // 0: "Using client Optimizer as basic optimizer"), which ZeRO-Offload runs as it is on the
   // flat fp32 host partition: ATen's single-tensor passes, 92 B a parameter for AdamW (the HF
   // Trainer's AdamW without decay moves 16 fewer; not told apart here), at the same share of
-  // the host's DRAM bandwidth as CPU Adam (session 48).
+  // the host's DRAM bandwidth as CPU Adam (session 48; Efficiency::host_mem_fraction).
   double host_bytes = overflow                   ? 4.0
                       : cfg.fused_optimizer == 0 ? unfused_update_bytes(cfg.optimizer, Impl::per_tensor)
                                                  : kCpuAdamUpdateBytes + 2.0;  // + CPU Adam's 16-bit copy
