@@ -447,6 +447,10 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
     s.run.attention = AttentionKernel::triton;
     notes.push_back("llm-foundry's Triton attention (attn_impl triton): FlashAttention-2's rate / 1.4 forward, / 2 backward");
   }
+  if (has(str(p, "other"), "FlashAttention-3") && sys.gpu.arch == GpuArch::hopper) {  // Hopper's FA3
+    s.run.attention = AttentionKernel::fa3;
+    notes.push_back("FlashAttention-3 named: its Hopper rate");
+  }
   if (has(str(p, "other"), "NVTE_FUSED_ATTN=0")) {  // TE told not to use cuDNN's fused attention
     s.run.attention = AttentionKernel::fa2;
     notes.push_back("NVTE_FUSED_ATTN=0: Transformer Engine's flash-attn backend, FlashAttention-2's rate");

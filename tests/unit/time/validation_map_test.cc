@@ -99,6 +99,16 @@ TEST(ValidationMap, ZeroBucketsNamed) {
   EXPECT_DOUBLE_EQ(d.reduce_bucket_elems, ZeroKnobs{}.reduce_bucket_elems);
 }
 
+// FlashAttention-3 named on Hopper selects its kernel; on an A100 (where it does not run) the
+// row keeps the default.
+TEST(ValidationMap, FlashAttention3NamedOnHopper) {
+  json row = ds_row(3, "ZeRO-3, FlashAttention-3 (flash_attn_interface)");
+  row["parallel"]["flash_attention"] = true;
+  EXPECT_EQ(request_of(row).space.run.attention, AttentionKernel::auto_);
+  row["hardware"]["gpu"] = "H100 SXM5 80GB";
+  EXPECT_EQ(request_of(row).space.run.attention, AttentionKernel::fa3);
+}
+
 TEST(ValidationMap, DeepSpeedOverlapCommNamed) {
   EXPECT_EQ(request_of(ds_row(1, "ZeRO stage 1")).space.run.zero.overlap_comm, -1);
   EXPECT_EQ(request_of(ds_row(1, "ZeRO stage 1 (overlap_comm true, reduce_scatter)")).space.run.zero.overlap_comm, 1);
