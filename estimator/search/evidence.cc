@@ -31,7 +31,7 @@ double quantile(const std::vector<double>& sorted, double q) {
 // clang-format off
 // regime, runs, median |measured / predicted step - 1|, lowest and highest ratio, 10th and
 // 90th percentiles, sources.
-constexpr std::array<EvidenceBand, 27> kBands{{
+constexpr std::array<EvidenceBand, 28> kBands{{
     {"ampere ddp", 5, 0.039, 0.93, 1.06, 0.94, 1.04,
      "held out: flash-attn's GPT-3 125M-2.7B on 8 A100 80GB"},
     {"ampere deepspeed", 15, 0.120, 0.75, 1.56, 0.83, 1.53,
@@ -68,9 +68,13 @@ constexpr std::array<EvidenceBand, 27> kBands{{
      "dsplan's real runs on one H100 and one H200 (PyTorch DDP under torch.amp)"},
     {"hopper ddp host-sensitive", 4, 0.340, 1.11, 1.72, 1.17, 1.61,
      "dsplan's real runs on one H200 VM issuing a kernel every 34 us (small models at micro-batch 1-2)"},
-    {"hopper deepspeed", 5, 0.063, 0.60, 1.10, 0.75, 1.09,
+    {"hopper deepspeed", 6, 0.069, 0.60, 1.10, 0.76, 1.08,
      "dsplan's real runs of DeepSpeed bf16 ZeRO 0/1 on one H100; held out: DeepSpeedExamples' 6.9B ZeRO-3 on 4 "
-     "H100, FlagPerf's ChatGLM3-6B ZeRO-3 on 8 H100 (0.60x: ZeRO-3's hooks priced as DeepSpeed 0.5's)"},
+     "H100, FlagPerf's ChatGLM3-6B ZeRO-3 on 8 H100 (0.60x: ZeRO-3's hooks priced as DeepSpeed 0.5's), "
+     "ml-engineering's Llama 3.1 8B ZeRO-2 on 8 H200"},
+    {"hopper deepspeed offload", 6, 0.239, 0.68, 0.77, 0.72, 0.77,
+     "held out: ml-engineering's Llama 3.1 8B ZeRO-3 with CPU AdamW on 8 H200, 8K-256K tokens (DeepSpeed "
+     "0.19.2; all faster than predicted: its host step and FlashAttention-3 at long sequences)"},
     {"hopper deepspeed pipeline", 1, 1.049, 2.05, 2.05, 2.05, 2.05,
      "held out: Lucie-7B's context extension on 128 H100 (Megatron-DeepSpeed, TP 4 PP 4, run with "
      "CUDA_LAUNCH_BLOCKING=1, which dsplan does not price)"},
@@ -102,15 +106,19 @@ constexpr std::array<EvidenceBand, 27> kBands{{
      "DLPerf Megatron on DGX-1 (development); Megatron v1.0 on DGX-2H (held out)"},
 }};
 // Peak memory: the matching figure (allocated, reserved or device) measured / predicted.
-constexpr std::array<EvidenceBand, 7> kMemoryBands{{
+constexpr std::array<EvidenceBand, 8> kMemoryBands{{
     {"ampere deepspeed offload", 11, 0.435, 1.23, 2.73, 1.24, 2.73,
      "held out: OPT-Benchmark's OPT 13B and 30B ZeRO-3 Offload on A100 (peak allocated 1.23-1.26x, reserved "
      "1.43-2.73x), Colossal-AI's Lightning benchmark 18B on one A100 40GB (ZeRO-3 Offload; peak allocated)"},
     {"hopper ddp", 62, 0.002, 0.99, 1.01, 1.00, 1.00,
      "dsplan's real runs on one H100 and one H200 (PyTorch DDP under torch.amp; peak allocated)"},
-    {"hopper deepspeed", 5, 0.042, 0.94, 1.47, 0.95, 1.30,
+    {"hopper deepspeed", 7, 0.042, 0.93, 1.47, 0.94, 1.21,
      "dsplan's real runs of DeepSpeed bf16 ZeRO 0/1 on one H100; held out: DeepSpeedExamples' 6.9B ZeRO-3 on 4 "
-     "H100 (peak allocated), FlagPerf's ChatGLM3-6B ZeRO-3 on 8 H100 (nvidia-smi, 1.47x)"},
+     "H100 (peak allocated), FlagPerf's ChatGLM3-6B ZeRO-3 on 8 H100 (nvidia-smi, 1.47x), ml-engineering's "
+     "Llama 3.1 8B ZeRO-2 on 8 H200 (peak reserved)"},
+    {"hopper deepspeed offload", 6, 0.158, 0.82, 1.65, 0.83, 1.37,
+     "held out: ml-engineering's Llama 3.1 8B ZeRO-3 with CPU AdamW on 8 H200 (peak reserved; 1.65x at 8K "
+     "tokens, where the peak likely holds the whole model DeepSpeed placed on each GPU at start-up)"},
     {"hopper fsdp", 2, 0.062, 0.93, 0.94, 0.93, 0.94,
      "held out: torchtitan's Llama 3.1 8B on 8 and 128 H100s (peak reserved)"},
     {"volta ddp", 5, 0.040, 0.96, 1.08, 0.97, 1.07,
