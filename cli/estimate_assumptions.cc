@@ -40,11 +40,10 @@ std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& 
         "each GPU's host link",
         e.host_mem_fraction, in_GBps(system.host_mem_bw), system.gpus_per_node,
         system.gpus_per_node == 1 ? "" : "s", e.pcie_fraction, in_GBps(gpu.pcie_bw));
-    out.push_back(
-        "CPU offload: the host's optimizer step (DeepSpeed's CPU Adam and its passes) at " + system.name +
-        "'s " + rates +
-        ", as published offload runs took it (docs/model.md \"Offload\"); the host's CPU and memory "
-        "decide it: give your host's host_mem_GBps in a cluster JSON (--hw)");
+    out.push_back("CPU offload: the host's optimizer step (DeepSpeed's CPU Adam and its passes) at " +
+                  system.name + "'s " + rates +
+                  ", as published offload runs took it (docs/model.md §4.5 \"Optimizer and offload\"); the "
+                  "host's CPU and memory decide it: give your host's host_mem_GBps in a cluster JSON (--hw)");
   }
   const bool any_flash = s.flash.empty() || std::find(s.flash.begin(), s.flash.end(), true) != s.flash.end();
   if (s.run.attention != AttentionKernel::auto_)

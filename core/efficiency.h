@@ -72,8 +72,9 @@ struct Efficiency {
   double pcie_fraction = 0.8;
   // An offloaded optimizer step on the host (CPU Adam and DeepSpeed's passes around it)
   // reaches this fraction of the node's DRAM bandwidth, shared by its ranks. 0.2: what two
-  // published training runs on known hosts took (docs/model.md §4 "Offload", session 49);
-  // ZeRO-Offload's isolated CPU Adam benchmark (Ren et al. Table 4) reached 0.53.
+  // published training runs on known hosts took (docs/model.md §4.5 "Optimizer and
+  // offload", session 49); ZeRO-Offload's isolated CPU Adam benchmark (Ren et al. Table 4)
+  // reached 0.53.
   double host_mem_fraction = 0.2;
   // Fraction of compute throughput lost while an NCCL collective runs beside it (its
   // channels occupy SMs and it streams through HBM): a compute window C with M of
