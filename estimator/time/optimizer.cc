@@ -144,23 +144,23 @@ OptimizerCosts optimizer_costs(double shard_params, int tensors, double grad_byt
   const double host_bw = cluster.node.host_mem_bw.v * eff.host_mem_fraction / local_ranks;
   const bool ds = cfg.framework == Framework::deepspeed;
   const double param_bytes = cfg.precision == Precision::fp32 ? 4.0 : 2.0;
-  // The check, CPU Adam, or a client torch.optim optimizer handed to DeepSpeed (fused_optimizer
-  // 0: "Using client Optimizer as basic optimizer"), which ZeRO-Offload runs as it is on the
-  // flat fp32 host partition: ATen's single-tensor passes, 92 B a parameter for AdamW (the HF
-  // Trainer's AdamW without decay moves 16 fewer; not told apart here), at the same share of
-  // the host's DRAM bandwidth as CPU Adam (session 48; Efficiency::host_mem_fraction).
-  double host_bytes = overflow                   ? 4.0
-                      : cfg.fused_optimizer == 0 ? unfused_update_bytes(cfg.optimizer, Impl::per_tensor)
-                                                 : kCpuAdamUpdateBytes + 2.0;  // + CPU Adam's 16-bit copy
-  if (ds && !overflow) {
-    // DeepSpeed's step around the update, on the host partition (stage_1_and_2.py and
-    // stage3.py, v0.3 to v0.18; session 49): unscale_and_clip_grads multiplies the fp32
-    // gradients by 1/combined_scale in place in every precision (read + write 4 B; the
-    // "optimizer_gradients" timer), and the updated fp32 partition is narrowed into the
-    // working-copy buffer on the host (read 4, write 2, or 4 in fp32; since v0.9.0, PR 3097,
-    // when CPU Adam stopped writing the 16-bit copy itself).
-    host_bytes = (cfg.fused_optimizer == 0 ? host_bytes : kCpuAdamUpdateBytes) + 8.0 + 4.0 + param_bytes;
-  }
+  // The update: CPU Adam, or a client torch.optim optimizer handed to DeepSpeed
+  // (fused_optimizer 0: "Using client Optimizer as basic optimizer"), which ZeRO-Offload runs
+  // as it is on the flat fp32 host partition: ATen's single-tensor passes, 92 B a parameter
+  // for AdamW (the HF Trainer's AdamW without decay moves 16 fewer; not told apart here), at
+  // the same share of the host's DRAM bandwidth as CPU Adam (session 48;
+  // Efficiency::host_mem_fraction).
+  const bool client = cfg.fused_optimizer == 0;
+  const double update = client ? unfused_update_bytes(cfg.optimizer, Impl::per_tensor) : kCpuAdamUpdateBytes;
+  // Around it, DeepSpeed's step on the host partition (stage_1_and_2.py and stage3.py, v0.3
+  // to v0.18; session 49): unscale_and_clip_grads multiplies the fp32 gradients by
+  // 1/combined_scale in place in every precision (read + write 4 B; the "optimizer_gradients"
+  // timer), and the updated fp32 partition is narrowed into the working-copy buffer on the
+  // host (read 4, write 2, or 4 in fp32; since v0.9.0, PR 3097, when CPU Adam stopped writing
+  // the 16-bit copy itself). Elsewhere CPU Adam writes that copy (2 B). An overflow step only
+  // checks the fp32 gradients (4 B).
+  const double around = ds ? 8.0 + 4.0 + param_bytes : client ? 0.0 : 2.0;
+  const double host_bytes = overflow ? 4.0 : update + around;
   o.step = Seconds(host_bw > 0 ? shard_params * host_bytes / host_bw : 0.0) +
            (overflow ? eff.host_op_overhead : Seconds{});
   // The updated working copy comes up at the parameters' element size (16 bits, or 4 bytes
