@@ -34,7 +34,7 @@ double quantile(const std::vector<double>& sorted, double q) {
 constexpr std::array<EvidenceBand, 28> kBands{{
     {"ampere ddp", 5, 0.039, 0.93, 1.06, 0.94, 1.04,
      "held out: flash-attn's GPT-3 125M-2.7B on 8 A100 80GB"},
-    {"ampere deepspeed", 15, 0.120, 0.75, 1.56, 0.83, 1.53,
+    {"ampere deepspeed", 15, 0.112, 0.75, 1.77, 0.84, 1.53,
      "held out: Azure's ZeRO-3 175B, BigScience's 20B, Megatron-DeepSpeed's long-sequence GPT 30B at TP 32 "
      "and BERT 1.3B on 64 A100, Hugging Face's Granite 7B ZeRO-3 and the ZenFlow blog's Qwen2.5 1.5B ZeRO-2 "
      "on A100"},
@@ -46,50 +46,50 @@ constexpr std::array<EvidenceBand, 28> kBands{{
      "BigScience topology runs, GPT-NeoX-20B, BLOOM-176B, MT-NLG 530B, Megatron-DeepSpeed's GPT-3 125M at TP 2 "
      "PP 2 (1.6-2.6x: a toy model's per-micro-batch costs) (held out); BigScience head-count runs (development "
      "evidence)"},
-    {"ampere fsdp", 33, 0.023, 0.91, 1.20, 0.92, 1.01,
+    {"ampere fsdp", 33, 0.024, 0.91, 1.18, 0.92, 1.03,
      "held out: llm-foundry MPT, torchtitan and IBM FMS Llama runs on A100"},
     {"ampere megatron", 6, 0.015, 0.97, 1.04, 0.99, 1.03,
      "Narayanan et al. Table 1 (development); Korthikanti et al. Table 5 (held out)"},
     {"ampere megatron pipeline", 13, 0.049, 0.99, 1.10, 1.00, 1.08,
      "Narayanan et al. Table 1 (development); Korthikanti et al. Table 5, Megatron GPT-3 175B (held out)"},
-    {"blackwell megatron", 14, 0.146, 0.92, 1.26, 0.98, 1.24,
+    {"blackwell megatron", 14, 0.179, 0.94, 1.28, 1.01, 1.27,
      "held out: Megatron-Bridge's Llama 3 8B FP8 and MXFP8 on 8 B200, GB200 and GB300, and Llama 3 70B and "
      "3.1 405B under Megatron-FSDP with CPU activation offloading on GB200 and GB300 (Hopper's kernel "
      "efficiencies assumed)"},
-    {"blackwell megatron moe", 52, 0.306, 0.68, 2.83, 0.83, 1.95,
+    {"blackwell megatron moe", 52, 0.315, 0.69, 2.83, 0.84, 1.95,
      "held out: Megatron-Bridge's gpt-oss-120b, Qwen3-30B-A3B, Qwen3-235B-A22B, DeepSeek-V3 on B200, B300, GB200, GB300 (bf16, MXFP8)"},
-    {"blackwell megatron moe host-sensitive", 2, 2.107, 3.04, 3.17, 3.06, 3.16,
+    {"blackwell megatron moe host-sensitive", 2, 2.148, 3.08, 3.21, 3.10, 3.20,
      "held out: Megatron-Bridge's Qwen3-30B-A3B MXFP8 on 8 B200, releases 25.11 and 26.02 (a third of 26.02.01's speed on the same layout)"},
-    {"blackwell megatron moe pipeline", 58, 0.185, 0.78, 2.41, 0.81, 1.61,
+    {"blackwell megatron moe pipeline", 58, 0.186, 0.78, 2.43, 0.82, 1.62,
      "held out: Megatron-Bridge's DeepSeek-V3, Kimi K2, Qwen3 MoE on B200, B300, GB200, GB300 with pipelines (FP8, MXFP8)"},
-    {"blackwell megatron pipeline", 40, 0.126, 0.77, 1.49, 0.93, 1.24,
+    {"blackwell megatron pipeline", 40, 0.137, 0.79, 1.50, 0.94, 1.25,
      "held out: Megatron-Bridge's Llama 3 70B and 3.1 405B in FP8, MXFP8 and NVFP4 on B200, GB200 and GB300"},
-    {"hopper ddp", 58, 0.024, 0.93, 1.21, 0.94, 1.05,
+    {"hopper ddp", 58, 0.025, 0.92, 1.21, 0.94, 1.05,
      "dsplan's real runs on one H100 and one H200 (PyTorch DDP under torch.amp)"},
     {"hopper ddp host-sensitive", 4, 0.340, 1.11, 1.72, 1.17, 1.61,
      "dsplan's real runs on one H200 VM issuing a kernel every 34 us (small models at micro-batch 1-2)"},
-    {"hopper deepspeed", 6, 0.069, 0.60, 1.10, 0.76, 1.08,
+    {"hopper deepspeed", 6, 0.057, 0.60, 1.09, 0.77, 1.07,
      "dsplan's real runs of DeepSpeed bf16 ZeRO 0/1 on one H100; held out: DeepSpeedExamples' 6.9B ZeRO-3 on 4 "
      "H100, FlagPerf's ChatGLM3-6B ZeRO-3 on 8 H100 (0.60x: ZeRO-3's hooks priced as DeepSpeed 0.5's), "
      "ml-engineering's Llama 3.1 8B ZeRO-2 on 8 H200"},
-    {"hopper deepspeed offload", 6, 0.239, 0.68, 0.77, 0.72, 0.77,
+    {"hopper deepspeed offload", 6, 0.174, 0.69, 0.85, 0.73, 0.84,
      "held out: ml-engineering's Llama 3.1 8B ZeRO-3 with CPU AdamW on 8 H200, 8K-256K tokens (DeepSpeed "
      "0.19.2; all faster than predicted: its host step and FlashAttention-3 at long sequences)"},
-    {"hopper deepspeed pipeline", 1, 1.049, 2.05, 2.05, 2.05, 2.05,
+    {"hopper deepspeed pipeline", 1, 1.162, 2.16, 2.16, 2.16, 2.16,
      "held out: Lucie-7B's context extension on 128 H100 (Megatron-DeepSpeed, TP 4 PP 4, run with "
      "CUDA_LAUNCH_BLOCKING=1, which dsplan does not price)"},
-    {"hopper fsdp", 17, 0.055, 0.97, 1.14, 1.00, 1.13,
+    {"hopper fsdp", 17, 0.048, 0.99, 1.15, 1.01, 1.14,
      "held out: llm-foundry MPT, torchtitan and IBM FMS Llama runs on H100"},
-    {"hopper megatron", 25, 0.047, 0.94, 1.23, 0.97, 1.15,
+    {"hopper megatron", 25, 0.054, 0.94, 1.24, 0.99, 1.15,
      "held out: NeMo and Megatron-Core recipes and tables on H100 (bf16 and FP8, context parallelism, "
      "Megatron-FSDP)"},
-    {"hopper megatron moe", 21, 0.167, 0.89, 1.31, 0.91, 1.29,
+    {"hopper megatron moe", 21, 0.171, 0.90, 1.31, 0.91, 1.29,
      "held out: NVIDIA's Grok-1 proxies on 8-64 H100 (bf16, FP8), Llama 4 Maverick on 512 (bf16, FP8) and "
      "Megatron-Bridge's Qwen3-30B-A3B FP8 on 16"},
-    {"hopper megatron moe pipeline", 38, 0.230, 0.86, 2.63, 0.92, 1.55,
+    {"hopper megatron moe pipeline", 38, 0.236, 0.86, 2.66, 0.92, 1.56,
      "held out: NVIDIA's Grok-1 on 128-2048 H100 and DeepSeek-V3 on 512-1024; Megatron-Bridge's Qwen3-30B-A3B, "
      "Qwen3-235B-A22B, DeepSeek-V3 (FP8) and gpt-oss-120b (bf16)"},
-    {"hopper megatron pipeline", 49, 0.048, 0.92, 1.23, 0.94, 1.12,
+    {"hopper megatron pipeline", 49, 0.043, 0.92, 1.24, 0.95, 1.12,
      "held out: NeMo and Megatron-Core recipes on H100, the Llama 3 paper's 405B runs"},
     {"volta ddp", 3, 0.072, 0.92, 0.93, 0.92, 0.93,
      "Hugging Face Trainer BERT-large on one V100 (development)"},

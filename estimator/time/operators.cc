@@ -13,7 +13,9 @@
 //    below the diagonal ((n+1)/(2n) of n x n 128-wide blocks); backward 2.5x forward;
 //    it sustains flash_relative(arch, kernel) of the GEMM efficiency (FA2: ~64% of A100
 //    peak, ~35% of H100; cuDNN on Hopper ~56%, FA3 ~61%), causal 0.9 of that, backward
-//    0.85 of that; the K/V re-reads of each query block come from L2 while they fit.
+//    0.85 of that, all at 2048 tokens, scaled for other lengths by the share of a row's
+//    time spent on its blocks (sequence_scaling); the K/V re-reads of each query block come
+//    from L2 while they fit.
 //    flash-attn's Triton kernel runs at FA2's rate / 1.4 forward and / 2 backward.
 //    fp32 has no flash kernel: standard attention.
 //  - An unfused activation (ModelSpec::activation_unfused, HF GPT-2's gelu_new) runs 8
@@ -70,9 +72,15 @@ bool heads_misaligned(const Dims& d) { return std::fmod(head_dim(d), 8.0) != 0.0
 // FA2's 0.5. Before Hopper there is no FA3 and no published cuDNN advantage: FA2's rate.
 // Blackwell takes Hopper's cuDNN and FA2 shares, unmeasured (FA3 is Hopper-only; the
 // options refuse it elsewhere): docs/model.md §2 "B200".
-double flash_relative(GpuArch a, bool megatron, AttentionKernel kernel) {
+// The kernel that runs: auto's choice, and FA2's class before Hopper whatever was pinned.
+AttentionKernel running_kernel(GpuArch a, bool megatron, AttentionKernel kernel) {
   if (kernel == AttentionKernel::auto_)
     kernel = hopper_or_newer(a) && megatron ? AttentionKernel::cudnn : AttentionKernel::fa2;
+  if (!hopper_or_newer(a) && kernel != AttentionKernel::triton) kernel = AttentionKernel::fa2;
+  return kernel;
+}
+
+double flash_relative(GpuArch a, AttentionKernel kernel) {
   switch (a) {
     case GpuArch::volta: return 0.6;
     case GpuArch::ampere: return 0.8;
@@ -124,13 +132,40 @@ double flash_fwd_hbm_bytes(const Dims& d, const GpuSpec& gpu) {
 // blocks, FA2 and cuDNN run causal at 0.87-0.89 of their non-causal rate, FA3 at 0.93.
 constexpr double kCausalRate = 0.9;
 
+// The rates above are the kernels' at a 2048-token sequence. Each row of 128-wide blocks
+// (a query block forward, a key block backward) also pays work that does not grow with the
+// row: loading its own block, rescaling and writing the output forward; writing dK and dV
+// and accumulating dQ backward. Taken as c blocks' worth per row, a head's kernel time goes
+// as E + c·n for E executed blocks in n rows, so the rate scales with E/(E + c·n) against
+// its value at n = 16 (2048 tokens, causal or not). c is read off the FlashAttention-3
+// paper's H100 curves (Figs. 5-6, head dim 128, 2k-16k): forward 0.6 for FA2 and cuDNN
+// (the causal rate rises 12% and 11% from 2k to 16k), 1 for FA3 (18%); backward 2 for all
+// three (non-causal, +9-11% from 2k to 8k). The Triton kernel takes FA2's. docs/model.md §4.
+constexpr double kReferenceRows = 16.0;
+
+double row_blocks(AttentionKernel kernel, bool backward) {
+  if (backward) return 2.0;
+  return kernel == AttentionKernel::fa3 ? 1.0 : 0.6;
+}
+
+double row_occupancy(double executed, double rows, double c) { return executed / (executed + c * rows); }
+
+double sequence_scaling(const Dims& d, AttentionKernel kernel, bool backward) {
+  const double c = row_blocks(kernel, backward);
+  const double n = std::max(1.0, std::ceil(d.s / 128.0)), r = kReferenceRows;
+  const double reference = d.causal ? r * (r + 1.0) / 2.0 : r * r;
+  return row_occupancy(causal_fraction(d) * n * n, n, c) / row_occupancy(reference, r, c);
+}
+
 // Rate of the flash kernel as a fraction of the tensor peak; the backward runs at 0.85 of
 // the forward's rate (FA2), the Triton kernel's at half its forward's.
 double flash_fraction(const Acc& a, const Dims& d, bool backward) {
   const double gemm = a.eff.gemm_peak_fraction[std::size_t(a.p)];
   const bool triton = d.attention == AttentionKernel::triton;
   const double pass = backward ? 0.85 / (triton ? kTritonBwdSlowdown : 1.0) : 1.0 / (triton ? kTritonFwdSlowdown : 1.0);
-  return gemm * flash_relative(a.gpu.arch, d.megatron, d.attention) * (d.causal ? kCausalRate : 1.0) * pass;
+  const AttentionKernel kernel = running_kernel(a.gpu.arch, d.megatron, d.attention);
+  return gemm * flash_relative(a.gpu.arch, kernel) * (d.causal ? kCausalRate : 1.0) * pass *
+         sequence_scaling(d, kernel, backward);
 }
 
 // A soft-capped score inside a flash kernel (flash-attn's softcap) costs one tanh, an
