@@ -14,7 +14,8 @@
 #              (needs PyTorch; DeepSpeed optional)
 #   prebuilt   for a GPU machine without dsplan's build dependencies: the binaries that
 #              scripts/gpu_stage.sh staged in .gpu/ (carry it), the GPU tests run directly,
-#              and a one-config smoke run of the reference workload
+#              a one-config smoke run of the reference workload, and SDPA's flash and
+#              cuDNN kernels timed from 1k to 128k tokens (scripts/flash_by_length.py)
 # With .gpu/dsplan present every phase uses it, with .gpu/ and the machine's cuBLAS and
 # NCCL (the CUDA toolkit's or PyTorch's wheels) on LD_LIBRARY_PATH.
 set -uo pipefail
@@ -99,6 +100,8 @@ do_prebuilt() {
   step workload_smoke timeout 180 python3 examples/train_gpt.py --no-deepspeed --use-flash-attn \
        --deepspeed_config "$dir/ds_config.json"
   cat "$dir/metrics.json" 2>/dev/null
+  # session 50's flash rates by sequence length, 1k-128k (about two minutes on an H100)
+  step flash_by_length timeout 300 python3 scripts/flash_by_length.py --max-seq 131072
 }
 
 case "$phase" in
