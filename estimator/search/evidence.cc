@@ -32,8 +32,9 @@ double quantile(const std::vector<double>& sorted, double q) {
 // regime, runs, median |measured / predicted step - 1|, lowest and highest ratio, 10th and
 // 90th percentiles, sources.
 constexpr std::array<EvidenceBand, 28> kBands{{
-    {"ampere ddp", 5, 0.039, 0.93, 1.06, 0.94, 1.04,
-     "held out: flash-attn's GPT-3 125M-2.7B on 8 A100 80GB"},
+    {"ampere ddp", 9, 0.060, 0.91, 1.06, 0.93, 1.01,
+     "held out: flash-attn's GPT-3 125M-2.7B on 8 A100 80GB, and the FlashAttention-2 paper's 1.3B and 2.7B at 2k "
+     "and 8k tokens"},
     {"ampere deepspeed", 15, 0.112, 0.75, 1.77, 0.84, 1.53,
      "held out: Azure's ZeRO-3 175B, BigScience's 20B, Megatron-DeepSpeed's long-sequence GPT 30B at TP 32 "
      "and BERT 1.3B on 64 A100, Hugging Face's Granite 7B ZeRO-3 and the ZenFlow blog's Qwen2.5 1.5B ZeRO-2 "
@@ -46,8 +47,8 @@ constexpr std::array<EvidenceBand, 28> kBands{{
      "BigScience topology runs, GPT-NeoX-20B, BLOOM-176B, MT-NLG 530B, Megatron-DeepSpeed's GPT-3 125M at TP 2 "
      "PP 2 (1.6-2.6x: a toy model's per-micro-batch costs) (held out); BigScience head-count runs (development "
      "evidence)"},
-    {"ampere fsdp", 33, 0.024, 0.91, 1.18, 0.92, 1.03,
-     "held out: llm-foundry MPT, torchtitan and IBM FMS Llama runs on A100"},
+    {"ampere fsdp", 37, 0.024, 0.91, 1.18, 0.92, 1.04,
+     "held out: llm-foundry MPT (1K-64K tokens), torchtitan and IBM FMS Llama runs on A100"},
     {"ampere megatron", 6, 0.015, 0.97, 1.04, 0.99, 1.03,
      "Narayanan et al. Table 1 (development); Korthikanti et al. Table 5 (held out)"},
     {"ampere megatron pipeline", 13, 0.049, 0.99, 1.10, 1.00, 1.08,
@@ -78,11 +79,12 @@ constexpr std::array<EvidenceBand, 28> kBands{{
     {"hopper deepspeed pipeline", 1, 1.162, 2.16, 2.16, 2.16, 2.16,
      "held out: Lucie-7B's context extension on 128 H100 (Megatron-DeepSpeed, TP 4 PP 4, run with "
      "CUDA_LAUNCH_BLOCKING=1, which dsplan does not price)"},
-    {"hopper fsdp", 17, 0.048, 0.99, 1.15, 1.01, 1.14,
-     "held out: llm-foundry MPT, torchtitan and IBM FMS Llama runs on H100"},
-    {"hopper megatron", 25, 0.054, 0.94, 1.24, 0.99, 1.15,
+    {"hopper fsdp", 21, 0.045, 0.99, 1.15, 1.02, 1.14,
+     "held out: llm-foundry MPT (1K-64K tokens), torchtitan and IBM FMS Llama runs on H100"},
+    {"hopper megatron", 32, 0.058, 0.94, 1.62, 1.00, 1.52,
      "held out: NeMo and Megatron-Core recipes and tables on H100 (bf16 and FP8, context parallelism, "
-     "Megatron-FSDP)"},
+     "Megatron-FSDP); the high end is NeMo 24.03's Llama 2 7B at 16K-1M tokens with context parallelism "
+     "(1.29-1.62x)"},
     {"hopper megatron moe", 21, 0.171, 0.90, 1.31, 0.91, 1.29,
      "held out: NVIDIA's Grok-1 proxies on 8-64 H100 (bf16, FP8), Llama 4 Maverick on 512 (bf16, FP8) and "
      "Megatron-Bridge's Qwen3-30B-A3B FP8 on 16"},
