@@ -133,10 +133,12 @@ PlanResult plan_request(PlanRequest req, const ProfileFn& profile, bool* profile
 
 // A time or throughput row that times the training step itself (not an end-to-end loop),
 // or a memory row, on a GPU its source names and predicted with the datasheet defaults, is
-// evidence for the regime of the predicted configuration: measured / predicted.
+// evidence for the regime of the predicted configuration: measured / predicted. Rows of
+// Megatron code older than its fused kernels (2019, v1.0) are not: estimate plans today's.
 void mark_evidence(const ValidationCase& c, const Measurement& m, const Evaluation& best, bool profiled,
                    RowResult& r) {
   if (profiled || !c.gpu_stated || r.inconsistent || r.unpredicted || r.check()) return;
+  if (best.cfg.megatron_unfused_elementwise()) return;
   if (!(r.predicted > 0) || !(r.measured > 0) || r.label.find("end_to_end") != std::string::npos) return;
   const EvidenceKind kind = r.memory() ? EvidenceKind::memory : EvidenceKind::step;
   r.regime = regime_name(evidence_regime(best, c.request.cluster.node.gpu.arch), kind);

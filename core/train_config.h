@@ -419,6 +419,12 @@ struct TrainConfig {
   // all-gather them in FP8 (--fp8-param-gather, NeMo's fp8_params; what dsplan emits);
   // NVFP4 linears likewise in NVFP4 (--fp4-param-gather, Megatron-Bridge's default).
   bool fp8_param_gather() const { return fp8 && framework == Framework::megatron && zero_stage >= 1; }
+  // Megatron-LM fused its attention scale, mask and softmax, its bias + GELU and its bias +
+  // dropout + residual add in commit 51a2e6b ("Various speed optimizations", 2020-09-11).
+  // Before it (the 2019 code, v1.0) each is its own PyTorch op (docs/model.md §4).
+  bool megatron_unfused_elementwise() const {
+    return framework == Framework::megatron && megatron_release != 0 && megatron_release < 202009;
+  }
   bool megatron_async_tp() const {
     return framework == Framework::megatron && (megatron_release == 0 || megatron_release >= 202109);
   }

@@ -11,14 +11,11 @@
 //    megatron; Hugging Face Trainer and "torch DDP, no DeepSpeed" = ddp (torch autocast for
 //    fp16); PyTorch FSDP named in parallel.other = fsdp; otherwise deepspeed. fairscale OSS /
 //    OSS+ShardedDDP = ZeRO stage 1 / 2 (closest supported).
-//  - CUDA context (a software-stack input): 0.5 GiB (CUDA >= 11.7 lazy module loading)
-//    unless the row's own text shows an eager-loading stack older than CUDA 11.7: NGC
-//    PyTorch 20.xx/21.xx containers (DLPerf: 20.12 = CUDA 11.1), a context the row's notes
-//    measured (HF model_memory_anatomy: ~1343 MB), transformers 4.12 (DeepSpeedExamples
-//    autotuning/hf, 2021: PyTorch <= 1.10, CUDA <= 11.3); those take 1343 MB.
-//  - Optimizer: HF Trainer's AdamW (a per-tensor, unfused client optimizer) wherever the
-//    Hugging Face Trainer drives training (also with DeepSpeed configs that have no
-//    "optimizer" block, as in DeepSpeedExamples autotuning/hf); --use-bnb-optimizer = adam_8bit.
+//  - CUDA context: 0.5 GiB (CUDA >= 11.7 lazy loading), or 1343 MB where the row's text shows
+//    an older eager-loading stack: NGC PyTorch 20.xx/21.xx (DLPerf: 20.12 = CUDA 11.1), a
+//    context its notes measured (HF model_memory_anatomy), transformers 4.12 (CUDA <= 11.3).
+//  - Optimizer: HF Trainer's per-tensor AdamW wherever the Trainer drives training (also with
+//    DeepSpeed configs without an "optimizer" block: autotuning/hf); --use-bnb-optimizer = adam_8bit.
 //  - Loss scale: DeepSpeed autotuner metric rows in fp16 from the 2021 examples time fp16
 //    overflow steps (TrainConfig::overflow_step): no optimizer update, no parameter all-gather.
 //  - Training loop: llm-foundry/Composer rows evaluate two train metrics over the logits
@@ -223,16 +220,19 @@ Framework row_framework(const Json& row, std::vector<std::string>& notes) {
   return Framework::deepspeed;
 }
 
-// The Megatron-LM release (YYYYMM) the row's own text dates, and why; nothing for a
-// current one. Megatron-LM v1.0 (2020-04); an NGC PyTorch 20.xx container (20.12 = 2020-12);
-// otherwise the year of a paper named as "<author> et al. <year>" (taken as mid-year:
-// Narayanan et al. 2021 ran April 2021 code, Korthikanti et al. 2022 the 2022 code).
+// The Megatron-LM release (YYYYMM) the row's text dates, and why; nothing for a current one:
+// "Megatron-LM of YYYY-MM", Megatron-LM v1.0 (2020-04), an NGC PyTorch 20.xx container (20.12
+// = 2020-12), else the year of "<author> et al. <year>" taken as mid-year (Narayanan et al.
+// 2021 ran April 2021 code, Korthikanti et al. 2022 the 2022 code).
 std::optional<std::pair<int, std::string>> megatron_release(const Json& row) {
   const std::string text = str(row, "source") + " " + str(at(row, "parallel"), "other");
-  if (has(text, "Megatron-LM v1.0")) return std::make_pair(202004, std::string("Megatron-LM v1.0"));
+  static const std::regex dated(R"(Megatron-LM of (20\d\d)-(\d\d))");
   static const std::regex ngc(R"((?:NGC PyTorch |pytorch:)(\d\d)\.(\d\d))", std::regex::icase);
   static const std::regex paper(R"(et al\.,? (20\d\d))");
   std::smatch mm;
+  if (std::regex_search(text, mm, dated))
+    return std::make_pair(std::stoi(mm[1]) * 100 + std::stoi(mm[2]), std::string("dated in the row"));
+  if (has(text, "Megatron-LM v1.0")) return std::make_pair(202004, std::string("Megatron-LM v1.0"));
   if (std::regex_search(text, mm, ngc))
     return std::make_pair(200000 + std::stoi(mm[1].str()) * 100 + std::stoi(mm[2].str()),
                           "NGC PyTorch " + mm[1].str() + "." + mm[2].str() + " container");
@@ -464,11 +464,13 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
       probe.framework = Framework::megatron;
       probe.megatron_release = rel->first;
       probe.vpp = 2;
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "Megatron-LM of %04d-%02d (%s): %s TP backward, %s interleaved sends",
-                    rel->first / 100, rel->first % 100, rel->second.c_str(),
-                    probe.megatron_async_tp() ? "asynchronous" : "blocking",
-                    probe.megatron_overlap_p2p() ? "overlapped" : "blocking");
+      char buf[200];
+      std::snprintf(
+          buf, sizeof buf, "Megatron-LM of %04d-%02d (%s): %s TP backward, %s interleaved sends%s",
+          rel->first / 100, rel->first % 100, rel->second.c_str(),
+          probe.megatron_async_tp() ? "asynchronous" : "blocking",
+          probe.megatron_overlap_p2p() ? "overlapped" : "blocking",
+          probe.megatron_unfused_elementwise() ? ", unfused scale/mask/softmax and dropout/add" : "");
       notes.push_back(buf);
     }
   }

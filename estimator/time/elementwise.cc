@@ -78,7 +78,7 @@ Elementwise score_elementwise(const op::Dims& d) {
     bwd(MemKernel::stream, sc * 2.0 * e);
     return w;
   }
-  if (!d.megatron) {
+  if (!d.fused_elementwise) {
     pass(MemKernel::stream, MemKernel::stream, sc * 2.0 * d.e);  // scale
     pass(MemKernel::mask, MemKernel::mask, sc * 2.0 * d.e);      // causal or padding mask
   }
@@ -196,7 +196,7 @@ Elementwise layer_elementwise(const op::Dims& d) {
   // otherwise dropout (r 1, w 1 + mask) and the residual add (r 2, w 1) are separate
   // kernels. The random numbers make a dropout forward its own class; every backward
   // (mask multiply, gradient copy) streams. Each backward moves twice its forward.
-  if (d.megatron) {
+  if (d.fused_elementwise) {
     const MemKernel k = d.dropout ? MemKernel::dropout_fwd : MemKernel::stream;
     const double bda = 2 * x * (3.0 * ew + (d.dropout ? 1.0 : 0.0));
     w.fwd.add(k, bda, 2 * x);

@@ -26,6 +26,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.ew = d.autocast ? 4.0 : d.e;
   d.gated = m.gated_mlp;
   d.megatron = k.framework == Framework::megatron;
+  d.fused_elementwise = d.megatron && !k.megatron_unfused;
   d.attention = k.attention;
   d.cp = std::max(1, k.cp);
   d.flash = flash_supported(k);

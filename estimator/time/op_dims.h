@@ -17,6 +17,9 @@ namespace dsplan::op {
 struct Dims {
   double b, s, h, hq, hkv, f, t, T, Ts, e, ew, heads;
   bool gated, megatron, flash, causal, autocast, act_unfused, dropout;
+  // Megatron's fused scale-mask-softmax and bias-dropout-add (false before 2020-09 and for
+  // every other framework's model code).
+  bool fused_elementwise;
   bool rms, rope;  // RMSNorm; rotary position embedding of q and k
   bool norm_fused;    // pre-norm RMSNorm in one kernel each way (OpKey::norm_kernel resolved)
   bool norm16_fused;  // the same for the norms of 16-bit inputs (query/key, post-norms)

@@ -46,6 +46,8 @@ struct OpKey {
   // Megatron's unfused permutation (TrainConfig::moe_permute_fusion false): rows added
   // with atomics (estimator/time/moe.h).
   bool permute_atomic = false;
+  // Megatron before its fused elementwise kernels (TrainConfig::megatron_unfused_elementwise).
+  bool megatron_unfused = false;
   // MoE models with dense layers: the MoE share of the busiest rank's layers, whose cost
   // blends an MoE and a dense layer (params.h moe_layer_share); 1 otherwise.
   double moe_share = 1.0;

@@ -40,6 +40,7 @@ OpKey op_key(const TrainConfig& c) {
   k.etp = std::max(1, c.etp);
   k.deepep = c.moe_deepep && c.ep * c.etp > 1;
   k.permute_atomic = !c.moe_permute_fusion && c.framework == Framework::megatron;
+  k.megatron_unfused = c.megatron_unfused_elementwise();
   k.recompute_modules = c.checkpointing == Checkpointing::selective ? c.recompute_modules : 0;
   return k;
 }
@@ -110,6 +111,7 @@ std::uint64_t hash_of(const OpKey& k) {
   if (k.recompute_modules != 0) h = hash_mix(h, std::uint64_t(k.recompute_modules) << 40);
   if (k.deepep) h = hash_mix(h, std::uint64_t(1) << 52);
   if (k.permute_atomic) h = hash_mix(h, std::uint64_t(1) << 53);
+  if (k.megatron_unfused) h = hash_mix(h, std::uint64_t(1) << 54);
   return k.ep > 1 || k.etp > 1 ? hash_mix(h, std::uint64_t(k.ep) << 32 | std::uint64_t(k.etp)) : h;
 }
 

@@ -248,6 +248,50 @@ TEST(MemKernels, AutocastScorePassesAgainstTheH200Profile) {
   EXPECT_LT(std::abs(std::log(mem_seconds(w.bwd, h200, eff).v * 1e6 / 3093.0)), 0.10);
 }
 
+// Megatron-LM before commit 51a2e6b (2020-09-11: the 2019 code and v1.0) ran its attention
+// scale, mask and softmax and its bias + dropout + residual add as separate PyTorch ops.
+// GPT layer, h 1536, 16 heads, micro-batch 8 at 1024 tokens, fp16 (e = 2), dropout on,
+// standard attention; sc = 8 x 16 x 1024^2 scores, x = 8 x 1024 x 1536 activations:
+//  - scores: fused softmax (r 2, w 2) + dropout (r 2, w 2, mask 1) = 9 B forward, 18
+//    backward, in 2 kernels; unfused adds the scale and the mask (r 2, w 2 each): 17 and 34
+//    B in 4 kernels forward;
+//  - twice a layer: fused bias-dropout-add r 2 x 2 + w 2 + mask 1 = 7 B an element (14x
+//    forward, 28x backward); unfused dropout 5 and add 6 (22x forward, 44x backward).
+TEST(MemKernels, MegatronBeforeItsFusedKernelsRunsThemApart) {
+  OpKey k;
+  k.micro_batch = 8;
+  k.seq_len = 1024;
+  k.framework = Framework::megatron;
+  k.precision = Precision::fp16;
+  const ModelSpec m = test::gpt("g", 2, 1536, 16, 1024, 51200, 128);
+  const double sc = 8.0 * 16 * 1024 * 1024, x = 8.0 * 1024 * 1536;
+  const op::Dims fused = op::dims(m, k);
+  ASSERT_TRUE(fused.dropout && fused.fused_elementwise);
+  const Elementwise fs = score_elementwise(fused);
+  EXPECT_DOUBLE_EQ(fs.fwd.total_bytes(), 9.0 * sc);
+  EXPECT_DOUBLE_EQ(fs.bwd.total_bytes(), 18.0 * sc);
+  EXPECT_EQ(fs.fwd.kernels, 2);
+  k.megatron_unfused = true;
+  const op::Dims apart = op::dims(m, k);
+  EXPECT_FALSE(apart.fused_elementwise);
+  const Elementwise as = score_elementwise(apart);
+  EXPECT_DOUBLE_EQ(as.fwd.total_bytes(), 17.0 * sc);
+  EXPECT_DOUBLE_EQ(as.bwd.total_bytes(), 34.0 * sc);
+  EXPECT_EQ(as.fwd.kernels, 4);
+  const Elementwise fl = layer_elementwise(fused), al = layer_elementwise(apart);
+  EXPECT_DOUBLE_EQ(al.fwd.total_bytes() - fl.fwd.total_bytes(), (22.0 - 14.0) * x);
+  EXPECT_DOUBLE_EQ(al.bwd.total_bytes() - fl.bwd.total_bytes(), (44.0 - 28.0) * x);
+  EXPECT_EQ(al.fwd.kernels - fl.fwd.kernels, 2);
+  // The release gate: 2019-06 and v1.0 (2020-04) are before the fusion, 2020-09 after.
+  TrainConfig c;
+  c.framework = Framework::megatron;
+  for (const auto& [release, unfused] :
+       {std::pair{201906, true}, {202004, true}, {202009, false}, {0, false}}) {
+    c.megatron_release = release;
+    EXPECT_EQ(c.megatron_unfused_elementwise(), unfused) << release;
+  }
+}
+
 // GPT-2's unfused gelu_new (ten fp32 kernels under autocast, 76 B per element) streams;
 // Megatron's fused bias-gelu is the gelu class and its backward streams 3e an element
 // (gradient and input in, gradient out); Megatron's fused SwiGLU stays blended.
