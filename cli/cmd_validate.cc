@@ -322,7 +322,8 @@ void add_validate(CLI::App& app, int& exit_code) {
   sub->add_flag("--markdown", cli->markdown, "Print the tables as Markdown (docs/accuracy.md)")
       ->excludes(json);
   sub->add_flag("--evidence", cli->evidence,
-                "Print, per configuration regime (GPU generation, framework, pipeline, host-sensitive), how "
+                "Print, per configuration regime (GPU generation, framework, pipeline, long sequence, "
+                "host-sensitive), how "
                 "far the measured steps came out from the predicted ones, next to the bands 'estimate' "
                 "quotes (docs/accuracy.md)");
   sub->add_option(

@@ -31,14 +31,17 @@ double quantile(const std::vector<double>& sorted, double q) {
 // clang-format off
 // regime, runs, median |measured / predicted step - 1|, lowest and highest ratio, 10th and
 // 90th percentiles, sources.
-constexpr std::array<EvidenceBand, 28> kBands{{
+constexpr std::array<EvidenceBand, 33> kBands{{
     {"ampere ddp", 9, 0.060, 0.91, 1.06, 0.93, 1.01,
      "held out: flash-attn's GPT-3 125M-2.7B on 8 A100 80GB, and the FlashAttention-2 paper's 1.3B and 2.7B at 2k "
      "and 8k tokens"},
-    {"ampere deepspeed", 15, 0.112, 0.75, 1.77, 0.84, 1.53,
+    {"ampere deepspeed", 10, 0.095, 0.75, 1.56, 0.80, 1.50,
      "held out: Azure's ZeRO-3 175B, BigScience's 20B, Megatron-DeepSpeed's long-sequence GPT 30B at TP 32 "
-     "and BERT 1.3B on 64 A100, Hugging Face's Granite 7B ZeRO-3 and the ZenFlow blog's Qwen2.5 1.5B ZeRO-2 "
-     "on A100"},
+     "(2K-8K) and BERT 1.3B on 64 A100, Hugging Face's Granite 7B ZeRO-3 and the ZenFlow blog's Qwen2.5 1.5B "
+     "ZeRO-2 on A100"},
+    {"ampere deepspeed long-sequence", 5, 0.208, 0.99, 1.77, 1.02, 1.56,
+     "held out: Megatron-DeepSpeed's long-sequence GPT 30B at TP 32 on 32 A100, 16K-256K tokens (flash-attn's "
+     "Triton kernel; faster than predicted at 16K, slower beyond)"},
     {"ampere deepspeed offload", 11, 0.241, 1.05, 2.57, 1.07, 1.78,
      "held out: Azure's ZeRO-3 Offload 1T and 2T on 1024 A100, OPT-Benchmark's OPT 13B and 30B ZeRO-3 "
      "Offload on 1 and 8 A100, the ZenFlow blog's Qwen2.5 ZeRO-Offload on 2 A100, Colossal-AI's Lightning "
@@ -47,8 +50,10 @@ constexpr std::array<EvidenceBand, 28> kBands{{
      "BigScience topology runs, GPT-NeoX-20B, BLOOM-176B, MT-NLG 530B, Megatron-DeepSpeed's GPT-3 125M at TP 2 "
      "PP 2 (1.6-2.6x: a toy model's per-micro-batch costs) (held out); BigScience head-count runs (development "
      "evidence)"},
-    {"ampere fsdp", 37, 0.024, 0.91, 1.18, 0.92, 1.04,
-     "held out: llm-foundry MPT (1K-64K tokens), torchtitan and IBM FMS Llama runs on A100"},
+    {"ampere fsdp", 33, 0.024, 0.91, 1.18, 0.92, 1.03,
+     "held out: llm-foundry MPT, torchtitan and IBM FMS Llama runs on A100"},
+    {"ampere fsdp long-sequence", 4, 0.035, 0.98, 1.06, 0.98, 1.05,
+     "held out: llm-foundry MPT at 16K-64K tokens on 8 A100 (Triton attention)"},
     {"ampere megatron", 14, 0.013, 0.90, 1.04, 0.96, 1.02,
      "Narayanan et al. Table 1 (development); Korthikanti et al. Table 5 and the Megatron-LM README's 2020 "
      "scaling tables (held out)"},
@@ -74,18 +79,25 @@ constexpr std::array<EvidenceBand, 28> kBands{{
      "dsplan's real runs of DeepSpeed bf16 ZeRO 0/1 on one H100; held out: DeepSpeedExamples' 6.9B ZeRO-3 on 4 "
      "H100, FlagPerf's ChatGLM3-6B ZeRO-3 on 8 H100 (0.60x: ZeRO-3's hooks priced as DeepSpeed 0.5's), "
      "ml-engineering's Llama 3.1 8B ZeRO-2 on 8 H200"},
-    {"hopper deepspeed offload", 6, 0.174, 0.69, 0.85, 0.73, 0.84,
-     "held out: ml-engineering's Llama 3.1 8B ZeRO-3 with CPU AdamW on 8 H200, 8K-256K tokens (DeepSpeed "
-     "0.19.2; all faster than predicted: its host step and FlashAttention-3 at long sequences)"},
-    {"hopper deepspeed pipeline", 1, 1.162, 2.16, 2.16, 2.16, 2.16,
+    {"hopper deepspeed offload", 1, 0.313, 0.69, 0.69, 0.69, 0.69,
+     "held out: ml-engineering's Llama 3.1 8B ZeRO-3 with CPU AdamW on 8 H200 at 8K tokens (DeepSpeed 0.19.2; "
+     "faster than predicted: its host ran the step at >= 0.34 of its DRAM bandwidth, dsplan assumes 0.2)"},
+    {"hopper deepspeed offload long-sequence", 5, 0.167, 0.78, 0.85, 0.79, 0.84,
+     "held out: ml-engineering's Llama 3.1 8B ZeRO-3 with CPU AdamW on 8 H200, 32K-256K tokens "
+     "(FlashAttention-3; all faster than predicted)"},
+    {"hopper deepspeed pipeline long-sequence", 1, 1.162, 2.16, 2.16, 2.16, 2.16,
      "held out: Lucie-7B's context extension on 128 H100 (Megatron-DeepSpeed, TP 4 PP 4, run with "
      "CUDA_LAUNCH_BLOCKING=1, which dsplan does not price)"},
-    {"hopper fsdp", 21, 0.045, 0.99, 1.15, 1.02, 1.14,
-     "held out: llm-foundry MPT (1K-64K tokens), torchtitan and IBM FMS Llama runs on H100"},
-    {"hopper megatron", 32, 0.058, 0.94, 1.62, 1.00, 1.52,
+    {"hopper fsdp", 17, 0.048, 0.99, 1.15, 1.01, 1.14,
+     "held out: llm-foundry MPT, torchtitan and IBM FMS Llama runs on H100"},
+    {"hopper fsdp long-sequence", 4, 0.027, 1.02, 1.05, 1.02, 1.04,
+     "held out: llm-foundry MPT at 16K-64K tokens on 8 H100 (Triton attention)"},
+    {"hopper megatron", 25, 0.054, 0.94, 1.24, 0.99, 1.15,
      "held out: NeMo and Megatron-Core recipes and tables on H100 (bf16 and FP8, context parallelism, "
-     "Megatron-FSDP); the high end is NeMo 24.03's Llama 2 7B at 16K-1M tokens with context parallelism "
-     "(1.29-1.62x)"},
+     "Megatron-FSDP)"},
+    {"hopper megatron long-sequence", 7, 0.528, 1.29, 1.62, 1.36, 1.59,
+     "held out: NeMo 24.03's Llama 2 7B FP8 at 16K-1M tokens with context parallelism on 16-1024 H100 (all "
+     "slower than predicted, more so the longer the sequence)"},
     {"hopper megatron moe", 21, 0.171, 0.90, 1.31, 0.91, 1.29,
      "held out: NVIDIA's Grok-1 proxies on 8-64 H100 (bf16, FP8), Llama 4 Maverick on 512 (bf16, FP8) and "
      "Megatron-Bridge's Qwen3-30B-A3B FP8 on 16"},
@@ -145,6 +157,7 @@ EvidenceRegime evidence_regime(const Evaluation& e, GpuArch arch) {
   r.pipelined = e.cfg.pp > 1;
   r.moe = e.moe;
   r.offload = e.cfg.offload != Offload::none;
+  r.long_sequence = e.cfg.seq_len >= kLongSequence;
   const double gpu_work = e.time.step.v - e.time.host_stall.v;
   r.host_sensitive = gpu_work > 0 && e.time.host_issue.v >= kHostSensitiveShare * gpu_work;
   return r;
@@ -155,6 +168,7 @@ std::string regime_name(const EvidenceRegime& r, EvidenceKind k) {
   if (r.moe) s += " moe";  // MoE layers lean on their own, less tested, part of the model
   if (r.offload) s += " offload";  // so does a host optimizer step: CPU Adam, PCIe copies
   if (r.pipelined) s += " pipeline";
+  if (r.long_sequence && k == EvidenceKind::step) s += " long-sequence";
   if (r.host_sensitive && k == EvidenceKind::step) s += " host-sensitive";
   return s;
 }

@@ -30,16 +30,20 @@ struct EvidenceRegime {
   bool host_sensitive = false;  // the host's issuing time is at least 1/4 of the GPU's work
   bool moe = false;             // a mixture-of-experts model (Evaluation::moe)
   bool offload = false;         // ZeRO-Offload: the optimizer (and with stage 3 the params) on the host
+  // Sequences of kLongSequence tokens or more: the attention dominates the step, priced
+  // from kernel curves measured up to 16k (docs/model.md §4, "FlashAttention").
+  bool long_sequence = false;
 };
+inline constexpr int kLongSequence = 16384;
 
 // What a band is about: the step time, or the peak memory.
 enum class EvidenceKind { step, memory };
 
 // The regime of an evaluated configuration on a GPU of architecture `arch`.
 EvidenceRegime evidence_regime(const Evaluation& e, GpuArch arch);
-// Its name, e.g. "hopper megatron pipeline", "hopper megatron moe", "volta deepspeed offload" or
-// "hopper ddp host-sensitive"; for memory
-// without "host-sensitive".
+// Its name, e.g. "hopper megatron pipeline", "hopper megatron moe", "volta deepspeed offload",
+// "hopper megatron long-sequence" or "hopper ddp host-sensitive"; for memory without
+// "long-sequence" and "host-sensitive".
 std::string regime_name(const EvidenceRegime& r, EvidenceKind k = EvidenceKind::step);
 
 // What the runs of one regime measured: `runs` step times (or throughputs read as step

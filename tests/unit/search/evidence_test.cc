@@ -37,6 +37,23 @@ TEST(Evidence, RegimeNamesTheGpuFrameworkAndPipeline) {
   EXPECT_EQ(regime_name(evidence_regime(offloaded, GpuArch::ampere)), "ampere deepspeed offload pipeline");
 }
 
+// From 16,384 tokens a sequence (the global one, whatever the context parallelism) the
+// attention leads the step and its kernels run beyond the curves they were priced from: a
+// step regime of its own; memory keeps the plain regime.
+TEST(Evidence, LongSequencesFrom16kTokens) {
+  Evaluation e = evaluated(Framework::megatron, 1, 1.0, 0, 0.01);
+  e.cfg.seq_len = 16383;
+  EXPECT_EQ(regime_name(evidence_regime(e, GpuArch::hopper)), "hopper megatron");
+  e.cfg.seq_len = 16384;
+  e.cfg.cp = 4;
+  EXPECT_EQ(regime_name(evidence_regime(e, GpuArch::hopper)), "hopper megatron long-sequence");
+  EXPECT_EQ(regime_name(evidence_regime(e, GpuArch::hopper), EvidenceKind::memory), "hopper megatron");
+  e.cfg.pp = 4;
+  e.cfg.offload = Offload::optimizer;
+  EXPECT_EQ(regime_name(evidence_regime(e, GpuArch::ampere)),
+            "ampere megatron offload pipeline long-sequence");
+}
+
 TEST(Evidence, HostSensitiveFromAQuarterOfTheGpuWork) {
   // GPU work = step - host stall = 0.100 - 0.020 = 0.080 s; a quarter of it is 0.020 s.
   EXPECT_TRUE(
