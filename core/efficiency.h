@@ -53,6 +53,9 @@ struct Efficiency {
   // reaches half its asymptotic rate, and the fixed launch/epilogue cost per kernel.
   std::array<double, 5> gemm_peak_fraction{0.8, 0.8, 0.8, 0.8, 0.8};
   double gemm_k_half = 64;
+  // MXFP8's block-scaled GEMMs (an E8M0 scale per 32 elements of each operand) run at this
+  // fraction of the per-tensor FP8 GEMMs' rate (Blackwell: 0.951, efficiency_defaults.cc).
+  double mxfp8_gemm_rate = 1.0;
   Seconds kernel_overhead = us(4);
   // Host (CPU) time the framework spends to issue one kernel in eager PyTorch: Python,
   // the ATen dispatcher, autograd recording, cudaLaunchKernel (5-25 us per op). A pass

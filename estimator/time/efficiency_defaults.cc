@@ -11,6 +11,16 @@
 //    was measured here; NVIDIA's cuBLAS 12.9 release post reports FP4 matmuls up to 2.3x
 //    its FP8 ones on Blackwell (peaks 2x apart), so FP4's share is not below FP8's at the
 //    best shapes (docs/model.md §4.1, "NVFP4 linears").
+//  - Blackwell's block-scaled GEMMs, measured by Transformer Engine's GEMM profiling guide
+//    (docs/examples/gemm_profiling, on a B300 through cuBLAS, inputs quantized beforehand):
+//    the twelve GEMMs of a 4096/16384 layer at 15,872 tokens take 6.812 ms per layer with
+//    per-tensor FP8 and 7.161 ms with MXFP8, so MXFP8 runs at 6.812/7.161 = 0.951 of FP8's
+//    rate, taken for every Blackwell part. The same layer's NVFP4 GEMMs take 3.764 ms, 1.81x
+//    FP8's speed where the B300's dense FP4 peak is 3x its FP8 peak: priced at FP8's
+//    fraction of a 4x-bf16 FP4 peak (the B200's), dsplan gives 3.59 ms (-4.7%; its bf16 is
+//    -4.8% and FP8 -0.3% on the same layer). So on Blackwell Ultra (FP4 at 6x bf16) the
+//    NVFP4 fraction is scaled by 4/6: its 1.5x FP4 peak does not show in these GEMMs
+//    (docs/model.md §4.1, "Block-scaled GEMMs on Blackwell").
 //  - HBM: STREAM-like elementwise kernels reach ~80% of datasheet bandwidth, the blended
 //    rate of every memory-bound kernel. Hopper prices them by class instead (MemKernel):
 //    PyTorch's copy, add and dropout backward reach 0.88-0.91 of HBM on an H100 and an
@@ -92,6 +102,11 @@ Efficiency default_efficiency(const GpuSpec& gpu) {
       e.issue_elems_per_sm_clk[mk(MemKernel::index_add)] = 0.48;
       e.issue_elems_per_sm_clk[mk(MemKernel::scatter_add)] = 1.0;
       break;
+  }
+  if (gpu.arch == GpuArch::blackwell) {  // see the header
+    e.mxfp8_gemm_rate = 0.951;
+    const double bf16 = gpu.matmul_peak(Precision::bf16).v, fp4 = gpu.matmul_peak(Precision::nvfp4).v;
+    if (bf16 > 0 && fp4 > 4.0 * bf16) e.gemm_peak_fraction[idx(Precision::nvfp4)] *= 4.0 * bf16 / fp4;
   }
   return e;
 }

@@ -23,14 +23,22 @@ struct Acc {
   int launches = 0;          // kernels the host issues
   GemmMemo* memo = nullptr;  // GEMM estimates shared across operator_costs calls, or none
   Precision gemm_p = p;      // operand precision of the GEMMs (fp8 for FP8 linears)
+  double gemm_stretch = 1;   // their time over the modelled one (MXFP8's block-scaled GEMMs)
   Seconds gemm_t{};          // the part of t spent in GEMMs (reported, OpCosts::fwd_linear)
+  // The linears' operands from here on: `linear_p` (fp8 or nvfp4 for low-precision linears,
+  // the 16-bit type otherwise), MXFP8's block-scaled GEMMs running at
+  // Efficiency::mxfp8_gemm_rate of the per-tensor FP8 ones.
+  void linear_operands(Precision linear_p, bool mxfp8) {
+    gemm_p = linear_p;
+    gemm_stretch = mxfp8 && linear_p == Precision::fp8 ? 1.0 / eff.mxfp8_gemm_rate : 1.0;
+  }
   void gemm(double m, double n, double k, double batch = 1, bool heads_misaligned = false) {
     gemm(GemmShape{m, n, k, batch, heads_misaligned});
   }
   void gemm(const GemmShape& s) {
     const GemmEstimate g = memo ? memo->get(s, gemm_p, gpu, eff) : estimate_gemm(s, gemm_p, gpu, eff);
-    t += g.time;
-    gemm_t += g.time;
+    t += g.time * gemm_stretch;
+    gemm_t += g.time * gemm_stretch;
     f += g.flops;
     launches += 1;
   }

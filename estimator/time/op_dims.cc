@@ -39,6 +39,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.rope = m.position == PositionKind::rotary;
   d.fp8 = k.fp8;
   d.linear_p = TrainConfig::linear_precision(k.fp8, k.fp8_recipe, k.precision);
+  d.mxfp8 = k.fp8 && k.fp8_recipe == Fp8Recipe::mxfp8;
   d.expert_row_align = !k.fp8                             ? 1.0
                        : k.fp8_recipe == Fp8Recipe::nvfp4 ? 128.0
                        : k.fp8_recipe == Fp8Recipe::mxfp8 ? 32.0

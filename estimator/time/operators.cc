@@ -221,7 +221,7 @@ void attention_core_bwd(Acc& a, const Dims& d) {
 // The forward GEMMs of a layer, or their backward: each linear's data-gradient GEMM, then its
 // weight-gradient GEMM, whose times are summed into `wgrad` (indexed by role) when given.
 void layer_gemms(Acc& a, const Dims& d, bool backward, std::array<Seconds, kRoles>* wgrad = nullptr) {
-  a.gemm_p = d.fp8 ? d.linear_p : a.p;
+  a.linear_operands(d.fp8 ? d.linear_p : a.p, d.fp8 && d.mxfp8);
   for (const LinearShape& s : layer_gemm_shapes(d)) {
     if (!backward) {
       a.linear(s.m, s.n, s.k, s.batch);
@@ -232,7 +232,7 @@ void layer_gemms(Acc& a, const Dims& d, bool backward, std::array<Seconds, kRole
     a.linear_wgrad(s.m, s.n, s.k, s.batch);
     if (wgrad) (*wgrad)[s.role] += a.t - before;
   }
-  a.gemm_p = a.p;  // the attention GEMMs after it stay 16-bit
+  a.linear_operands(a.p, false);  // the attention GEMMs after it stay 16-bit
 }
 
 // Weights of one layer's linears on one rank: TP-split attention and MLP (MoE: shared
