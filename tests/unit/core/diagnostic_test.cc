@@ -1,3 +1,6 @@
+// Diagnostics as data (core/diagnostic.h): the edit distance behind "did you mean", which
+// typos earn a suggestion, the one-line form naming file, JSON path, message and hint, and
+// terminal control characters escaped before printing.
 #include "core/diagnostic.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,6 @@
+// The JSON reader (core/json_reader.h): every problem of a file reported, malformed text
+// and duplicate keys as diagnostics with their JSON pointer, "did you mean" for choices,
+// deep nesting refused before parsing, and reads of FIFOs and endless devices that end.
 #include "core/json_reader.h"
 
 #include <gtest/gtest.h>

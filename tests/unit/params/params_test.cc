@@ -1,3 +1,5 @@
+// Exact parameter counts (estimator/params.h) against Hugging Face's GPT-2 small, and the
+// vocabulary padded to a multiple of 128 x TP as Megatron pads it. Arithmetic in comments.
 #include "estimator/params.h"
 
 #include <gtest/gtest.h>
