@@ -153,11 +153,13 @@ inline bool is_moe_layer(const ModelSpec& m, int i) {
   const int step = m.moe_layer_step > 0 ? m.moe_layer_step : 1;
   return is_moe(m) && i >= m.first_dense_layers && (i - m.first_dense_layers) % step == step - 1;
 }
-// Of the layers - first_dense_layers after the leading ones, every step-th is MoE.
-inline int moe_layer_count(const ModelSpec& m) {
+// MoE layers among layers 0 .. n-1: of the n - first_dense_layers after the leading ones,
+// every step-th (is_moe_layer, counted in closed form).
+inline int moe_layers_below(const ModelSpec& m, int n) {
   const int step = m.moe_layer_step > 0 ? m.moe_layer_step : 1;
-  return is_moe(m) && m.layers > m.first_dense_layers ? (m.layers - m.first_dense_layers) / step : 0;
+  return is_moe(m) && n > m.first_dense_layers ? (n - m.first_dense_layers) / step : 0;
 }
+inline int moe_layer_count(const ModelSpec& m) { return moe_layers_below(m, m.layers); }
 // Whether some layers of an MoE model keep a dense MLP: leading ones, or (step > 1) the
 // first of every step.
 inline bool has_dense_layers(const ModelSpec& m) {

@@ -141,13 +141,14 @@ double moe_layer_share(const ModelSpec& m, const TrainConfig& cfg) {
   int most = 0, most_moe = 0;
   for (int r = 0; r < pp; ++r) {
     int layers = 0, moe = 0;
-    for (int j = r; j < chunks; j += pp)
-      for (int u = start(j); u < (j + 1 == chunks ? units : start(j + 1)); ++u) {
-        const int layer = u - front;
-        if (layer < 0 || layer >= m.layers) continue;  // the embedding's or the loss's unit
-        ++layers;
-        moe += is_moe_layer(m, layer) ? 1 : 0;
-      }
+    for (int j = r; j < chunks; j += pp) {
+      // the chunk's transformer layers (not the embedding's or the loss's unit)
+      const int lo = std::max(0, start(j) - front);
+      const int hi = std::min(m.layers, (j + 1 == chunks ? units : start(j + 1)) - front);
+      if (hi <= lo) continue;
+      layers += hi - lo;
+      moe += moe_layers_below(m, hi) - moe_layers_below(m, lo);
+    }
     most = std::max(most, layers);
     most_moe = std::max(most_moe, moe);
   }

@@ -4,6 +4,7 @@
 #include "core/json/model_json.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <utility>
 
@@ -200,6 +201,31 @@ void check_positive(Diagnostics& out, const std::string& file, const char* key, 
   if (v < 1) out.push_back({file, std::string("/") + key, "must be positive, got " + std::to_string(v), ""});
 }
 
+// A model whose parameters dsplan's 64-bit counts hold with room to spare: about 10^15 at
+// most (the largest trained models have about 2 x 10^12; past 9.2 x 10^18 the exact counts
+// of estimator/params.cc would overflow). Its size is estimated in floating point from the
+// layer's projections and MLP (every expert) and the two embedding tables.
+void check_size(Diagnostics& out, const std::string& file, const ModelSpec& m) {
+  if (m.layers < 1 || m.hidden < 1 || m.heads < 1 || m.head_dim < 1 || m.vocab < 1) return;
+  const double h = m.hidden, hd = m.head_dim;
+  const double attention = h * hd * (2.0 * m.heads + 2.0 * std::max(m.kv_heads, 1));
+  const double mats = m.gated_mlp ? 3.0 : 2.0;
+  const double mlp = mats * h * std::max<double>(m.ffn_hidden, 0) +
+                     mats * h *
+                         (double(std::max(m.experts, 0)) * std::max<double>(m.moe_ffn, 0) +
+                          std::max<double>(m.shared_ffn, 0));
+  const double total = double(m.layers) * (attention + mlp) + 2.0 * double(m.vocab) * h;
+  constexpr double kMaxParams = 1e15;
+  if (total <= kMaxParams) return;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g", total);
+  out.push_back(
+      {file, "/layers",
+       std::string("the model would have about ") + buf + " parameters, more than the 10^15 dsplan plans",
+       "check layers, hidden, heads, head_dim, ffn_hidden, experts, moe_ffn and vocab; the largest "
+       "trained models have about 2 x 10^12"});
+}
+
 }  // namespace
 
 Diagnostics validate_model(const ModelSpec& m, const std::string& file) {
@@ -252,6 +278,7 @@ Diagnostics validate_model(const ModelSpec& m, const std::string& file) {
                    "0 (every layer) or at most layers"});
   if (m.type_vocab < 0)
     out.push_back({file, "/type_vocab", "must not be negative, got " + std::to_string(m.type_vocab), ""});
+  check_size(out, file, m);
   if (!is_mla(m) && m.heads > 0 && m.kv_heads > 0 && (m.kv_heads > m.heads || m.heads % m.kv_heads != 0))
     out.push_back(
         {file, "/kv_heads",

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <set>
+#include <unordered_map>
 
 #include "estimator/params.h"
 
@@ -104,16 +106,33 @@ bool same_but_checkpointing(const TrainConfig& a, TrainConfig b) {
 // Removes from a best-first list each configuration that another one kept before it
 // dominates: the same layout with other checkpointing, no more device memory and no worse
 // on the metric (e.g. selective recompute next to FlashAttention, which saves nothing).
+// Only configurations with the same layout can dominate each other, so the kept ones are
+// looked up by a hash of layout fields checkpointing leaves alone (collisions are checked
+// in full): linear in the list, where comparing every pair was quadratic in --top.
 void drop_dominated(std::vector<Evaluation>& best, Metric metric, std::int64_t& dropped) {
+  auto layout = [](const TrainConfig& c) {
+    std::size_t h = 0;
+    for (int v : {c.zero_stage, int(c.offload), c.tp, c.pp, c.dp, c.vpp, c.cp, c.ep, c.etp, c.micro_batch,
+                  c.grad_accum, c.seq_len, int(c.flash_attention), int(c.attention)})
+      h = h * 1000003u + std::hash<int>{}(v);
+    return h;
+  };
   std::vector<Evaluation> kept;
   kept.reserve(best.size());
+  std::unordered_map<std::size_t, std::vector<std::size_t>> by_layout;
   for (auto& e : best) {
-    const bool dominated = std::any_of(kept.begin(), kept.end(), [&](const Evaluation& k) {
+    auto& same = by_layout[layout(e.cfg)];
+    const bool dominated = std::any_of(same.begin(), same.end(), [&](std::size_t i) {
+      const Evaluation& k = kept[i];
       return same_but_checkpointing(k.cfg, e.cfg) && k.memory.device <= e.memory.device &&
              !better(e, k, metric);
     });
-    if (dominated) ++dropped;
-    else kept.push_back(std::move(e));
+    if (dominated) {
+      ++dropped;
+    } else {
+      same.push_back(kept.size());
+      kept.push_back(std::move(e));
+    }
   }
   best = std::move(kept);
 }

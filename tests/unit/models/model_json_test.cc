@@ -223,5 +223,26 @@ TEST(ModelJson, ValidateModelChecksKvHeads) {
   EXPECT_TRUE(validate_model(m, "f").empty());
 }
 
+// A model too large for dsplan's exact 64-bit parameter counts is refused, naming the keys
+// that size it. 1,048,576 layers of hidden 1,048,576 (1,024 heads of 1,024, MLP 4h): each
+// layer 4h^2 + 8h^2 = 12 x 2^40 = 1.32e13 parameters, 1.38e19 in all, past 2^63 = 9.2e18.
+// One layer of hidden 8192 with 10^9 words: 2 x 10^9 x 8192 = 1.6e13 of embeddings, taken.
+TEST(ModelJson, ModelsBeyondTenToTheFifteenParametersAreRefused) {
+  auto big = parse_model_json(Json{{"layers", 1 << 20},
+                                   {"hidden", 1 << 20},
+                                   {"heads", 1024},
+                                   {"vocab", 32000},
+                                   {"max_positions", 2048}},
+                              "big.json");
+  ASSERT_FALSE(big.ok());
+  const std::string e = all_errors(big.errors());
+  EXPECT_NE(e.find("/layers: the model would have about 1.38e+19 parameters"), std::string::npos) << e;
+  EXPECT_NE(e.find("ffn_hidden, experts, moe_ffn and vocab"), std::string::npos) << e;
+  auto wide = parse_model_json(
+      Json{{"layers", 1}, {"hidden", 8192}, {"heads", 64}, {"vocab", 1000000000}, {"max_positions", 2048}},
+      "wide.json");
+  EXPECT_TRUE(wide.ok()) << all_errors(wide.errors());
+}
+
 }  // namespace
 }  // namespace dsplan

@@ -198,5 +198,27 @@ TEST(MoeLayerMix, StepCostsSitBetweenTheKinds) {
   EXPECT_NEAR(mixed.layer.ep_comm_fwd.v, 0.5 * moe.layer.ep_comm_fwd.v, 1e-12);
 }
 
+// moe_layers_below counts the MoE layers among the first n in closed form (moe_layer_share
+// sums it over each pipeline chunk, so a plan's cost does not grow with the layer count):
+// it equals counting is_moe_layer one layer at a time, for leading dense layers, steps and
+// both together. E.g. 61 layers, 3 dense first, step 1: 58 below 61, 0 below 3, 7 below 10.
+TEST(MoeLayerMix, MoeLayersBelowCountsInClosedForm) {
+  ModelSpec m = alternating();
+  for (int fd : {0, 1, 3, 7})
+    for (int step : {1, 2, 3}) {
+      m.first_dense_layers = fd;
+      m.moe_layer_step = step;
+      int counted = 0;
+      for (int n = 0; n <= m.layers; ++n) {
+        EXPECT_EQ(moe_layers_below(m, n), counted) << "fd " << fd << " step " << step << " n " << n;
+        if (n < m.layers && is_moe_layer(m, n)) ++counted;
+      }
+    }
+  const ModelSpec d = first_dense();
+  EXPECT_EQ(moe_layers_below(d, 61), 58);
+  EXPECT_EQ(moe_layers_below(d, 3), 0);
+  EXPECT_EQ(moe_layers_below(d, 10), 7);
+}
+
 }  // namespace
 }  // namespace dsplan
