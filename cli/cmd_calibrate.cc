@@ -327,14 +327,20 @@ void add_calibrate(CLI::App& app, int& exit_code) {
       ->check(number_check(true, 1, 1024, "TP degrees, integers in [1, 1024]"));
   sub->add_option("--seq", c->seq, "Sequence length for the model's GEMM shapes")
       ->check(number_check(true, 1, 1 << 20, "tokens, an integer in [1, 1048576]"));
-  sub->add_option("--out", c->out, "Profile to write")->capture_default_str();
+  // A profile path may not be empty (write_atomically would fail without naming the flag).
+  const CLI::Validator file_path(
+      [](std::string& v) {
+        return v.empty() ? std::string("needs a file path, e.g. profile.json") : std::string();
+      },
+      "", "file-path");
+  sub->add_option("--out", c->out, "Profile to write")->capture_default_str()->check(file_path);
   sub->add_option("--gpu", c->gpu, "Datasheet GPU preset to fit against (default: from the device name)");
   sub->require_subcommand(0, 1);
 
   auto* fit = sub->add_subcommand("fit", "Refit a profile from saved raw records (no GPU needed)");
   fit->add_option("--records", c->records, "Raw records JSON (or a profile whose records to refit)")->required();
   fit->add_option("--gpu", c->gpu, "Datasheet GPU preset (default: from the records' device name)");
-  fit->add_option("--out", c->out, "Profile to write")->required();
+  fit->add_option("--out", c->out, "Profile to write")->required()->check(file_path);
   fit->callback([c, &exit_code] { exit_code = run_fit(*c); });
 
   auto* show = sub->add_subcommand("show", "Print a profile's fitted figures beside the datasheet");

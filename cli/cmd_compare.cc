@@ -247,7 +247,18 @@ void add_compare(CLI::App& app, int& exit_code) {
   sub->add_option("--hw", cli->hw,
                   "GPU or system presets or cluster JSON files, e.g. dgx-a100,dgx-h100 (default dgx-a100)");
   sub->add_flag("--json", cli->json, "Print the rows as one JSON object");
-  sub->callback([cli, &exit_code] { exit_code = run(*cli); });
+  sub->callback([cli, sub, &exit_code] {
+    // One best configuration a row: estimate's --top and --all do not apply.
+    for (const char* flag : {"--top", "--all"})
+      if (sub->get_option(flag)->count() > 0) {
+        exit_code =
+            report({Diagnostic{"", flag, "does not apply to compare",
+                               "compare shows the best configuration of each combination; run estimate "
+                               "for one hardware and GPU count to see more"}});
+        return;
+      }
+    exit_code = run(*cli);
+  });
 }
 
 }  // namespace dsplan::cli

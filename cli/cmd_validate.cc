@@ -7,9 +7,11 @@
 // over that set instead (cli/validate_evidence.cc).
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <iomanip>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "calibrate/profile.h"
@@ -206,7 +208,14 @@ int run(const ValidateCli& v) {
   // Several files are one set: their rows, checks and orderings together.
   ValidationSet merged;
   Diagnostics errors;
+  std::set<std::string> seen;  // a file given twice would count its rows twice
   for (const auto& file : v.files) {
+    std::error_code ec;
+    const auto canonical = std::filesystem::weakly_canonical(file, ec);
+    if (!seen.insert(ec ? file : canonical.string()).second) {
+      errors.push_back(Diagnostic{file, "", "file given twice", "name each measurements file once"});
+      continue;
+    }
     auto one = load_file(file);
     if (!one) {
       for (auto& d : one.errors()) errors.push_back(d);

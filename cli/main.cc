@@ -64,6 +64,10 @@ CLI::Validator decimal_integer() {
 
 void check_numeric_options(CLI::App& app) {
   for (CLI::Option* opt : app.get_options()) {
+    // A switch given twice is refused like any flag given twice (CLI11 takes a switch's
+    // last occurrence by default); the message is plain_parse_message's.
+    if (opt->get_expected_max() == 0 && opt->get_lnames() != std::vector<std::string>{"help"})
+      opt->multi_option_policy(CLI::MultiOptionPolicy::Throw);
     const std::string type = opt->get_type_name();
     if (type != "INT" && type != "UINT" && type != "FLOAT") continue;
     if (type != "FLOAT") opt->transform(decimal_integer());
@@ -90,22 +94,26 @@ std::string unknown_option_message(CLI::App& app, int argc, char** argv) {
   for (CLI::App* s : app.get_subcommands([](CLI::App*) { return true; }))
     if (s->get_name() == argv[1]) sub = s;
   if (sub == nullptr) return "";
+  int first = 2;  // a nested command ("calibrate fit") has its own options
+  for (CLI::App* nested : sub->get_subcommands([](CLI::App*) { return true; }))
+    if (nested->get_name() == argv[2]) sub = nested, first = 3;
   std::vector<std::string> names;
   for (const CLI::Option* opt : sub->get_options())
     for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
-  for (int i = 2; i < argc; ++i) {
+  for (int i = first; i < argc; ++i) {
     const std::string word = argv[i];
     if (word == "--") break;  // the rest are positional values
     if (word.size() < 3 || word.compare(0, 2, "--") != 0) continue;
     const std::string name = word.substr(0, word.find('='));
     if (std::find(names.begin(), names.end(), name) != names.end()) continue;
     // The user's word is escaped here, not the message: its second line is ours.
-    std::string msg = "unknown option " + dsplan::printable(name) + " for '" + sub->get_name() + "'";
+    const std::string command = first == 3 ? std::string(argv[1]) + " " + sub->get_name() : sub->get_name();
+    std::string msg = "unknown option " + dsplan::printable(name) + " for '" + command + "'";
     std::optional<std::string> near = dsplan::closest_match(name, names);
     for (const std::string& n : names)  // a longer spelling of a real flag: "--seq-len"
       if (!near && name.compare(0, n.size() + 1, n + "-") == 0) near = n;
     if (near) msg += " (did you mean " + *near + "?)";
-    return msg + "\nRun 'dsplan " + sub->get_name() + " --help' for its options.";
+    return msg + "\nRun 'dsplan " + command + " --help' for its options.";
   }
   return "";
 }

@@ -149,7 +149,10 @@ Diagnostics check_candidate_layout(const Candidate& cand, const Json& cj, const 
     const std::string product = "micro_batch x dp x grad_accum = " + std::to_string(c.micro_batch) + " x " +
                                 std::to_string(c.dp) + " x " + std::to_string(c.grad_accum) + " = " +
                                 std::to_string(want);
-    if (!gb.is_number() || gb.get<double>() != static_cast<double>(want))
+    if (!gb.is_number())
+      return {{file, at("global_batch"), "expected an integer, got " + gb.dump(),
+               "allowed: " + std::to_string(want) + " (" + product + "), or leave global_batch out"}};
+    if (gb.get<double>() != static_cast<double>(want))
       return {{file, at("global_batch"), gb.dump() + " is not " + product,
                "allowed: " + std::to_string(want) + ", or leave global_batch out"}};
   }

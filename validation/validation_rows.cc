@@ -12,6 +12,7 @@
 
 #include <exception>
 #include <regex>
+#include <set>
 
 #include "core/names.h"
 
@@ -147,10 +148,22 @@ Expected<ValidationSet> load_validation(const Json& doc, const std::string& file
   // Every row with its keys under the format's names (validation_keys.cc).
   Json canon = Json::array();
   for (const Json& row : rows) canon.push_back(rows::canonical_row(row));
+  std::set<std::string> ids;
   for (std::size_t i = 0; i < canon.size(); ++i) {
     const Json& row = canon[i];
     if (!row.is_object()) {
       set.skipped.push_back(skip(file, "[" + std::to_string(i) + "]", "row is not a JSON object"));
+      continue;
+    }
+    const std::string id = str(row, "id");
+    if (auto bad = rows::field_problem(row)) {
+      set.skipped.push_back(skip(file, id.empty() ? "[" + std::to_string(i) + "]" : id,
+                                 bad->json_path + ": " + bad->message + " (" + bad->hint + ")"));
+      continue;
+    }
+    if (!ids.insert(id).second) {
+      set.skipped.push_back(
+          skip(file, id, "id given twice in this file: only the first row of it is compared"));
       continue;
     }
     try {
@@ -210,6 +223,11 @@ void rows::precision(const std::string& text, const std::string& other, TrainCon
   run.precision = bf16 ? Precision::bf16 : fp16 ? Precision::fp16 : Precision::fp32;
   if (!bf16 && !has(text, "fp16") && !has(text, "float16") && fp16)
     notes.push_back("precision \"" + text + "\": PyTorch AMP's default float16");
+  static const std::regex fp32(R"(fp32|float32|tf32|single|full)", std::regex::icase);
+  if (!bf16 && !fp16 && !text.empty() && !std::regex_search(text, fp32))
+    notes.push_back("precision \"" + text +
+                    "\" names no dtype dsplan knows (bf16, fp16, fp8, nvfp4, mixed, fp32, "
+                    "tf32): priced as fp32");
   if (fp4)
     notes.push_back(
         "nvfp4: bf16 with Transformer Engine NVFP4 linears (E4M3 scales per 16 elements, "

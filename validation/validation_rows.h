@@ -119,6 +119,9 @@ std::string str(const Json& j, const char* key);
 // The pinned request of one row (model, hardware, framework, parallel layout); the
 // assumptions made are appended to `assumptions`.
 Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& assumptions);
+// The row's id, and the counts and measured figures it states, of the right type and range
+// (validation_fields.cc): the first problem, or none.
+std::optional<Diagnostic> field_problem(const Json& row);
 Expected<SystemSpec> system_named(const std::string& name);
 std::string joined(const Json& j);  // a string, or an array's strings joined with "; "
 // The hardware a row's "hardware" object names (validation_hardware.cc): a system or GPU

@@ -293,6 +293,11 @@ void read_pretrain_context(Hf& hf, ModelSpec& m) {
     hf.r.get("original_max_position_embeddings", original, false, 1, 1 << 26);
   for (const char* outer : {"rope_scaling", "rope_parameters"}) {
     const Json* o = hf.r.child(outer, false);
+    if (o && !o->is_null() && !o->is_object()) {
+      hf.r.error(outer, "expected an object or null, got " + o->dump(),
+                 "transformers' form: {\"rope_type\": \"llama3\", \"factor\": 8.0, ...}, or null");
+      continue;
+    }
     if (!o || !o->is_object() || !o->contains("original_max_position_embeddings")) continue;
     JsonObjectReader sub(*o, hf.file, hf.r.path_of(outer), hf.errs);
     sub.get("original_max_position_embeddings", original, false, 1, 1 << 26);

@@ -44,6 +44,14 @@ void read_window(Hf& hf, ModelSpec& m, int windowed) {
                  "\"sliding_attention\" or \"full_attention\" for each of num_hidden_layers");
       return;
     }
+    const auto odd = std::find_if(types->begin(), types->end(), [](const Json& t) {
+      return t != Json("sliding_attention") && t != Json("full_attention");
+    });
+    if (odd != types->end()) {
+      hf.r.error("layer_types", "layer type " + odd->dump() + " is not one dsplan models",
+                 "\"sliding_attention\" or \"full_attention\" for each of num_hidden_layers");
+      return;
+    }
     windowed = static_cast<int>(std::count(types->begin(), types->end(), Json("sliding_attention")));
     if (windowed == 0) return;
   }

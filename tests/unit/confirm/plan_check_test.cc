@@ -188,8 +188,9 @@ TEST(PlanCheck, GlobalBatchIsTheProduct) {
   EXPECT_EQ(e.json_path, "/configs/0/global_batch");
   EXPECT_EQ(e.message, "7 is not micro_batch x dp x grad_accum = 4 x 2 x 1 = 8");
   EXPECT_EQ(e.hint, "allowed: 8, or leave global_batch out");
-  EXPECT_EQ(one_error([](Json& j) { j["configs"][0]["global_batch"] = "8"; }).json_path,
-            "/configs/0/global_batch");
+  const auto text = one_error([](Json& j) { j["configs"][0]["global_batch"] = "8"; });
+  EXPECT_EQ(text.json_path, "/configs/0/global_batch");
+  EXPECT_EQ(text.message, "expected an integer, got \"8\"");
   Json j = fixture();
   j["configs"][0].erase("global_batch");  // optional
   EXPECT_TRUE(parse_plan(j, kFile).ok());

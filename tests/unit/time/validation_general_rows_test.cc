@@ -5,6 +5,7 @@
 // transformers: validation_model_rows_test.cc.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "estimator/params.h"
@@ -248,6 +249,45 @@ TEST(ValidationGeneralRows, FlopConventionsNamedInTheRow) {
   // An aggregate PFLOP/s is per GPU over the job: 1.2 PFLOP/s on 8 GPUs = 150 TFLOP/s.
   row["measured"] = {{"aggregate_pflops", 1.2}};
   EXPECT_DOUBLE_EQ(case_of(row).measured[0].value, 150);
+}
+
+// A row whose stated counts are not numbers, whose sequence or measured figure is out of
+// range, with no id, or with an id given before in the file, is skipped with the field
+// named; an unknown precision is priced as fp32 and says so.
+TEST(ValidationGeneralRows, MalformedFieldsSkipTheRowByName) {
+  auto first_skip = [](const json& rows) {
+    auto set = validation::load_validation(rows, "t.json");
+    EXPECT_TRUE(set.ok());
+    return set && !set->skipped.empty() ? set->skipped.front().message : std::string();
+  };
+  json row = row_on("A100 80GB", 8, 1);
+  row["hardware"]["num_gpus"] = "one";
+  EXPECT_EQ(first_skip(json::array({row})),
+            "/hardware/num_gpus: num_gpus must be a number, got \"one\" (a count, or leave the key out)");
+  row = row_on("A100 80GB", 8, 1);
+  row["model"]["seq_len"] = 1e9;
+  EXPECT_NE(first_skip(json::array({row})).find("/model/seq_len: seq_len 1000000000.0 is out of range"),
+            std::string::npos);
+  row = row_on("A100 80GB", 8, 1);
+  row["measured"] = {{"tflops_per_gpu", 1e308}};
+  EXPECT_NE(first_skip(json::array({row})).find("/measured/tflops_per_gpu"), std::string::npos);
+  row = row_on("A100 80GB", 8, 1);
+  row["id"] = nullptr;
+  EXPECT_NE(first_skip(json::array({row})).find("/id: row has no id"), std::string::npos);
+  const json ok = row_on("A100 80GB", 8, 1);
+  auto twice = validation::load_validation(json::array({ok, ok}), "t.json");
+  ASSERT_TRUE(twice.ok());
+  EXPECT_EQ(twice->cases.size(), 1u);
+  ASSERT_EQ(twice->skipped.size(), 1u);
+  EXPECT_NE(twice->skipped.front().message.find("id given twice"), std::string::npos);
+  row = row_on("A100 80GB", 8, 1);
+  row["parallel"]["precision"] = "fp13";
+  const auto c = case_of(row);
+  EXPECT_EQ(c.request.space.run.precision, Precision::fp32);
+  EXPECT_NE(std::find_if(
+                c.assumptions.begin(), c.assumptions.end(),
+                [](const std::string& a) { return a.find("\"fp13\" names no dtype") != std::string::npos; }),
+            c.assumptions.end());
 }
 
 }  // namespace
