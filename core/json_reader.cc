@@ -256,7 +256,7 @@ bool JsonObjectReader::get(std::string_view key, double& out, bool required, dou
   }
   double x = j->get<double>();
   if (!std::isfinite(x) || x < lo || x > hi) {
-    error(key, "value " + num(x) + " is out of range", "allowed: [" + num(lo) + ", " + num(hi) + "]");
+    error(key, "value " + j->dump() + " is out of range", "allowed: [" + num(lo) + ", " + num(hi) + "]");
     return false;
   }
   out = x;
@@ -276,7 +276,7 @@ bool JsonObjectReader::get(std::string_view key, std::int64_t& out, bool require
   }
   double d = j->get<double>();
   if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
-    error(key, "value " + num(d) + " is out of range",
+    error(key, "value " + j->dump() + " is out of range",  // as written: 67108863, not 6.71089e+07
           "allowed: [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
     return false;
   }

@@ -35,6 +35,21 @@ TEST(JsonReader, ReportsEveryProblemNotJustTheFirst) {
   EXPECT_NE(errs[3].hint.find("did you mean \"hidden\""), std::string::npos);
 }
 
+// An out-of-range value is echoed as written, not rounded to six digits (2.14748e+09).
+TEST(JsonReader, OutOfRangeValuesAreEchoedAsWritten) {
+  auto j = parse_json_text(R"({"layers": 2147483648, "lr": 67108863.5})", "f.json");
+  ASSERT_TRUE(j.ok());
+  Diagnostics errs;
+  JsonObjectReader r(*j, "f.json", "", errs);
+  std::int64_t layers = 0;
+  double lr = 0;
+  r.get("layers", layers, true, 1, 1 << 20);
+  r.get("lr", lr, true, 0.0, 1.0);
+  ASSERT_EQ(errs.size(), 2u);
+  EXPECT_EQ(errs[0].message, "value 2147483648 is out of range");
+  EXPECT_EQ(errs[1].message, "value 67108863.5 is out of range");
+}
+
 TEST(JsonReader, MalformedTextIsADiagnosticNotAnException) {
   auto j = parse_json_text("{\"a\": 1,", "bad.json");
   ASSERT_FALSE(j.ok());
