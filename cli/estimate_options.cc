@@ -342,6 +342,10 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   if (!o.flash.empty()) s.flash = parse_on_off("flash", o.flash, errs);
   s.run.attention = parse_one<AttentionKernel>("attention", o.attention, attention_kernel_names(),
                                               AttentionKernel::auto_, errs);
+  if (s.run.attention != AttentionKernel::auto_ && o.flash == "off")
+    errs.push_back(
+        flag_error("attention", std::string(name(s.run.attention)) + " is a fused attention kernel",
+                   "with --flash off attention is materialised: drop --attention or use --flash on"));
   if (s.run.attention == AttentionKernel::fa3 && system && system->gpu.arch != GpuArch::hopper)
     errs.push_back(flag_error("attention", "fa3 runs on Hopper GPUs only, not on " + std::string(name(system->gpu.arch)),
                               "use fa2 or cudnn on this GPU"));

@@ -36,8 +36,9 @@ CLI::Validator number_check(bool integer, double lo, double hi, const std::strin
     const double v = integer ? static_cast<double>(std::strtoll(begin, &end, 10)) : std::strtod(begin, &end);
     // strtod/strtoll skip leading blanks: " 16" is not what a flag value looks like.
     // Hexadecimal ("0x64", "0x1p-3") parses too, but is not what anyone means by a size.
+    // A leading '+' is refused as the list flags (--tp 1,+2) refuse it: counts are plain.
     const bool whole = !text.empty() && !std::isspace(static_cast<unsigned char>(text[0])) &&
-                       text.find_first_of("xX") == std::string::npos &&
+                       text[0] != '+' && text.find_first_of("xX") == std::string::npos &&
                        end == begin + text.size() && errno == 0;
     if (whole && std::isfinite(v) && v >= lo && v <= hi) return "";
     return "invalid value \"" + text + "\" (" + allowed + ")";
