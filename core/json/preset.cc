@@ -159,8 +159,11 @@ Expected<ModelSpec> resolve_model(std::string_view name_or_path,
     // Hugging Face id ("meta-llama/Llama-2-7b-hf").
     if (!looks_like_path(name_or_path) || looks_like_hub_id(name_or_path))
       if (auto preset = preset_for_name(name_or_path)) return model_preset(*preset);
-    if (!looks_like_path(name_or_path)) return unknown_preset(name_or_path);
     Diagnostic d = text.errors().front();
+    // A bare name that is no file is an unknown preset; one that is a file the reader could
+    // not take (a folder, a silent pipe, too large) keeps the reader's reason.
+    if (!looks_like_path(name_or_path) && d.message == "cannot open file")
+      return unknown_preset(name_or_path);
     // Keep the reader's reason (too large, a folder); only a plain open failure becomes the
     // preset hint.
     if (d.message == "cannot open file" && looks_like_hub_id(name_or_path)) {

@@ -267,6 +267,18 @@ TEST(ResolveModel, UnknownBareNameIsOneClearMessage) {
   EXPECT_NE(text.find("did you mean \"llama2-7b\"?"), std::string::npos) << text;
 }
 
+// A bare name that is a file the reader cannot take (here a silent pipe) keeps the reader's
+// reason rather than reading as an unknown preset.
+TEST(ResolveModel, BareNameOfAnUnreadableFileKeepsTheReason) {
+  auto m = resolve_model("fifo", [](const std::string& path) -> Expected<std::string> {
+    return Diagnostic{path, "", "no data for 20 s (a pipe without a writer)", "start the writer first"};
+  });
+  ASSERT_FALSE(m.ok());
+  const std::string text = all_errors(m.errors());
+  EXPECT_NE(text.find("cannot read model file: no data for 20 s"), std::string::npos) << text;
+  EXPECT_EQ(text.find("not a preset name"), std::string::npos) << text;
+}
+
 // A preset named the way people write it: other case and separators, or the Hugging Face
 // id of the model it mirrors. A path that does not exist stays an error.
 TEST(ResolveModel, PresetsNamedOtherWays) {
