@@ -86,6 +86,13 @@ inline constexpr double kNvfp4Bytes = 0.5 + 1.0 / 16.0;
 // Bytes per element of a low-precision linear operand as stored, gathered or saved: 1
 // (FP8), 9/16 (NVFP4).
 inline double linear_operand_bytes(Fp8Recipe r) { return r == Fp8Recipe::nvfp4 ? kNvfp4Bytes : 1.0; }
+// Per-tensor FP8 (delayed or current scaling) keeps one FP8 copy of a tensor where the GPU's
+// FP8 GEMMs take any operand layout (data-center Blackwell: Transformer Engine's
+// nvte_is_non_tn_fp8_gemm_supported, compute capability 10.x), and a transposed second copy
+// where they take K-major operands only (Hopper). Block-scaled recipes always keep two.
+inline bool fp8_single_copy(bool any_layout_fp8_gemm, Fp8Recipe r) {
+  return any_layout_fp8_gemm && (r == Fp8Recipe::delayed || r == Fp8Recipe::tensorwise);
+}
 
 // DeepSpeed ZeRO knobs (deepspeed/runtime/zero/config.py defaults), in elements.
 struct ZeroKnobs {

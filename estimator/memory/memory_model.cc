@@ -329,14 +329,18 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
   // weight and its transpose take the 16-bit weight's 2 B instead: nothing extra. NVFP4:
   // the two copies take 9/16 B each, so with NVFP4 parameter gather (the parameters are
   // NVFP4 tensors, --fp4-param-gather) a layer weight holds 9/8 B where it held 2.
+  // On Blackwell per-tensor FP8 keeps one copy, no transpose (fp8_single_copy): 1 B/param
+  // cached, and gathered FP8 parameters hold 1 B where the 16-bit weight held 2.
   const double copy = linear_operand_bytes(cfg.fp8_recipe);
-  const double fp8_weights = cfg.fp8 && !cfg.fp8_param_gather() ? 2.0 * copy * rp.layer * st.layers : 0.0;
+  const double copies = fp8_single_copy(cl.node.gpu.arch == GpuArch::blackwell, cfg.fp8_recipe) ? 1.0 : 2.0;
+  const double fp8_weights = cfg.fp8 && !cfg.fp8_param_gather() ? copies * copy * rp.layer * st.layers : 0.0;
   // (Megatron-FSDP: of the 1/dp shard each rank keeps.)
-  const double fp4_saved = cfg.nvfp4() && cfg.fp8_param_gather()
-                               ? (2.0 - 2.0 * copy) * rp.layer * st.layers / (cfg.megatron_fsdp() ? in.dp : 1)
-                               : 0.0;
+  const double gathered_saving =
+      cfg.fp8 && cfg.fp8_param_gather()
+          ? (2.0 - copies * copy) * rp.layer * st.layers / (cfg.megatron_fsdp() ? in.dp : 1)
+          : 0.0;
   MemoryBreakdown r;
-  r.params = Bytes(ms.params - fp4_saved);
+  r.params = Bytes(ms.params - gathered_saving);
   r.grads = Bytes(ms.grads);
   r.optimizer = Bytes(ms.optimizer);
   r.activations = Bytes(act);

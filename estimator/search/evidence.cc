@@ -59,7 +59,7 @@ constexpr std::array<EvidenceBand, 33> kBands{{
      "scaling tables (held out)"},
     {"ampere megatron pipeline", 13, 0.049, 0.99, 1.10, 1.00, 1.08,
      "Narayanan et al. Table 1 (development); Korthikanti et al. Table 5, Megatron GPT-3 175B (held out)"},
-    {"blackwell megatron", 14, 0.152, 0.94, 1.27, 1.00, 1.25,
+    {"blackwell megatron", 14, 0.152, 0.95, 1.30, 1.01, 1.25,
      "held out: Megatron-Bridge's Llama 3 8B FP8 and MXFP8 on 8 B200, GB200 and GB300, and Llama 3 70B and "
      "3.1 405B under Megatron-FSDP with CPU activation offloading on GB200 and GB300 (Hopper's kernel "
      "efficiencies assumed)"},
@@ -67,9 +67,9 @@ constexpr std::array<EvidenceBand, 33> kBands{{
      "held out: Megatron-Bridge's gpt-oss-120b, Qwen3-30B-A3B, Qwen3-235B-A22B, DeepSeek-V3 on B200, B300, GB200, GB300 (bf16, MXFP8)"},
     {"blackwell megatron moe host-sensitive", 2, 2.112, 3.05, 3.18, 3.06, 3.16,
      "held out: Megatron-Bridge's Qwen3-30B-A3B MXFP8 on 8 B200, releases 25.11 and 26.02 (a third of 26.02.01's speed on the same layout)"},
-    {"blackwell megatron moe pipeline", 58, 0.183, 0.77, 2.40, 0.81, 1.61,
+    {"blackwell megatron moe pipeline", 58, 0.183, 0.77, 2.40, 0.81, 1.62,
      "held out: Megatron-Bridge's DeepSeek-V3, Kimi K2, Qwen3 MoE on B200, B300, GB200, GB300 with pipelines (FP8, MXFP8)"},
-    {"blackwell megatron pipeline", 40, 0.132, 0.76, 1.45, 0.93, 1.21,
+    {"blackwell megatron pipeline", 40, 0.134, 0.76, 1.45, 0.93, 1.21,
      "held out: Megatron-Bridge's Llama 3 70B and 3.1 405B in FP8, MXFP8 and NVFP4 on B200, GB200 and GB300"},
     {"hopper ddp", 58, 0.025, 0.92, 1.21, 0.94, 1.05,
      "dsplan's real runs on one H100 and one H200 (PyTorch DDP under torch.amp)"},

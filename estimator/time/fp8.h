@@ -3,7 +3,8 @@
 // weight-gradient GEMMs take FP8 operands (1 B, the FP8 tensor peak; operators.cc); the
 // attention core, the logits GEMM and everything elementwise stay 16-bit. Hopper's FP8 MMA
 // reads K-major operands only, so each FP8 operand of a weight gradient needs a transposed
-// copy. Per micro-batch:
+// copy (below); Blackwell's takes any layout, and there Transformer Engine keeps per-tensor
+// FP8 as one copy: no transposes (the `one_copy` arguments, fp8_single_copy). Per micro-batch:
 //  - QKV and FC1 inputs: the fused norm writes its output in FP8 (1 B instead of e on its
 //    Ts x h elements) and a transpose writes the copy the weight gradient reads (r 1, w 1
 //    over the gathered T x h);
@@ -49,11 +50,13 @@ struct Fp8Casts {
 };
 
 // Bytes per element of one activation or gradient cast (read e, write the FP8 copies and
-// scales), and the kernels it takes.
-inline double fp8_cast_bytes(double e, Fp8Recipe r) {
+// scales), and the kernels it takes. `one_copy` (fp8_single_copy: per-tensor FP8 on
+// Blackwell, whose FP8 GEMMs take any layout): the cast writes no transposed copy.
+inline double fp8_cast_bytes(double e, Fp8Recipe r, bool one_copy = false) {
+  const double copies = one_copy && fp8_single_copy(true, r) ? 1.0 : 2.0;
   switch (r) {
     case Fp8Recipe::tensorwise:
-      return 2.0 * e + 2.0;
+      return 2.0 * e + copies;
     case Fp8Recipe::mxfp8:
       return e + 2.0 + 2.0 / 32.0;
     case Fp8Recipe::nvfp4:
@@ -61,7 +64,7 @@ inline double fp8_cast_bytes(double e, Fp8Recipe r) {
     case Fp8Recipe::delayed:
       break;
   }
-  return e + 2.0;
+  return e + copies;
 }
 inline int fp8_cast_kernels(Fp8Recipe r) {
   return r == Fp8Recipe::nvfp4 ? 3 : r == Fp8Recipe::tensorwise ? 2 : 1;
@@ -72,8 +75,15 @@ inline int fp8_weight_cast_kernels(Fp8Recipe r) { return r == Fp8Recipe::nvfp4 ?
 // One norm-fed linear input (QKV, FC1): T gathered tokens, Ts on this rank, h wide. Delayed
 // scaling: the norm writes FP8 (saving e - 1 on Ts x h) and a transpose writes the copy the
 // weight gradient reads (r 1, w 1 over T x h); the others cast the 16-bit norm output.
-inline double fp8_norm_fed_bytes(double T, double Ts, double h, double e, Fp8Recipe r) {
-  return r == Fp8Recipe::delayed ? T * h * 2.0 - Ts * h * (e - 1.0) : T * h * fp8_cast_bytes(e, r);
+// With one copy (Blackwell) delayed scaling's norm output needs no transpose at all.
+inline double fp8_norm_fed_bytes(double T, double Ts, double h, double e, Fp8Recipe r,
+                                 bool one_copy = false) {
+  if (r == Fp8Recipe::delayed) return (one_copy ? 0.0 : T * h * 2.0) - Ts * h * (e - 1.0);
+  return T * h * fp8_cast_bytes(e, r, one_copy);
+}
+// The transpose kernels delayed scaling's norm-fed inputs need: one each, none with one copy.
+inline int fp8_norm_fed_kernels(Fp8Recipe r, bool one_copy) {
+  return r == Fp8Recipe::delayed && one_copy ? 0 : 1;
 }
 
 // T tokens of the micro-batch, Ts of them on this rank's norm output (sequence parallel),
@@ -81,12 +91,12 @@ inline double fp8_norm_fed_bytes(double T, double Ts, double h, double e, Fp8Rec
 // input widths on this rank; outputs: the sum of the linears' output widths on this rank,
 // `linears` of them.
 inline Fp8Casts fp8_casts(double T, double Ts, double h, double e, double proj_in, double fc2_in,
-                          double outputs, int linears, Fp8Recipe r) {
+                          double outputs, int linears, Fp8Recipe r, bool one_copy = false) {
   Fp8Casts c;
-  const double cast = fp8_cast_bytes(e, r);
+  const double cast = fp8_cast_bytes(e, r, one_copy);
   const int k = fp8_cast_kernels(r);
-  c.fwd_bytes = 2.0 * fp8_norm_fed_bytes(T, Ts, h, e, r) + T * (proj_in + fc2_in) * cast;
-  c.fwd_kernels = 4 * k;
+  c.fwd_bytes = 2.0 * fp8_norm_fed_bytes(T, Ts, h, e, r, one_copy) + T * (proj_in + fc2_in) * cast;
+  c.fwd_kernels = 2 * k + 2 * (r == Fp8Recipe::delayed ? fp8_norm_fed_kernels(r, one_copy) : k);
   c.bwd_bytes = T * outputs * cast;
   c.bwd_kernels = k * linears;
   return c;
@@ -103,14 +113,15 @@ inline Fp8Casts fp8_casts(double T, double Ts, double h, double e, double proj_i
 // T tokens, not their topk-times as many rows.
 inline Fp8Casts fp8_moe_casts(double T, double Ts, double h, double e, double proj_in, double shared_in,
                               double dense_outputs, int dense_linears, double rows, double expert_in,
-                              double expert_outputs, Fp8Recipe r) {
+                              double expert_outputs, Fp8Recipe r, bool one_copy = false) {
   Fp8Casts c;
-  const double cast = fp8_cast_bytes(e, r);
+  const double cast = fp8_cast_bytes(e, r, one_copy);
   const int k = fp8_cast_kernels(r);
   const bool shared = shared_in > 0;
-  c.fwd_bytes = fp8_norm_fed_bytes(T, Ts, h, e, r) + T * (proj_in + shared_in + (shared ? h : 0.0)) * cast +
-                rows * (h + expert_in) * cast;
-  c.fwd_kernels = k * (4 + (shared ? 2 : 0));
+  c.fwd_bytes = fp8_norm_fed_bytes(T, Ts, h, e, r, one_copy) +
+                T * (proj_in + shared_in + (shared ? h : 0.0)) * cast + rows * (h + expert_in) * cast;
+  c.fwd_kernels =
+      k * (3 + (shared ? 2 : 0)) + (r == Fp8Recipe::delayed ? fp8_norm_fed_kernels(r, one_copy) : k);
   c.bwd_bytes = T * dense_outputs * cast + rows * expert_outputs * cast;
   c.bwd_kernels = k * (dense_linears + 2);
   return c;
@@ -119,9 +130,12 @@ inline Fp8Casts fp8_moe_casts(double T, double Ts, double h, double e, double pr
 // Bytes per layer parameter of the once-per-step weight work: a transpose of the gathered
 // FP8 weight, or a cast of the 16-bit one (MXFP8: always the two quantizations; NVFP4: a
 // transpose of the gathered NVFP4 weight, or the amax pass and the 16 x 16 quantization).
-inline double fp8_weight_bytes_per_param(double e, bool fp8_param_gather, Fp8Recipe r) {
+// With one copy (Blackwell) a gathered FP8 weight needs no transpose: nothing.
+inline double fp8_weight_bytes_per_param(double e, bool fp8_param_gather, Fp8Recipe r,
+                                         bool one_copy = false) {
   if (r == Fp8Recipe::nvfp4) return fp8_param_gather ? 2.0 * kNvfp4Bytes : 2.0 * e + 2.0 * kNvfp4Bytes;
-  return fp8_param_gather && r != Fp8Recipe::mxfp8 ? 2.0 : fp8_cast_bytes(e, r);
+  if (fp8_param_gather && r != Fp8Recipe::mxfp8) return one_copy && fp8_single_copy(true, r) ? 0.0 : 2.0;
+  return fp8_cast_bytes(e, r, one_copy);
 }
 
 }  // namespace dsplan

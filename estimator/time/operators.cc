@@ -262,21 +262,25 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
     if (g.role != op::kMoe) dense_cols += g.n;
   }
   const Fp8Recipe recipe = k.fp8_recipe;
+  // Blackwell's FP8 GEMMs take any operand layout: per-tensor FP8 keeps one copy.
+  const bool one_copy = fp8_single_copy(gpu.arch == GpuArch::blackwell, recipe);
   // MoE: the linears besides the routed experts' (attention, and the shared experts' where
   // the model has them).
   const int dense_linears = d.linears.total() - (d.fs > 0 ? 0 : d.linears.up_gate + 1);
   const Fp8Casts casts =
       d.moe ? fp8_moe_casts(d.T, d.Ts, d.h, d.e, d.hout / d.t, d.fs / d.t, dense_cols, dense_linears,
-                            op::expert_rows(d), d.fe / d.etp, op::expert_out_cols(d), recipe)
-            : fp8_casts(d.T, d.Ts, d.h, d.e, d.hout / d.t, d.f / d.t, out_cols, d.linears.total(), recipe);
+                            op::expert_rows(d), d.fe / d.etp, op::expert_out_cols(d), recipe, one_copy)
+            : fp8_casts(d.T, d.Ts, d.h, d.e, d.hout / d.t, d.f / d.t, out_cols, d.linears.total(), recipe,
+                        one_copy);
   if (d.fp8) {
     fwd.mem(casts.fwd_bytes, casts.fwd_kernels);
     Acc wc{gpu, eff, k.precision, {}, {}, 0, memo}, wt = wc;
     // current scaling: an amax kernel before each cast; the gathered-weight path is one
     // kernel a linear (a transpose, or MXFP8's two quantizations)
-    wc.mem(layer_weight_params(m, d) * fp8_weight_bytes_per_param(d.e, false, recipe),
+    wc.mem(layer_weight_params(m, d) * fp8_weight_bytes_per_param(d.e, false, recipe, one_copy),
            fp8_weight_cast_kernels(recipe) * d.linears.total());
-    wt.mem(layer_weight_params(m, d) * fp8_weight_bytes_per_param(d.e, true, recipe), d.linears.total());
+    wt.mem(layer_weight_params(m, d) * fp8_weight_bytes_per_param(d.e, true, recipe, one_copy),
+           one_copy ? 0 : d.linears.total());
     o.fp8_weight_cast = wc.t, o.fp8_weight_transpose = wt.t;
   }
   // Autocast casts each weight and bias tensor to 16 bits once per forward (one kernel

@@ -169,6 +169,46 @@ TEST(Fp8, WeightCacheUnlessParametersGatherInFp8) {
   EXPECT_DOUBLE_EQ(fp8_z1, mm.estimate(cfg).buffers.v);
 }
 
+// Blackwell's FP8 GEMMs take any operand layout, so Transformer Engine keeps per-tensor FP8
+// (delayed or current scaling) as one copy there, with no transposes
+// (nvte_is_non_tn_fp8_gemm_supported): a cast writes 1 B, not 1 + 1 (delayed e + 1 = 3,
+// current 2e + 1 = 5 at e = 2); a weight gathered in FP8 needs nothing; block-scaled
+// recipes keep both copies. Memory on a B200 node, the model above: the weight cache holds
+// 201,379,840 x 4 x 1 B = 805,519,360 B (half Hopper's), and gathered FP8 parameters hold
+// 1 B of the 16-bit weight's 2: 805,519,360 B less.
+TEST(Fp8, BlackwellKeepsOneCopyOfPerTensorFp8) {
+  EXPECT_TRUE(fp8_single_copy(true, Fp8Recipe::delayed));
+  EXPECT_TRUE(fp8_single_copy(true, Fp8Recipe::tensorwise));
+  EXPECT_FALSE(fp8_single_copy(true, Fp8Recipe::mxfp8));
+  EXPECT_FALSE(fp8_single_copy(true, Fp8Recipe::nvfp4));
+  EXPECT_FALSE(fp8_single_copy(false, Fp8Recipe::delayed));
+  EXPECT_DOUBLE_EQ(fp8_cast_bytes(2, Fp8Recipe::delayed, true), 3.0);
+  EXPECT_DOUBLE_EQ(fp8_cast_bytes(2, Fp8Recipe::tensorwise, true), 5.0);
+  EXPECT_DOUBLE_EQ(fp8_cast_bytes(2, Fp8Recipe::mxfp8, true), 4.0625);
+  EXPECT_DOUBLE_EQ(fp8_weight_bytes_per_param(2, true, Fp8Recipe::delayed, true), 0.0);
+  EXPECT_DOUBLE_EQ(fp8_weight_bytes_per_param(2, false, Fp8Recipe::delayed, true), 3.0);
+  // Delayed scaling's norm-fed input: the norm writes FP8 (saving e - 1 on Ts x h), no transpose.
+  EXPECT_DOUBLE_EQ(fp8_norm_fed_bytes(1000, 1000, 100, 2, Fp8Recipe::delayed, true), -100000.0);
+  EXPECT_DOUBLE_EQ(fp8_norm_fed_bytes(1000, 1000, 100, 2, Fp8Recipe::delayed, false), 100000.0);
+
+  const ModelSpec m = test::gpt("gpt-4096", 4, 4096, 32, 2048, 50257, 128);
+  const MemoryModel mm(
+      m, test::cluster(test::node(test::b200(), 8, IntraTopology::nvswitch, 900, 8, 400, 716.8), 8));
+  TrainConfig cfg;
+  cfg.framework = Framework::megatron;
+  cfg.dp = 8;
+  cfg.seq_len = 2048;
+  cfg.flash_attention = true;
+  const MemoryBreakdown bf16 = mm.estimate(cfg);
+  cfg.fp8 = true;
+  EXPECT_DOUBLE_EQ(mm.estimate(cfg).buffers.v - bf16.buffers.v, 805519360.0);
+  cfg.zero_stage = 1;
+  cfg.fp8 = false;
+  const double params16 = mm.estimate(cfg).params.v;
+  cfg.fp8 = true;
+  EXPECT_DOUBLE_EQ(params16 - mm.estimate(cfg).params.v, 805519360.0);
+}
+
 // With sequence parallelism Transformer Engine all-gathers the QKV and FC1 inputs as its
 // fused norm wrote them, in FP8: a layer's forward moves 2 all-gathers of b s h x 1 B
 // instead of x 2 B, and 2 reduce-scatters of 16-bit outputs as before. TP 8 on one H200
