@@ -171,9 +171,17 @@ Expected<bool> write_out_dir(const std::string& dir, const EstimatePlan& plan) {
     fs::create_directories(d, ec);
     const std::string cfg_path = (target / name / "ds_config.json").string();
     ok = ok && write_file(d / "ds_config.json", make_ds_config(e.cfg, plan.request.model).dump(2) + "\n");
-    ok = ok && write_file(d / "launch.sh",
-                          "#!/bin/sh\n# Replace train.py and its arguments with your training script.\n" +
-                              deepspeed_launch_command(e.cfg, plan.request.cluster, "train.py", {}, cfg_path) + "\n");
+    // Megatron-LM plans launch pretrain_gpt.py with megatron_args.txt; the others DeepSpeed.
+    const std::string launch =
+        e.cfg.framework == Framework::megatron
+            ? megatron_launch_script(e.cfg, plan.request.cluster)
+            : "#!/bin/sh\n# Replace train.py and its arguments with your training script." +
+                  std::string(launch_layout(e.cfg, plan.request.cluster).nodes > 1
+                                  ? "\n# hostfile: one line per host, \"<host> slots=<GPUs>\"."
+                                  : "") +
+                  "\n" + deepspeed_launch_command(e.cfg, plan.request.cluster, "train.py", {}, cfg_path) +
+                  "\n";
+    ok = ok && write_file(d / "launch.sh", launch);
     ok = ok && write_file(d / "megatron_args.txt", join_words(megatron_args(e.cfg, plan.request.model)) + "\n");
     std::string notes;
     if (e.cfg.framework == Framework::fsdp) {
@@ -189,6 +197,11 @@ Expected<bool> write_out_dir(const std::string& dir, const EstimatePlan& plan) {
                "ds_config.json and launch.sh are DeepSpeed's ZeRO-" + std::to_string(e.cfg.zero_stage) +
                " equivalent, megatron_args.txt gives the model shape in Megatron's flags\n";
     }
+    if (e.cfg.framework == Framework::megatron)
+      notes +=
+          "framework megatron: launch.sh runs Megatron-LM's pretrain_gpt.py with megatron_args.txt, the run "
+          "that was priced; ds_config.json is DeepSpeed's ZeRO-" +
+          std::to_string(e.cfg.zero_stage) + " equivalent for reference\n";
     if (e.cfg.framework == Framework::ddp)
       notes += std::string("framework ddp: the run priced is torch DistributedDataParallel under autocast") +
                (e.cfg.zero_stage == 1
@@ -198,7 +211,7 @@ Expected<bool> write_out_dir(const std::string& dir, const EstimatePlan& plan) {
                "; ds_config.json and launch.sh are DeepSpeed's ZeRO-" + std::to_string(e.cfg.zero_stage) +
                " equivalent, megatron_args.txt gives the model shape in Megatron's flags\n";
     for (const auto& n : ds_config_notes(e.cfg)) notes += n + "\n";
-    if (const auto gaps = megatron_args_gaps(plan.request.model); !gaps.empty())
+    if (const auto gaps = megatron_args_gaps(plan.request.model, e.cfg.framework); !gaps.empty())
       notes += "megatron_args.txt cannot express " + join(gaps) +
                ": a Megatron-LM run of these flags trains a different block than the one priced\n";
     if (!notes.empty()) ok = ok && write_file(d / "NOTES.txt", notes);

@@ -55,8 +55,10 @@ Json zero_block(const TrainConfig& c) {
 // DeepSpeed's checkpoint options as the plan priced them (Megatron-DeepSpeed passes its flags,
 // below, which override these keys).
 Json checkpoint_block(const TrainConfig& c, const ModelSpec& m) {
+  // DeepSpeed asserts contiguous checkpointing only with partitioned activations
+  // (activation_checkpointing/checkpointing.py, configure).
   return {{"partition_activations", c.ds_partitions_checkpoints()},
-          {"contiguous_memory_optimization", true},
+          {"contiguous_memory_optimization", c.ds_partitions_checkpoints()},
           {"number_checkpoints",
            c.checkpointing == Checkpointing::block ? c.recompute_layers : c.stage_layers(m.layers).most()},
           {"cpu_checkpointing", c.ds_checkpoints_on_host()},
@@ -91,6 +93,9 @@ Json make_ds_config(const TrainConfig& c, const ModelSpec& m) {
   ds["zero_optimization"] = zero_block(c);
   if (c.checkpointing != Checkpointing::none) ds["activation_checkpointing"] = checkpoint_block(c, m);
   if (Json opt = optimizer_block(c.optimizer); !opt.is_null()) ds["optimizer"] = opt;
+  // ZeRO asserts on an optimizer outside its tested list (Adam(W), Lamb, ...) unless told
+  // (runtime/engine.py, zero/utils.py ZERO_SUPPORTED_OPTIMIZERS).
+  if (c.zero_stage >= 1 && c.optimizer != Optimizer::adam) ds["zero_allow_untested_optimizer"] = true;
   ds["gradient_clipping"] = 1.0;
   ds["steps_per_print"] = 100;
   ds["wall_clock_breakdown"] = false;
@@ -116,6 +121,7 @@ std::string experiment_name(const TrainConfig& c) {
   s << 'z' << c.zero_stage << "_tp" << c.tp << "_pp" << c.pp << "_gas" << c.grad_accum
     << "_tmbspg" << c.micro_batch;
   if (c.vpp > 1) s << "_vpp" << c.vpp;
+  if (c.cp > 1) s << "_cp" << c.cp;  // plans differing only in context parallelism
   if (c.ep > 1) s << "_ep" << c.ep;  // MoE: plans differing only in expert parallelism
   if (c.moe_deepep) s << "_deepep";
   if (c.checkpointing == Checkpointing::selective) s << "_cksel";
@@ -139,25 +145,42 @@ std::string experiment_name(const TrainConfig& c) {
   return s.str();
 }
 
-std::vector<std::string> megatron_args_gaps(const ModelSpec& m) {
+std::vector<std::string> megatron_args_gaps(const ModelSpec& m, Framework f) {
   std::vector<std::string> gaps;
+  if (f == Framework::deepspeed && !m.linear_bias && m.qkv_bias)
+    gaps.push_back("biases on Q, K and V alone (Megatron-DeepSpeed has no --add-qkv-bias)");
+  if (f == Framework::deepspeed && m.qk_norm) gaps.push_back("query and key norms (no --qk-layernorm)");
+  if (m.position == PositionKind::alibi) gaps.push_back("ALiBi position biases");
   if (m.gated_mlp && m.activation != Activation::silu) gaps.push_back("a gated GELU MLP (--swiglu is SiLU)");
   if (m.norms_per_layer == 4) gaps.push_back("norms after each sublayer");
   if (m.qk_norm && m.qk_norm_full_width)
     gaps.push_back("query and key norms over all heads (--qk-layernorm is per head)");
-  if (windowed_layers_of(m) > 0) gaps.push_back("the sliding window");
+  if (windowed_layers_of(m) > 0)
+    gaps.push_back("the sliding window (Megatron-LM's --window-size and --window-attn-skip-freq can)");
   if (m.logit_softcap || m.attn_softcap) gaps.push_back("soft-capped logits or attention scores");
   return gaps;
 }
 
 std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m) {
   auto str = [](auto v) { return std::to_string(v); };
-  std::vector<std::string> a = {
-      "--tensor-model-parallel-size", str(c.tp), "--pipeline-model-parallel-size", str(c.pp),
-      "--micro-batch-size", str(c.micro_batch), "--global-batch-size", str(c.global_batch()),
-      "--num-layers", str(m.layers), "--hidden-size", str(m.hidden),
-      "--num-attention-heads", str(m.heads), "--seq-length", str(c.seq_len),
-      "--max-position-embeddings", str(m.max_positions > 0 ? m.max_positions : c.seq_len)};
+  std::vector<std::string> a = {"--tensor-model-parallel-size",
+                                str(c.tp),
+                                "--pipeline-model-parallel-size",
+                                str(c.pp),
+                                "--micro-batch-size",
+                                str(c.micro_batch),
+                                "--global-batch-size",
+                                str(c.global_batch()),
+                                "--num-layers",
+                                str(m.layers),
+                                "--hidden-size",
+                                str(m.hidden),
+                                "--num-attention-heads",
+                                str(m.heads),
+                                "--seq-length",
+                                str(c.seq_len),
+                                "--max-position-embeddings",
+                                str(std::max(m.max_positions, c.seq_len))};  // both assert >= seq
   if (m.ffn_hidden > 0) a.insert(a.end(), {"--ffn-hidden-size", str(m.ffn_hidden)});
   if (m.vocab > 0)
     a.insert(a.end(), {"--vocab-size", str(m.vocab), "--make-vocab-size-divisible-by",
@@ -165,22 +188,38 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   // Megatron trains with 0.1 dropout unless told otherwise; the plan priced has_dropout().
   const std::string drop = has_dropout(m) ? "0.1" : "0";
   a.insert(a.end(), {"--hidden-dropout", drop, "--attention-dropout", drop});
-  if (m.kv_heads > 0 && m.kv_heads < m.heads)
-    a.insert(a.end(), {"--group-query-attention", "--num-query-groups", str(m.kv_heads)});
+  // Megatron-DeepSpeed (framework deepspeed) spells GQA, RMSNorm and rotary its own way.
+  const bool mds = c.framework == Framework::deepspeed;
+  if (m.kv_heads > 0 && m.kv_heads < m.heads) {
+    if (mds)
+      a.insert(a.end(), {"--num-key-value-heads", str(m.kv_heads)});
+    else
+      a.insert(a.end(), {"--group-query-attention", "--num-query-groups", str(m.kv_heads)});
+  }
   if (m.gated_mlp && m.activation == Activation::silu) a.push_back("--swiglu");
-  if (m.norm == NormKind::rmsnorm) a.insert(a.end(), {"--normalization", "RMSNorm"});
-  if (m.position == PositionKind::rotary) a.insert(a.end(), {"--position-embedding-type", "rope"});
+  if (m.norm == NormKind::rmsnorm) a.insert(a.end(), {"--normalization", mds ? "rmsnorm" : "RMSNorm"});
+  if (m.position == PositionKind::rotary) {
+    if (mds)
+      a.push_back("--use-rotary-position-embeddings");
+    else
+      a.insert(a.end(), {"--position-embedding-type", "rope"});
+  }
   if (!m.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
   if (!m.linear_bias) a.push_back("--disable-bias-linear");
-  if (!m.linear_bias && m.qkv_bias) a.push_back("--add-qkv-bias");  // Qwen2: biases on Q, K, V only
-  if (m.qk_norm) a.push_back("--qk-layernorm");                     // Qwen3: query and key norms
+  // Qwen2's biases on Q, K, V only and Qwen3's query and key norms: Megatron-LM flags
+  // (Megatron-DeepSpeed has neither: megatron_args_gaps).
+  if (!mds && !m.linear_bias && m.qkv_bias) a.push_back("--add-qkv-bias");
+  if (!mds && m.qk_norm) a.push_back("--qk-layernorm");
   // Megatron's head width defaults to hidden / heads; Gemma's and Qwen3-0.6B's is wider.
   if (m.heads > 0 && head_dim_of(m) * m.heads != m.hidden)
     a.insert(a.end(), {"--kv-channels", str(head_dim_of(m))});
   // An uneven split counts the embedding and/or the loss as a layer (TrainConfig::
   // stage_layers); Megatron then counts those units per virtual stage too.
   // Megatron-DeepSpeed balances the two embeddings as layers with its partition method.
-  const bool ds = c.framework == Framework::deepspeed;
+  const bool ds = mds;
+  // Megatron-DeepSpeed builds its pipeline model (GPTModelPipe) unless told otherwise, and
+  // DeepSpeed's pipeline engine refuses ZeRO-2/3 and ignores block recompute.
+  if (ds && c.pp == 1) a.push_back("--no-pipeline-parallel");
   if (c.pp > 1 && ds && c.pp_account_embedding && c.pp_account_loss)
     a.insert(a.end(), {"--pp-partition-method", "type:transformer|embedding"});
   if (c.pp > 1 && !ds && c.pp_account_embedding) a.push_back("--account-for-embedding-in-pipeline-split");
@@ -242,13 +281,17 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
                        "--recompute-num-layers", str(c.recompute_layers)});
   if (c.sequence_parallel) a.push_back("--sequence-parallel");
   // Megatron-DeepSpeed names the Triton kernel with its own flag.
+  // In Megatron-DeepSpeed --use-flash-attn is FlashAttention v1; dsplan prices v2 there.
   if (c.flash_attention)
-    a.push_back(c.attention == AttentionKernel::triton ? "--use-flash-attn-triton" : "--use-flash-attn");
+    a.push_back(c.attention == AttentionKernel::triton ? "--use-flash-attn-triton"
+                : mds                                  ? "--use-flash-attn-v2"
+                                                       : "--use-flash-attn");
   // Megatron-Core's backend choice, when the plan pins a kernel (auto leaves it to TE).
   if (c.flash_attention && c.attention == AttentionKernel::cudnn)
     a.insert(a.end(), {"--attention-backend", "fused"});
   if (c.flash_attention && (c.attention == AttentionKernel::fa2 || c.attention == AttentionKernel::fa3))
     a.insert(a.end(), {"--attention-backend", "flash"});
+  if (c.optimizer == Optimizer::sgd) a.insert(a.end(), {"--optimizer", "sgd"});  // both accept it
   if (c.precision == Precision::fp16) a.push_back("--fp16");
   if (c.precision == Precision::bf16) a.push_back("--bf16");
   // Transformer Engine's FP8 as dsplan prices it (TrainConfig::fp8): the hybrid format (E4M3
@@ -268,6 +311,12 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   if (c.fp8_param_gather() && !c.nvfp4()) a.push_back("--fp8-param-gather");
   if (c.framework == Framework::deepspeed) a.insert(a.end(), {"--zero-stage", str(c.zero_stage)});
   if (c.framework == Framework::megatron && c.zero_stage >= 1) a.push_back("--use-distributed-optimizer");
+  // A 16-bit gradient buffer and reduction (bf16 otherwise forces fp32: arguments.py), and
+  // Megatron-Core's jit-fused cross-entropy, where the plan priced them.
+  if (c.framework == Framework::megatron && c.precision == Precision::bf16 && !c.megatron_fp32_grads)
+    a.push_back("--grad-reduce-in-bf16");
+  if (c.framework == Framework::megatron && c.cross_entropy == CrossEntropy::jit_fused)
+    a.push_back("--cross-entropy-loss-fusion");
   if (c.cpu_offload_layers > 0) a.insert(a.end(), {"--cpu-offloading-num-layers", str(c.cpu_offload_layers)});
   if (c.ds_partitions_checkpoints() || c.ds_checkpoints_on_host()) {  // deepspeed.checkpointing
     a.push_back("--deepspeed-activation-checkpointing");
@@ -301,6 +350,9 @@ std::string deepspeed_launch_command(const TrainConfig& c, const Cluster& cluste
   const LaunchLayout l = launch_layout(c, cluster);
   std::vector<std::string> argv = {"deepspeed", "--num_nodes", std::to_string(l.nodes),
                                    "--num_gpus", std::to_string(l.gpus_per_node), script};
+  // Several hosts: the launcher reads them from a hostfile (one "host slots=N" line each),
+  // and refuses --num_nodes > 1 without one (launcher/runner.py).
+  if (l.nodes > 1) argv.insert(argv.begin() + 1, {"--hostfile", "hostfile"});
   std::vector<std::string> args = script_args;
   if (replace_ds_config_path(args, ds_config_path) == 0) {
     bool has_flag = false;
@@ -310,6 +362,20 @@ std::string deepspeed_launch_command(const TrainConfig& c, const Cluster& cluste
   }
   argv.insert(argv.end(), args.begin(), args.end());
   return shell_join(argv);
+}
+
+std::string megatron_launch_script(const TrainConfig& c, const Cluster& cluster) {
+  const LaunchLayout l = launch_layout(c, cluster);
+  std::string sh =
+      "#!/bin/sh\n# Megatron-LM's pretrain_gpt.py with the priced flags (megatron_args.txt); add your data\n"
+      "# and tokenizer arguments. Several hosts: set MASTER_ADDR and --node_rank on each.\n";
+  // Megatron-LM asserts one hardware queue when TP or CP overlaps communication before
+  // Blackwell, and asserts against it under Megatron-FSDP (arguments.py).
+  if (!c.megatron_fsdp() && (c.tp > 1 || c.cp > 1)) sh += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+  sh += shell_join({"torchrun", "--nnodes", std::to_string(l.nodes), "--nproc_per_node",
+                    std::to_string(l.gpus_per_node), "pretrain_gpt.py"}) +
+        " $(cat \"$(dirname \"$0\")/megatron_args.txt\")\n";
+  return sh;
 }
 
 std::string shell_quote(const std::string& w) {

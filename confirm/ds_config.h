@@ -37,9 +37,11 @@ std::string experiment_name(const TrainConfig& cfg);
 // precision and model shape of `cfg`.
 std::vector<std::string> megatron_args(const TrainConfig& cfg, const ModelSpec& model);
 // What of the model megatron_args cannot say with Megatron-LM's flags (GeGLU, post-norms,
-// full-width query/key norms, sliding windows, soft caps), one phrase each: a Megatron run
-// of those flags trains a different block. Empty when the flags describe the model.
-std::vector<std::string> megatron_args_gaps(const ModelSpec& model);
+// full-width query/key norms, sliding windows, soft caps, ALiBi; for Megatron-DeepSpeed,
+// framework deepspeed, also Q/K/V-only biases and query/key norms), one phrase each: a
+// Megatron run of those flags trains a different block. Empty when the flags describe it.
+std::vector<std::string> megatron_args_gaps(const ModelSpec& model,
+                                            Framework framework = Framework::megatron);
 
 // Hosts a launcher starts for `cfg` on `cluster`, and GPUs on each (fewer than a host's
 // when the job is smaller than one host). A host is the node unless the system says
@@ -61,6 +63,9 @@ std::string deepspeed_launch_command(const TrainConfig& cfg, const Cluster& clus
                                      const std::string& ds_config_path);
 
 // Quotes one word for a POSIX shell ('...' when it holds anything but [A-Za-z0-9_@%+=:,./-]).
+// launch.sh of a Megatron-LM plan (framework megatron): torchrun of pretrain_gpt.py with
+// megatron_args.txt, and CUDA_DEVICE_MAX_CONNECTIONS=1 where Megatron-LM asserts it.
+std::string megatron_launch_script(const TrainConfig& cfg, const Cluster& cluster);
 std::string shell_quote(const std::string& word);
 
 }  // namespace dsplan

@@ -63,7 +63,9 @@ Json make_fsdp_config(const TrainConfig& c) {
                             {"reduce_dtype", reduce},
                             {"buffer_dtype", torch_dtype(c.precision)}};
   }
-  j["cpu_offload"] = {{"offload_params", c.offload == Offload::all}};
+  // FSDP's one offload mode moves parameters, gradients and the optimizer step to the host
+  // (CPUOffload(offload_params=True)): what dsplan prices for any offload under FSDP.
+  j["cpu_offload"] = {{"offload_params", c.offload != Offload::none}};
   j["zero_redundancy_optimizer"] = c.zero_stage == 1;
   j["activation_checkpointing"] = activation_checkpointing(c);
   j["flash_attention"] = c.flash_attention;

@@ -61,11 +61,19 @@ def parse_args(argv=None):
     p.add_argument("--max-position-embeddings", type=int, default=None)
     for flag in ("--swiglu", "--separate-qkv", "--separate-gate-up"):  # separate: HF BERT/Llama linears
         p.add_argument(flag, action="store_true")
-    p.add_argument("--normalization", default="LayerNorm", choices=["LayerNorm", "RMSNorm"])
+    # Megatron-DeepSpeed spells the norm in lower case ("rmsnorm"); Megatron-LM "RMSNorm".
+    p.add_argument("--normalization", default="LayerNorm",
+                   type=lambda v: {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}.get(v, v),
+                   choices=["LayerNorm", "RMSNorm"])
     p.add_argument("--eager-rmsnorm", action="store_true",
                    help="RMSNorm as Hugging Face's LlamaRMSNorm op chain, not torch.nn.RMSNorm")
     p.add_argument("--position-embedding-type", default="learned_absolute",
                    choices=["learned_absolute", "rope"])
+    # Megatron-DeepSpeed's spellings of rotary positions and GQA (dsplan writes them for
+    # --framework deepspeed plans); the pipeline switch and FA2 flag are its own too.
+    p.add_argument("--use-rotary-position-embeddings", action="store_true")
+    p.add_argument("--num-key-value-heads", type=int, default=None)
+    p.add_argument("--no-pipeline-parallel", action="store_true", help="accepted; one pipeline stage here")
     p.add_argument("--untie-embeddings-and-output-weights", action="store_true")
     p.add_argument("--disable-bias-linear", action="store_true")
     # Megatron-LM's flags for Qwen-style blocks: head width, biases on Q/K/V only, q/k norms.
@@ -110,7 +118,7 @@ def parse_args(argv=None):
     p.add_argument("--recompute-num-layers", type=int, default=None)
     p.add_argument("--recompute-modules", nargs="+", default=None, help="Megatron-Core's; not run here")
     p.add_argument("--sequence-parallel", action="store_true")
-    p.add_argument("--use-flash-attn", action="store_true")
+    p.add_argument("--use-flash-attn", "--use-flash-attn-v2", action="store_true")
     # The attention kernel a plan pins (estimate --attention): Megatron-Core's backend
     # (flash: SDPA's FlashAttention; fused: SDPA's cuDNN attention) or Megatron-DeepSpeed's
     # Triton flag (flash-attn's flash_attn_triton, which must be installed).
@@ -120,6 +128,10 @@ def parse_args(argv=None):
     # (zero_optimization.overlap_comm), so they are accepted and change nothing here.
     p.add_argument("--overlap-grad-reduce", action="store_true")
     p.add_argument("--overlap-param-gather", action="store_true")
+    p.add_argument("--optimizer", default="adam", choices=["adam", "sgd"],
+                   help="accepted; the ds_config optimizer block is what runs")
+    p.add_argument("--grad-reduce-in-bf16", action="store_true", help="accepted; DeepSpeed reduces as configured")
+    p.add_argument("--cross-entropy-loss-fusion", action="store_true", help="accepted; the loss is torch's")
     p.add_argument("--fp16", action="store_true")
     p.add_argument("--bf16", action="store_true")
     p.add_argument("--zero-stage", type=int, default=None)
@@ -148,7 +160,12 @@ def parse_args(argv=None):
     p.add_argument("--fsdp-version", type=int, default=1, choices=[1, 2], help="fsdp_wrap.py")
     p.add_argument("--train-iters", type=int, default=20, help="steps when autotuning is off")
     p.add_argument("--seed", type=int, default=1234)
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.use_rotary_position_embeddings:
+        args.position_embedding_type = "rope"
+    if args.num_key_value_heads is not None:
+        args.group_query_attention, args.num_query_groups = True, args.num_key_value_heads
+    return args
 
 
 def apply_hf_config(args):

@@ -266,6 +266,10 @@ std::vector<std::string> make_config(const SearchSpace& s, const ModelSpec& m, c
   }
   if (ck == Checkpointing::block && vpp > 1)
     why.push_back("block recompute with interleaved stages (vpp > 1) is not modelled");
+  // Megatron-DeepSpeed's pipeline model recomputes uniformly only: with block it recomputes
+  // nothing (model/gpt_model.py), so such a plan would not run as priced.
+  if (ck == Checkpointing::block && pp > 1 && cfg.framework == Framework::deepspeed)
+    why.push_back("block recompute in a DeepSpeed pipeline (Megatron-DeepSpeed's recomputes uniformly only)");
   if (ck == Checkpointing::block && cfg.recompute_layers >= stage_layers)
     why.push_back("block recompute of every layer of the stage is full recompute");
   if (vpp <= 1 && !split)

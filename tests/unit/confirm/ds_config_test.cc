@@ -103,7 +103,8 @@ TEST(DsConfig, ActivationCheckpointing) {
   EXPECT_FALSE(ac["partition_activations"].get<bool>());
   EXPECT_FALSE(ac["cpu_checkpointing"].get<bool>());
   EXPECT_EQ(ac["number_checkpoints"], 3);  // 12 layers / 4 stages
-  EXPECT_TRUE(ac["contiguous_memory_optimization"].get<bool>());
+  // DeepSpeed asserts contiguous checkpointing only with partitioned activations.
+  EXPECT_FALSE(ac["contiguous_memory_optimization"].get<bool>());
   auto has_arg = [&](const std::string& a) {
     const auto args = megatron_args(c, small_gpt());
     return std::find(args.begin(), args.end(), a) != args.end();
@@ -214,12 +215,18 @@ TEST(LaunchCommand, DeepspeedLauncher) {
   cl.node.gpus_per_node = 8;
   cl.num_gpus = 16;
   std::string cmd = deepspeed_launch_command(c, cl, "train.py", {"--lr", "1e-4"}, "/tmp/a b.json");
+  // Two hosts: the launcher reads them from a hostfile, which it needs for --num_nodes > 1.
   EXPECT_EQ(cmd,
-            "deepspeed --num_nodes 2 --num_gpus 8 train.py --lr 1e-4 --deepspeed "
+            "deepspeed --hostfile hostfile --num_nodes 2 --num_gpus 8 train.py --lr 1e-4 --deepspeed "
             "--deepspeed_config '/tmp/a b.json'");
   // An existing --deepspeed PATH is replaced rather than duplicated.
   cmd = deepspeed_launch_command(c, cl, "run_clm.py", {"--deepspeed", "old.json"}, "new.json");
-  EXPECT_EQ(cmd, "deepspeed --num_nodes 2 --num_gpus 8 run_clm.py --deepspeed new.json");
+  EXPECT_EQ(cmd, "deepspeed --hostfile hostfile --num_nodes 2 --num_gpus 8 run_clm.py --deepspeed new.json");
+  // One host: no hostfile.
+  cl.num_gpus = 8;
+  c.dp = 8;
+  EXPECT_EQ(deepspeed_launch_command(c, cl, "train.py", {}, "d.json"),
+            "deepspeed --num_nodes 1 --num_gpus 8 train.py --deepspeed --deepspeed_config d.json");
 }
 
 // A GB200 NVL72 node is one NVLink domain of 72 GPUs but 18 hosts of 4: the launcher
@@ -231,7 +238,8 @@ TEST(LaunchCommand, LauncherCountsHostsNotNvlinkDomains) {
   cl.node.gpus_per_host = 4;
   cl.num_gpus = 144;
   EXPECT_EQ(deepspeed_launch_command(c, cl, "train.py", {}, "d.json"),
-            "deepspeed --num_nodes 36 --num_gpus 4 train.py --deepspeed --deepspeed_config d.json");
+            "deepspeed --hostfile hostfile --num_nodes 36 --num_gpus 4 train.py --deepspeed "
+            "--deepspeed_config d.json");
   EXPECT_EQ(torchrun_launch_command(c, cl, "train.py", "f.json"),
             "torchrun --nnodes 36 --nproc_per_node 4 train.py --fsdp_config f.json");
 }
@@ -254,6 +262,32 @@ TEST(CommandRewrite, DsConfigPathAndArgMappings) {
             "--x --checkpoint-activations --gradient_accumulation_steps 2");
   apply_arg_mappings(argv, maps, {{"checkpointing", "false"}});
   EXPECT_EQ(std::count(argv.begin(), argv.end(), "--checkpoint-activations"), 0);
+}
+
+// What DeepSpeed and torch need to run a plan as priced: ZeRO refuses an optimizer outside
+// its tested list unless told; plans differing only in context parallelism get different
+// folders; FSDP's only offload moves parameters too (CPUOffload(offload_params=True)); a
+// Megatron-LM plan launches pretrain_gpt.py with its flags, one hardware queue under TP.
+TEST(DsConfig, RunsAsPriced) {
+  TrainConfig c = config(1, 1, 1, 8);
+  EXPECT_FALSE(make_ds_config(c, small_gpt()).contains("zero_allow_untested_optimizer"));
+  c.optimizer = Optimizer::sgd;
+  EXPECT_TRUE(make_ds_config(c, small_gpt())["zero_allow_untested_optimizer"].get<bool>());
+  const std::string plain = experiment_name(c);
+  c.cp = 2;
+  EXPECT_EQ(experiment_name(c).find("_cp2"), plain.size() - std::string("_sgd").size());
+  c.framework = Framework::fsdp;
+  c.offload = Offload::optimizer;
+  EXPECT_TRUE(make_fsdp_config(c)["cpu_offload"]["offload_params"].get<bool>());
+  TrainConfig meg = config(1, 1, 1, 2);
+  meg.framework = Framework::megatron;
+  meg.tp = 4;
+  Cluster cl;
+  cl.node.gpus_per_node = 8;
+  cl.num_gpus = 8;
+  const std::string sh = megatron_launch_script(meg, cl);
+  EXPECT_NE(sh.find("export CUDA_DEVICE_MAX_CONNECTIONS=1\n"), std::string::npos) << sh;
+  EXPECT_NE(sh.find("torchrun --nnodes 1 --nproc_per_node 8 pretrain_gpt.py $(cat"), std::string::npos) << sh;
 }
 
 }  // namespace

@@ -35,7 +35,9 @@ TEST(MegatronArgs, LayoutAndRecompute) {
   EXPECT_EQ(value("--num-layers-per-virtual-pipeline-stage"), "2");
   EXPECT_TRUE(has("--recompute-activations"));
   EXPECT_TRUE(has("--sequence-parallel"));
-  EXPECT_TRUE(has("--use-flash-attn"));
+  // A DeepSpeed plan's flags are Megatron-DeepSpeed's, whose --use-flash-attn is v1.
+  EXPECT_TRUE(has("--use-flash-attn-v2"));
+  EXPECT_FALSE(has("--no-pipeline-parallel"));  // pp 2: the pipeline model
   EXPECT_TRUE(has("--bf16"));
   EXPECT_EQ(value("--zero-stage"), "1");
   EXPECT_FALSE(has("--context-parallel-size"));
@@ -96,19 +98,25 @@ TEST(MegatronArgs, VocabularyPaddingAndDropout) {
 
 // Qwen2's biases on Q, K and V alone and Qwen3's query and key norms have Megatron-LM
 // flags of their own; a model with every bias keeps them (no --disable-bias-linear).
+// Megatron-DeepSpeed (a DeepSpeed plan) has neither: named as gaps there.
 TEST(MegatronArgs, QkvBiasAndQkNorm) {
   ModelSpec m = small_gpt();
   auto has = [](const std::vector<std::string>& a, const std::string& flag) {
     return std::find(a.begin(), a.end(), flag) != a.end();
   };
-  auto a = megatron_args(config(1, 1, 1, 1), m);
+  TrainConfig meg = config(1, 1, 1, 1);
+  meg.framework = Framework::megatron;
+  auto a = megatron_args(meg, m);
   EXPECT_FALSE(has(a, "--add-qkv-bias") || has(a, "--qk-layernorm"));
   m.linear_bias = false;
   m.qkv_bias = true;
   m.qk_norm = true;
-  a = megatron_args(config(1, 1, 1, 1), m);
+  a = megatron_args(meg, m);
   EXPECT_TRUE(has(a, "--disable-bias-linear") && has(a, "--add-qkv-bias") && has(a, "--qk-layernorm"));
   EXPECT_TRUE(megatron_args_gaps(m).empty());  // Qwen's blocks have flags
+  a = megatron_args(config(1, 1, 1, 1), m);    // framework deepspeed
+  EXPECT_FALSE(has(a, "--add-qkv-bias") || has(a, "--qk-layernorm"));
+  EXPECT_EQ(megatron_args_gaps(m, Framework::deepspeed).size(), 2u);
   // Gemma 2's have none: GeGLU, post-norms, the window and the caps are named.
   m.gated_mlp = true;
   m.activation = Activation::gelu;
@@ -294,6 +302,51 @@ TEST(MegatronArgs, TritonAttention) {
   EXPECT_TRUE(has("--use-flash-attn-triton"));
   EXPECT_FALSE(has("--use-flash-attn"));
   EXPECT_FALSE(has("--attention-backend"));
+}
+
+// A Llama-style model in a DeepSpeed plan's flags (Megatron-DeepSpeed's arguments.py) and
+// in a Megatron plan's (Megatron-LM's): GQA, RMSNorm and rotary spelled each tool's way; the
+// pipeline model off at pp 1 in Megatron-DeepSpeed; the position table at least the
+// sequence (both assert it); Megatron-LM's 16-bit gradient reduction and fused loss where
+// priced; SGD named.
+TEST(MegatronArgs, EachToolsSpellings) {
+  ModelSpec m = small_gpt();
+  m.kv_heads = 4;
+  m.norm = NormKind::rmsnorm;
+  m.position = PositionKind::rotary;
+  m.gated_mlp = true;
+  m.activation = Activation::silu;
+  auto has = [](const std::vector<std::string>& a, const std::string& flag) {
+    return std::find(a.begin(), a.end(), flag) != a.end();
+  };
+  auto value = [](const std::vector<std::string>& a, const std::string& flag) {
+    for (size_t i = 0; i + 1 < a.size(); ++i)
+      if (a[i] == flag) return a[i + 1];
+    return std::string("<absent>");
+  };
+  TrainConfig ds = config(1, 1, 1, 8);
+  ds.seq_len = 4096;  // past the model's 1024 positions
+  auto a = megatron_args(ds, m);
+  EXPECT_EQ(value(a, "--num-key-value-heads"), "4");
+  EXPECT_EQ(value(a, "--normalization"), "rmsnorm");
+  EXPECT_TRUE(has(a, "--use-rotary-position-embeddings"));
+  EXPECT_TRUE(has(a, "--no-pipeline-parallel"));
+  EXPECT_FALSE(has(a, "--group-query-attention") || has(a, "--position-embedding-type"));
+  EXPECT_EQ(value(a, "--max-position-embeddings"), "4096");
+  TrainConfig meg = ds;
+  meg.framework = Framework::megatron;
+  meg.megatron_fp32_grads = false;
+  meg.cross_entropy = CrossEntropy::jit_fused;
+  meg.optimizer = Optimizer::sgd;
+  a = megatron_args(meg, m);
+  EXPECT_EQ(value(a, "--num-query-groups"), "4");
+  EXPECT_TRUE(has(a, "--group-query-attention"));
+  EXPECT_EQ(value(a, "--normalization"), "RMSNorm");
+  EXPECT_EQ(value(a, "--position-embedding-type"), "rope");
+  EXPECT_FALSE(has(a, "--no-pipeline-parallel"));
+  EXPECT_TRUE(has(a, "--grad-reduce-in-bf16"));
+  EXPECT_TRUE(has(a, "--cross-entropy-loss-fusion"));
+  EXPECT_EQ(value(a, "--optimizer"), "sgd");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "estimator/memory.h"
+#include "estimator/search/space.h"
 #include "estimator/step_time.h"
 #include "estimator/time/collectives.h"
 #include "estimator/time/efficiency_defaults.h"
@@ -111,6 +112,29 @@ TEST(DsCheckpointing, InertWhereNothingIsRecomputedOrSplit) {
   TrainConfig mg = ds_run(Checkpointing::full, true, true), mg0 = ds_run(Checkpointing::full, false, false);
   mg.framework = mg0.framework = Framework::megatron;
   EXPECT_EQ(tm.estimate(mg).step.v, tm.estimate(mg0).step.v);
+}
+
+// Megatron-DeepSpeed's pipeline model recomputes uniformly only (it turns the block method
+// off, model/gpt_model.py): a DeepSpeed plan with block recompute in a pipeline would run
+// without recompute, so it is no configuration; at pp 1 (no pipeline model) and under
+// Megatron it is one.
+TEST(DsCheckpointing, BlockRecomputeNeedsNoDeepSpeedPipeline) {
+  const ModelSpec m = test::gpt("gpt-4096", 8, 4096, 32, 2048, 50257, 128);
+  const Cluster node = test::cluster(test::dgx_h200(true), 8);
+  SearchSpace s;
+  s.run.recompute_layers = 1;
+  TrainConfig cfg;
+  auto why =
+      make_config(s, m, node, 1, 1, 2, 1, 1, 1, 4, Checkpointing::block, true, false, Offload::none, cfg);
+  ASSERT_FALSE(why.empty());
+  EXPECT_NE(why.back().find("block recompute in a DeepSpeed pipeline"), std::string::npos);
+  EXPECT_TRUE(
+      make_config(s, m, node, 1, 1, 1, 1, 1, 1, 4, Checkpointing::block, true, false, Offload::none, cfg)
+          .empty());
+  s.run.framework = Framework::megatron;
+  EXPECT_TRUE(
+      make_config(s, m, node, 1, 1, 2, 1, 1, 1, 4, Checkpointing::block, true, false, Offload::none, cfg)
+          .empty());
 }
 
 }  // namespace
