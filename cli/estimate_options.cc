@@ -470,10 +470,11 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   TrainConfig z0;  // a ZeRO-0 point of this space
   z0.framework = s.run.framework;
   z0.precision = s.run.precision;
-  if (z0.deepspeed_bf16_optimizer() &&
+  if (z0.framework == Framework::deepspeed && z0.precision == Precision::bf16 &&
       (s.zero.empty() || std::find(s.zero.begin(), s.zero.end(), 0) != s.zero.end()))
-    plan.assumptions.push_back("DeepSpeed bf16 without ZeRO runs BF16_Optimizer: fp32 gradients, optimizer states "
-                               "sharded over data parallelism");
+    plan.assumptions.push_back(
+        "DeepSpeed >= 0.17.6 bf16 without ZeRO: fp16's wrapper (DDP_BFLOAT16, fp32 master and "
+        "optimizer states replicated) outside a pipeline, BF16_Optimizer in one");
   if (!s.global_batch && o.gas.empty())
     plan.assumptions.push_back("no --global-batch or --gas: one micro-batch per optimizer step (gas 1) for every "
                                "configuration, so pipeline bubbles and gradient reductions are not amortised; give "

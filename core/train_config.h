@@ -218,6 +218,10 @@ struct TrainConfig {
   //  - overlapped pipeline sends in interleaved schedules (overlap_p2p_comm, default since
   //    commit 4eeff55, 2023-10-12; megatron_overlap_p2p).
   int megatron_release = 0;
+  // Which DeepSpeed runs (framework deepspeed), as YYYYMM of its release; 0 = current. bf16
+  // without ZeRO changed optimizer in 0.17.6 (2025-08, commit 889f0ea "Enable non-ZeRO
+  // mode"): deepspeed_bf16_optimizer below.
+  int deepspeed_release = 0;
   // Vocabulary-sized metrics the training loop evaluates on every micro-batch's logits,
   // outside the loss: Composer computes llm-foundry's train metrics (LanguageCrossEntropy
   // and LanguagePerplexity, use_train_metrics default true) after each micro-batch's
@@ -462,8 +466,14 @@ struct TrainConfig {
     return rmsnorm_fused(k, f) && !(k == NormKernel::torch && torch_autocast(f, p));
   }
   bool rmsnorm16_fused() const { return rmsnorm16_fused(norm_kernel, framework, precision); }
+  // Before DeepSpeed 0.17.6, and still in a pipeline, bf16 without ZeRO runs BF16_Optimizer
+  // (above). Since then, outside a pipeline, the engine wraps the optimizer as for fp16
+  // (runtime/engine.py, _do_optimizer_sanity_check returns DDP_BFLOAT16: FP16_Optimizer, a
+  // replicated fp32 master and optimizer states, bf16 gradients all-reduced): priced as
+  // DeepSpeed's fp16 ZeRO-0 then.
   bool deepspeed_bf16_optimizer() const {
-    return framework == Framework::deepspeed && precision == Precision::bf16 && zero_stage == 0;
+    return framework == Framework::deepspeed && precision == Precision::bf16 && zero_stage == 0 &&
+           (pp > 1 || (deepspeed_release != 0 && deepspeed_release < 202508));
   }
   // A DDP loop on PyTorch >= 2.0's defaults (fused_optimizer -1): torch.optim's foreach
   // optimizer, and zero_grad(set_to_none=True) freeing the gradients every step.

@@ -4,7 +4,9 @@
 // bound, and a measured figure at most 10^12 in its unit (no published rate or time comes
 // near it). The row's other fields are free text by design (papers describe their runs in
 // words: "zero_stage": "FULL_SHARD", "precision": "mixed"), read by validation_map.cc.
+// Also which DeepSpeed release a row ran, from the version its text names.
 #include <cmath>
+#include <regex>
 #include <string>
 
 #include "validation/validation_rows.h"
@@ -44,6 +46,22 @@ std::optional<Diagnostic> rows::field_problem(const Json& row) {
         return Diagnostic{"", "/measured/" + k, k + " " + v.dump() + " is out of range",
                           "a measured figure in its key's unit, at most 10^12"};
   return std::nullopt;
+}
+
+void rows::deepspeed_release(const Json& row, TrainConfig& run, std::vector<std::string>& notes) {
+  if (run.framework != Framework::deepspeed) return;
+  static const std::regex version(R"(deepspeed[ =v-]*(\d+)\.(\d+)\.(\d+))", std::regex::icase);
+  const std::string text =
+      str(row, "source") + " " + str(at(row, "parallel"), "other") + " " + joined(at(row, "notes"));
+  std::smatch v;
+  const bool named = std::regex_search(text, v, version);
+  const long code = named ? std::stol(v[1]) * 10000 + std::stol(v[2]) * 100 + std::stol(v[3]) : 0;
+  run.deepspeed_release = named && code >= 1706 ? 0 : 202501;
+  if (run.precision == Precision::bf16)
+    notes.push_back(
+        std::string(run.deepspeed_release == 0 ? "DeepSpeed 0.17.6 or later" : "DeepSpeed before 0.17.6") +
+        (named ? " (named)" : " (no release named)") + ": bf16 without ZeRO outside a pipeline runs " +
+        (run.deepspeed_release == 0 ? "FP16_Optimizer's layout (DDP_BFLOAT16)" : "BF16_Optimizer"));
 }
 
 }  // namespace dsplan::validation

@@ -414,7 +414,7 @@ Expected<PlanRequest> row_request(const Json& row, std::vector<std::string>& not
   s.run.framework = row_framework(row, notes);
   rows::optimizer_settings(row, s.run, notes);
   rows::checkpoint_settings(row, s.run, notes);
-  rows::zero_buckets(row, s.run, notes);
+  rows::zero_buckets(row, s.run, notes), rows::deepspeed_release(row, s.run, notes);
   // The autotuner's metric times steps 3-5 (start/end_profile_step). DeepSpeed before v0.8
   // starts fp16's loss scale at 2^32 (initial_scale_power 32, hysteresis 2), so those steps
   // overflow and skip the update: the 2021 autotuning examples (transformers 4.12) ran such a

@@ -286,6 +286,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
   in.zero_stage = cfg.zero_stage;
   in.offload = cfg.offload;
   in.megatron_fp32_grads = cfg.megatron_fp32_grads;
+  in.bf16_optimizer = cfg.deepspeed_bf16_optimizer();
   in.params = st.params;
   in.largest_module = rp.largest;
   in.persistent = cfg.zero_stage == 3 ? rp.persistent_layer * st.layers + rp.persistent_fixed : 0;

@@ -1,8 +1,9 @@
 // Model states per framework. Notation: P = params on this rank's replica, N = dp,
 // w = bytes of the working (16-bit or fp32) copy, s = optimizer state bytes per param.
-//  DeepSpeed   ZeRO-0: wP params, wP grads, (4+s)P. In bf16 this is BF16_Optimizer
-//              (TrainConfig::deepspeed_bf16_optimizer): + 4P fp32 gradient buffer, and the
-//              fp32 master and states partitioned like ZeRO-1, (4+s)P/N.
+//  DeepSpeed   ZeRO-0: wP params, wP grads, (4+s)P. In bf16 before DeepSpeed 0.17.6 or in a
+//              pipeline this is BF16_Optimizer (TrainConfig::deepspeed_bf16_optimizer): +
+//              4P fp32 gradient buffer, and the fp32 master and states partitioned like
+//              ZeRO-1, (4+s)P/N; since, outside a pipeline, the fp16 layout above.
 //              ZeRO-1: wP params, wP grads + wP/N contiguous partition, (4+s)P/N.
 //              ZeRO-2: wP params, wP/N grads (the contiguous partition), (4+s)P/N; with
 //              accumulation the accumulated partition and the one being filled: 2wP/N.
@@ -56,8 +57,8 @@ ModelStateMemory deepspeed_states(const ModelStateInputs& in, const Ctx& c) {
   switch (in.zero_stage) {
     case 0:
       m.params = c.w * c.P;
-      m.grads = c.w * c.P + (in.precision == Precision::bf16 ? 4 * c.P : 0);
-      m.optimizer = in.precision == Precision::bf16 ? states_shard : (c.master + c.s) * c.P;
+      m.grads = c.w * c.P + (in.bf16_optimizer ? 4 * c.P : 0);
+      m.optimizer = in.bf16_optimizer ? states_shard : (c.master + c.s) * c.P;
       break;
     case 1:
       m.params = c.w * c.P;

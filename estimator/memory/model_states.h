@@ -27,6 +27,7 @@ struct ModelStateInputs {
   int gpus_per_node = 1;      // ranks sharing one node's host memory
   int nodes = 1;
   bool megatron_fp32_grads = true;  // TrainConfig::megatron_fp32_grads
+  bool bf16_optimizer = false;      // TrainConfig::deepspeed_bf16_optimizer
   // DDP on PyTorch >= 2.0's defaults (TrainConfig::ddp_pytorch2_defaults): the loop frees
   // gradients each step, and torch.optim's step is the foreach implementation.
   bool grads_set_to_none = false;

@@ -127,14 +127,19 @@ TEST(ModelStates, OptimizersAndPrecisions) {
   in.optimizer = Optimizer::adafactor;
   in.adafactor_bytes_per_param = 0.01;
   EXPECT_NEAR(model_state_memory(in).gpu_total(), 8.01e9, 1);
-  // bf16 ZeRO-0 accumulates fp32 grads: 2 + (2 + 4) + 4 + 8 = 20.
+  // bf16 ZeRO-0 as BF16_Optimizer (DeepSpeed before 0.17.6, or a pipeline) accumulates
+  // fp32 grads: 2 + (2 + 4) + 4 + 8 = 20.
   in.optimizer = Optimizer::adam;
   in.precision = Precision::bf16;
+  in.bf16_optimizer = true;
   EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 20e9);
   // With 8 data-parallel ranks BF16_Optimizer partitions the fp32 master and Adam states
   // like ZeRO-1: 2 + (2 + 4) + 12/8 = 9.5 B/param.
   in.dp = 8;
   EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 9.5e9);
+  // Since 0.17.6, outside a pipeline: fp16's layout, replicated, 2 + 2 + 4 + 8 = 16 at any dp.
+  in.bf16_optimizer = false;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 16e9);
   in.dp = 1;
   // fp32 DeepSpeed ZeRO-0: 4 + 4 + 8 = 16 (no master copy).
   in.precision = Precision::fp32;

@@ -17,10 +17,11 @@ using test::a100_model;
 using test::base_cfg;
 using test::gpt_1b;
 
-// DeepSpeed bf16 without ZeRO is BF16_Optimizer (TrainConfig::deepspeed_bf16_optimizer):
-// it all-reduces fp32 gradients (twice fp16 ZeRO-0's bytes: the same ring, so at least
-// 1.9x the time on these 200 MB+ buckets) and all-gathers the bf16 parameters after its
-// sharded step, which fp16 ZeRO-0 does not do.
+// DeepSpeed bf16 without ZeRO, before 0.17.6 (or in a pipeline), is BF16_Optimizer
+// (TrainConfig::deepspeed_bf16_optimizer): it all-reduces fp32 gradients (twice fp16
+// ZeRO-0's bytes: the same ring, so at least 1.9x the time on these 200 MB+ buckets) and
+// all-gathers the bf16 parameters after its sharded step, which fp16 ZeRO-0 does not do.
+// Since 0.17.6, outside a pipeline, bf16 runs fp16's wrapper (DDP_BFLOAT16).
 TEST(StepTime, DeepSpeedBf16OptimizerReducesFp32AndGathersParams) {
   const A100Comm a(16);
   const ModelSpec& m = a.m;
@@ -29,6 +30,11 @@ TEST(StepTime, DeepSpeedBf16OptimizerReducesFp32AndGathersParams) {
   cfg.zero_stage = 0;
   cfg.dp = 16;
   cfg.precision = Precision::bf16;
+  EXPECT_FALSE(cfg.deepspeed_bf16_optimizer());  // current DeepSpeed
+  cfg.pp = 2;
+  EXPECT_TRUE(cfg.deepspeed_bf16_optimizer());  // its pipeline engine keeps BF16_Optimizer
+  cfg.pp = 1;
+  cfg.deepspeed_release = 202501;
   ASSERT_TRUE(cfg.deepspeed_bf16_optimizer());
   EXPECT_EQ(grad_element_bytes(cfg), 4.0);
   const ParallelComm bf16 = a.of(cfg);
