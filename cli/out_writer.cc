@@ -182,7 +182,10 @@ Expected<bool> write_out_dir(const std::string& dir, const EstimatePlan& plan) {
                   "\n" + deepspeed_launch_command(e.cfg, plan.request.cluster, "train.py", {}, cfg_path) +
                   "\n";
     ok = ok && write_file(d / "launch.sh", launch);
-    ok = ok && write_file(d / "megatron_args.txt", join_words(megatron_args(e.cfg, plan.request.model)) + "\n");
+    ok = ok &&
+         write_file(
+             d / "megatron_args.txt",
+             join_words(megatron_args(e.cfg, plan.request.model, plan.request.cluster.node.gpu.arch)) + "\n");
     std::string notes;
     if (e.cfg.framework == Framework::fsdp) {
       // The run dsplan priced is PyTorch FSDP: its settings and a torchrun command. The

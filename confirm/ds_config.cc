@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <sstream>
 
 #include "confirm/command.h"
@@ -145,6 +146,15 @@ std::string experiment_name(const TrainConfig& c) {
   return s.str();
 }
 
+// Megatron-LM's --window-attn-skip-freq N: one full-attention layer after every N - 1
+// windowed ones; 0 where every layer windows, nullopt where the share is no such ratio.
+static std::optional<int> megatron_window_skip(const ModelSpec& m) {
+  const int full = m.layers - windowed_layers_of(m);
+  if (full == 0) return 0;
+  if (full < 0 || m.layers % full != 0) return std::nullopt;
+  return m.layers / full;
+}
+
 std::vector<std::string> megatron_args_gaps(const ModelSpec& m, Framework f) {
   std::vector<std::string> gaps;
   if (f == Framework::deepspeed && !m.linear_bias && m.qkv_bias)
@@ -155,13 +165,14 @@ std::vector<std::string> megatron_args_gaps(const ModelSpec& m, Framework f) {
   if (m.norms_per_layer == 4) gaps.push_back("norms after each sublayer");
   if (m.qk_norm && m.qk_norm_full_width)
     gaps.push_back("query and key norms over all heads (--qk-layernorm is per head)");
-  if (windowed_layers_of(m) > 0)
-    gaps.push_back("the sliding window (Megatron-LM's --window-size and --window-attn-skip-freq can)");
+  if (const int w = windowed_layers_of(m); w > 0 && (f == Framework::deepspeed || !megatron_window_skip(m)))
+    gaps.push_back(f == Framework::deepspeed ? "the sliding window (Megatron-DeepSpeed has no window flags)"
+                                             : "which layers slide their window (not a whole-number ratio)");
   if (m.logit_softcap || m.attn_softcap) gaps.push_back("soft-capped logits or attention scores");
   return gaps;
 }
 
-std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m) {
+std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m, GpuArch arch) {
   auto str = [](auto v) { return std::to_string(v); };
   std::vector<std::string> a = {"--tensor-model-parallel-size",
                                 str(c.tp),
@@ -231,6 +242,12 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   else if (c.vpp > 1 && c.pp > 1)
     a.insert(a.end(), {"--num-layers-per-virtual-pipeline-stage", str(units / (c.pp * c.vpp))});
   if (c.cp > 1) a.insert(a.end(), {"--context-parallel-size", str(c.cp)});
+  // Megatron-LM's sliding window: (keys before the query, after), and which layers keep full
+  // attention (Megatron-Bridge writes gpt-oss's 128-key window as 127,0 with skip freq 2).
+  if (const auto skip = megatron_window_skip(m); !mds && windowed_layers_of(m) > 0 && skip) {
+    a.insert(a.end(), {"--window-size", str(m.attention_window - 1) + ",0"});
+    if (*skip > 0) a.insert(a.end(), {"--window-attn-skip-freq", str(*skip)});
+  }
   if (c.mtp_layers > 0) a.insert(a.end(), {"--mtp-num-layers", str(c.mtp_layers)});
   if (c.pp > 1 && c.explicit_split())
     a.insert(a.end(), {"--decoder-first-pipeline-num-layers", str(c.pp_first_layers),
@@ -311,6 +328,8 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m)
   if (c.fp8_param_gather() && !c.nvfp4()) a.push_back("--fp8-param-gather");
   if (c.framework == Framework::deepspeed) a.insert(a.end(), {"--zero-stage", str(c.zero_stage)});
   if (c.framework == Framework::megatron && c.zero_stage >= 1) a.push_back("--use-distributed-optimizer");
+  if (c.framework == Framework::megatron && arch == GpuArch::volta)
+    a.insert(a.end(), {"--transformer-impl", "local"});  // TE needs Ampere or later
   // A 16-bit gradient buffer and reduction (bf16 otherwise forces fp32: arguments.py), and
   // Megatron-Core's jit-fused cross-entropy, where the plan priced them.
   if (c.framework == Framework::megatron && c.precision == Precision::bf16 && !c.megatron_fp32_grads)

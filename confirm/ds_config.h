@@ -35,7 +35,10 @@ std::string experiment_name(const TrainConfig& cfg);
 
 // Megatron-LM (and Megatron-DeepSpeed) flags for the parallel layout, batch, recompute,
 // precision and model shape of `cfg`.
-std::vector<std::string> megatron_args(const TrainConfig& cfg, const ModelSpec& model);
+// `arch`: the GPUs' (a Megatron-LM plan on Volta takes --transformer-impl local: Transformer
+// Engine supports Ampere and later).
+std::vector<std::string> megatron_args(const TrainConfig& cfg, const ModelSpec& model,
+                                       GpuArch arch = GpuArch::hopper);
 // What of the model megatron_args cannot say with Megatron-LM's flags (GeGLU, post-norms,
 // full-width query/key norms, sliding windows, soft caps, ALiBi; for Megatron-DeepSpeed,
 // framework deepspeed, also Q/K/V-only biases and query/key norms), one phrase each: a

@@ -86,6 +86,8 @@ def parse_args(argv=None):
     p.add_argument("--post-norms", action="store_true", help="a norm after each sublayer too (Gemma 2/3)")
     p.add_argument("--sliding-window", type=int, default=None, help="keys each query attends to at most")
     p.add_argument("--window-layers", type=int, default=None, help="layers that window (default all)")
+    p.add_argument("--window-size", default=None, help="Megatron-LM's; accepted, --sliding-window runs it")
+    p.add_argument("--window-attn-skip-freq", default=None, help="Megatron-LM's; accepted")
     p.add_argument("--logit-softcap", type=float, default=None, help="logits = cap * tanh(logits / cap)")
     p.add_argument("--attn-softcap", type=float, default=None, help="scores = cap * tanh(scores / cap)")
     p.add_argument("--tensor-model-parallel-size", type=int, default=1)

@@ -117,13 +117,32 @@ TEST(MegatronArgs, QkvBiasAndQkNorm) {
   a = megatron_args(config(1, 1, 1, 1), m);    // framework deepspeed
   EXPECT_FALSE(has(a, "--add-qkv-bias") || has(a, "--qk-layernorm"));
   EXPECT_EQ(megatron_args_gaps(m, Framework::deepspeed).size(), 2u);
-  // Gemma 2's have none: GeGLU, post-norms, the window and the caps are named.
+  // Gemma 2's have none for GeGLU, post-norms and the caps, which are named. Its window
+  // (here over every layer) is Megatron-LM's --window-size 63,0; in every other layer, one
+  // full-attention layer after each windowed one, --window-attn-skip-freq 2; over 5 of 12
+  // layers no whole-number ratio, named. Megatron-DeepSpeed has no window flags.
   m.gated_mlp = true;
   m.activation = Activation::gelu;
   m.norms_per_layer = 4;
   m.attention_window = 64;
   m.logit_softcap = true;
+  EXPECT_EQ(megatron_args_gaps(m).size(), 3u);
+  a = megatron_args(meg, m);
+  auto value = [&](const std::string& flag) {
+    for (size_t i = 0; i + 1 < a.size(); ++i)
+      if (a[i] == flag) return a[i + 1];
+    return std::string("<absent>");
+  };
+  EXPECT_EQ(value("--window-size"), "63,0");
+  EXPECT_EQ(value("--window-attn-skip-freq"), "<absent>");
+  m.window_layers = 6;
+  a = megatron_args(meg, m);
+  EXPECT_EQ(value("--window-attn-skip-freq"), "2");
+  m.window_layers = 5;
+  a = megatron_args(meg, m);
+  EXPECT_EQ(value("--window-size"), "<absent>");
   EXPECT_EQ(megatron_args_gaps(m).size(), 4u);
+  EXPECT_EQ(megatron_args_gaps(m, Framework::deepspeed).size(), 6u);  // + the window, the Qwen flags
 }
 
 // Block recompute: Megatron's block method with the layer count, the count as
