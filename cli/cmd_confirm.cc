@@ -16,6 +16,7 @@
 #include "confirm/classify.h"
 #include "confirm/command.h"
 #include "confirm/confirm.h"
+#include "confirm/ds_config.h"
 #include "confirm/plan.h"
 #include "confirm/process.h"
 #include "confirm/report.h"
@@ -186,6 +187,13 @@ int run(ConfirmFlags& f) {
                     "--deepspeed_config dsplan passes)"}});
   if (f.command.empty()) {
     const size_t to_run = std::min<size_t>(f.run.top, plan->candidates.size());
+    for (size_t i = 0; i < to_run; ++i)  // configurations the workload has no flags for
+      if (const auto gaps = reference_workload_gaps(plan->candidates[i].cfg); !gaps.empty())
+        return report({Diagnostic{"", "",
+                                  "the reference workload cannot run configuration " + std::to_string(i + 1) +
+                                      " (" + experiment_name(plan->candidates[i].cfg) + "): " + join(gaps),
+                                  "give Megatron-LM's pretrain_gpt.py (or the run's own command) after '--', "
+                                  "or --top fewer configurations"}});
     const bool needs_deepspeed =
         std::any_of(plan->candidates.begin(), plan->candidates.begin() + static_cast<std::ptrdiff_t>(to_run),
                     [](const auto& c) { return c.cfg.framework == Framework::deepspeed; });

@@ -236,6 +236,14 @@ std::vector<std::string> reference_workload_gaps(const ModelSpec& m) {
   return gaps;
 }
 
+std::vector<std::string> reference_workload_gaps(const TrainConfig& c) {
+  std::vector<std::string> gaps;
+  if (c.cp > 1) gaps.push_back("context parallelism (cp " + std::to_string(c.cp) + ")");
+  if (c.fp8) gaps.push_back(c.nvfp4() ? "NVFP4 linears" : "FP8 linears (Transformer Engine)");
+  if (c.mtp_layers > 0) gaps.push_back("multi-token prediction");
+  return gaps;
+}
+
 std::string reference_workload_note(const Plan& plan, std::size_t to_run) {
   const auto end =
       plan.candidates.begin() + static_cast<std::ptrdiff_t>(std::min(to_run, plan.candidates.size()));

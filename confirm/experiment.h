@@ -83,6 +83,9 @@ Expected<ExperimentOutcome> run_experiment(const Experiment& e, const Candidate&
 // What the reference workload (examples/train_gpt.py) cannot build of a model, one phrase
 // each; empty when it trains the model the plan priced. Confirm refuses to run it then.
 std::vector<std::string> reference_workload_gaps(const ModelSpec& m);
+// The same for a configuration: what of its run the workload has no flags for (context
+// parallelism, FP8 and NVFP4 linears, multi-token prediction). Empty when it can run it.
+std::vector<std::string> reference_workload_gaps(const TrainConfig& c);
 
 // What confirm says before running the first `to_run` candidates through the reference
 // workload when some are Megatron plans: the workload trains them with PyTorch's autocast

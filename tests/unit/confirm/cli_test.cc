@@ -293,6 +293,27 @@ TEST(ConfirmCli, EstimatePlansPassThePlanChecks) {
   }
 }
 
+// A configuration the reference workload has no flags for (here context parallelism) is
+// refused before anything runs, naming it, when no command is given after '--'.
+TEST(ConfirmCli, ConfigurationsTheWorkloadCannotRunAreRefused) {
+  ScratchDir d;
+  ASSERT_EQ(run_dsplan(d, {"estimate", "--framework", "megatron", "--model", "gpt2", "--gpus", "8", "--cp",
+                           "2", "--top", "1", "--json"}),
+            0)
+      << slurp(d / "err.txt");
+  {
+    std::ofstream plan(d / "plan.json");
+    plan << slurp(d / "out.txt");
+  }
+  EXPECT_EQ(run_dsplan(d, {"confirm", "--plan", d / "plan.json", "--top", "1", "--results-dir", d / "r",
+                           "--exps-dir", d / "e"}),
+            2);
+  const std::string err = slurp(d / "err.txt");
+  EXPECT_NE(err.find("the reference workload cannot run configuration 1"), std::string::npos) << err;
+  EXPECT_NE(err.find("context parallelism (cp 2)"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(d / "r"));
+}
+
 // The RMSNorm kernels a plan was priced with reach confirm (which passes --eager-rmsnorm
 // to the reference workload when they are eager).
 TEST(ConfirmCli, PlansKeepTheirRmsNormKernels) {
