@@ -12,7 +12,7 @@
 #include "estimator/time/gemm.h"
 #include "estimator/time/operators.h"
 #include "estimator/time/parallel_comm.h"
-#include "fixtures.h"
+#include "time_fixtures.h"
 
 namespace dsplan {
 namespace {
@@ -192,13 +192,8 @@ TEST(Fp8, BlackwellKeepsOneCopyOfPerTensorFp8) {
   EXPECT_DOUBLE_EQ(fp8_norm_fed_bytes(1000, 1000, 100, 2, Fp8Recipe::delayed, false), 100000.0);
 
   const ModelSpec m = test::gpt("gpt-4096", 4, 4096, 32, 2048, 50257, 128);
-  const MemoryModel mm(
-      m, test::cluster(test::node(test::b200(), 8, IntraTopology::nvswitch, 900, 8, 400, 716.8), 8));
-  TrainConfig cfg;
-  cfg.framework = Framework::megatron;
-  cfg.dp = 8;
-  cfg.seq_len = 2048;
-  cfg.flash_attention = true;
+  const MemoryModel mm(m, test::b200_node());
+  TrainConfig cfg = test::megatron_dp8();
   const MemoryBreakdown bf16 = mm.estimate(cfg);
   cfg.fp8 = true;
   EXPECT_DOUBLE_EQ(mm.estimate(cfg).buffers.v - bf16.buffers.v, 805519360.0);

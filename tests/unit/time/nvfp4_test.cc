@@ -122,13 +122,8 @@ TEST(Nvfp4, SavedLinearInputsAreNineSixteenthsOfAByte) {
 // than the bf16 weights, 704,829,440 B fewer parameter bytes, and no extra buffers.
 TEST(Nvfp4, WeightCopiesAndParametersGatheredInNvfp4) {
   const ModelSpec m = test::gpt("gpt-4096", 4, 4096, 32, 2048, 50257, 128);
-  const MemoryModel mm(
-      m, test::cluster(test::node(test::b200(), 8, IntraTopology::nvswitch, 900, 8, 400, 716.8), 8));
-  TrainConfig cfg;
-  cfg.framework = Framework::megatron;
-  cfg.dp = 8;
-  cfg.seq_len = 2048;
-  cfg.flash_attention = true;
+  const MemoryModel mm(m, test::b200_node());
+  TrainConfig cfg = test::megatron_dp8();
   const MemoryBreakdown bf16 = mm.estimate(cfg);
   cfg.fp8 = true;
   cfg.fp8_recipe = Fp8Recipe::nvfp4;

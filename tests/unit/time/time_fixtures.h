@@ -1,5 +1,6 @@
 // Shared fixtures of the step-time unit tests: a 1.3B GPT, a Megatron bf16 base
-// configuration and DGX A100 models/communication setups with the default efficiencies.
+// configuration, DGX A100 models/communication setups with the default efficiencies, and
+// a B200 node with its Megatron run (FP8/NVFP4 memory).
 #pragma once
 
 #include "estimator/step_time.h"
@@ -22,6 +23,20 @@ inline TrainConfig base_cfg() {
   c.seq_len = 2048;
   c.dp = 8;
   return c;
+}
+
+// One B200 node (8 GPUs, NVLink 5 at 900 GB/s/dir, 8 x 400 Gb/s): the FP8 and NVFP4
+// memory tests' cluster; and their run, Megatron data-parallel over it, 2048 tokens, flash.
+inline Cluster b200_node() {
+  return cluster(node(b200(), 8, IntraTopology::nvswitch, 900, 8, 400, 716.8), 8);
+}
+inline TrainConfig megatron_dp8() {
+  TrainConfig cfg;
+  cfg.framework = Framework::megatron;
+  cfg.dp = 8;
+  cfg.seq_len = 2048;
+  cfg.flash_attention = true;
+  return cfg;
 }
 
 // Megatron bf16 with flash attention, one 4096-token sequence a micro-batch, sequence
