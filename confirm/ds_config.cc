@@ -227,14 +227,13 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m,
   // An uneven split counts the embedding and/or the loss as a layer (TrainConfig::
   // stage_layers); Megatron then counts those units per virtual stage too.
   // Megatron-DeepSpeed balances the two embeddings as layers with its partition method.
-  const bool ds = mds;
   // Megatron-DeepSpeed builds its pipeline model (GPTModelPipe) unless told otherwise, and
   // DeepSpeed's pipeline engine refuses ZeRO-2/3 and ignores block recompute.
-  if (ds && c.pp == 1) a.push_back("--no-pipeline-parallel");
-  if (c.pp > 1 && ds && c.pp_account_embedding && c.pp_account_loss)
+  if (mds && c.pp == 1) a.push_back("--no-pipeline-parallel");
+  if (c.pp > 1 && mds && c.pp_account_embedding && c.pp_account_loss)
     a.insert(a.end(), {"--pp-partition-method", "type:transformer|embedding"});
-  if (c.pp > 1 && !ds && c.pp_account_embedding) a.push_back("--account-for-embedding-in-pipeline-split");
-  if (c.pp > 1 && !ds && c.pp_account_loss) a.push_back("--account-for-loss-in-pipeline-split");
+  if (c.pp > 1 && !mds && c.pp_account_embedding) a.push_back("--account-for-embedding-in-pipeline-split");
+  if (c.pp > 1 && !mds && c.pp_account_loss) a.push_back("--account-for-loss-in-pipeline-split");
   const int units = m.layers + (c.pp > 1 ? c.pp_account_embedding + c.pp_account_loss : 0);
   // An explicit split's chunks differ in size: Megatron takes the chunk count per rank then.
   if (c.vpp > 1 && c.pp > 1 && c.explicit_split())

@@ -188,13 +188,12 @@ Experiment make_experiment(const Candidate& c, const Plan& plan, const LaunchSpe
     if (m.gated_mlp && m.activation == Activation::gelu) e.argv.push_back("--gated-gelu");
     if (m.norms_per_layer == 4) e.argv.push_back("--post-norms");
     if (m.qk_norm && m.qk_norm_full_width) e.argv.push_back("--qk-norm-full-width");
-    // Megatron-LM's Qwen flags, which Megatron-DeepSpeed's arguments (a DeepSpeed plan's)
+    // Megatron-LM's Qwen flags, which a DeepSpeed plan's (Megatron-DeepSpeed's) arguments
     // lack: the workload takes them either way.
-    const auto has = [&](const char* f) {
-      return std::find(e.argv.begin(), e.argv.end(), f) != e.argv.end();
-    };
-    if (!m.linear_bias && m.qkv_bias && !has("--add-qkv-bias")) e.argv.push_back("--add-qkv-bias");
-    if (m.qk_norm && !has("--qk-layernorm")) e.argv.push_back("--qk-layernorm");
+    if (c.cfg.framework == Framework::deepspeed) {
+      if (!m.linear_bias && m.qkv_bias) e.argv.push_back("--add-qkv-bias");
+      if (m.qk_norm) e.argv.push_back("--qk-layernorm");
+    }
     if (const int w = windowed_layers_of(m); w > 0)
       e.argv.insert(e.argv.end(), {"--sliding-window", std::to_string(m.attention_window), "--window-layers",
                                    std::to_string(w)});

@@ -53,7 +53,7 @@ struct Fp8Casts {
 // scales), and the kernels it takes. `one_copy` (fp8_single_copy: per-tensor FP8 on
 // Blackwell, whose FP8 GEMMs take any layout): the cast writes no transposed copy.
 inline double fp8_cast_bytes(double e, Fp8Recipe r, bool one_copy = false) {
-  const double copies = one_copy && fp8_single_copy(true, r) ? 1.0 : 2.0;
+  const double copies = one_copy ? 1.0 : 2.0;  // per-tensor recipes only; block-scaled keep two
   switch (r) {
     case Fp8Recipe::tensorwise:
       return 2.0 * e + copies;
@@ -82,8 +82,10 @@ inline double fp8_norm_fed_bytes(double T, double Ts, double h, double e, Fp8Rec
   return T * h * fp8_cast_bytes(e, r, one_copy);
 }
 // The transpose kernels delayed scaling's norm-fed inputs need: one each, none with one copy.
+// The kernels of one norm-fed input: delayed scaling's transpose (none with one copy), or
+// the recipe's cast kernels over the 16-bit norm output.
 inline int fp8_norm_fed_kernels(Fp8Recipe r, bool one_copy) {
-  return r == Fp8Recipe::delayed && one_copy ? 0 : 1;
+  return r == Fp8Recipe::delayed ? (one_copy ? 0 : 1) : fp8_cast_kernels(r);
 }
 
 // T tokens of the micro-batch, Ts of them on this rank's norm output (sequence parallel),
@@ -96,7 +98,7 @@ inline Fp8Casts fp8_casts(double T, double Ts, double h, double e, double proj_i
   const double cast = fp8_cast_bytes(e, r, one_copy);
   const int k = fp8_cast_kernels(r);
   c.fwd_bytes = 2.0 * fp8_norm_fed_bytes(T, Ts, h, e, r, one_copy) + T * (proj_in + fc2_in) * cast;
-  c.fwd_kernels = 2 * k + 2 * (r == Fp8Recipe::delayed ? fp8_norm_fed_kernels(r, one_copy) : k);
+  c.fwd_kernels = 2 * k + 2 * fp8_norm_fed_kernels(r, one_copy);
   c.bwd_bytes = T * outputs * cast;
   c.bwd_kernels = k * linears;
   return c;
@@ -120,8 +122,7 @@ inline Fp8Casts fp8_moe_casts(double T, double Ts, double h, double e, double pr
   const bool shared = shared_in > 0;
   c.fwd_bytes = fp8_norm_fed_bytes(T, Ts, h, e, r, one_copy) +
                 T * (proj_in + shared_in + (shared ? h : 0.0)) * cast + rows * (h + expert_in) * cast;
-  c.fwd_kernels =
-      k * (3 + (shared ? 2 : 0)) + (r == Fp8Recipe::delayed ? fp8_norm_fed_kernels(r, one_copy) : k);
+  c.fwd_kernels = k * (3 + (shared ? 2 : 0)) + fp8_norm_fed_kernels(r, one_copy);
   c.bwd_bytes = T * dense_outputs * cast + rows * expert_outputs * cast;
   c.bwd_kernels = k * (dense_linears + 2);
   return c;
@@ -134,7 +135,7 @@ inline Fp8Casts fp8_moe_casts(double T, double Ts, double h, double e, double pr
 inline double fp8_weight_bytes_per_param(double e, bool fp8_param_gather, Fp8Recipe r,
                                          bool one_copy = false) {
   if (r == Fp8Recipe::nvfp4) return fp8_param_gather ? 2.0 * kNvfp4Bytes : 2.0 * e + 2.0 * kNvfp4Bytes;
-  if (fp8_param_gather && r != Fp8Recipe::mxfp8) return one_copy && fp8_single_copy(true, r) ? 0.0 : 2.0;
+  if (fp8_param_gather && r != Fp8Recipe::mxfp8) return one_copy ? 0.0 : 2.0;
   return fp8_cast_bytes(e, r, one_copy);
 }
 
