@@ -35,11 +35,11 @@ constexpr std::array<EvidenceBand, 33> kBands{{
     {"ampere ddp", 9, 0.060, 0.91, 1.06, 0.93, 1.01,
      "held out: flash-attn's GPT-3 125M-2.7B on 8 A100 80GB, and the FlashAttention-2 paper's 1.3B and 2.7B at 2k "
      "and 8k tokens"},
-    {"ampere deepspeed", 10, 0.095, 0.75, 1.56, 0.80, 1.50,
+    {"ampere deepspeed", 10, 0.103, 0.71, 1.50, 0.77, 1.46,
      "held out: Azure's ZeRO-3 175B, BigScience's 20B, Megatron-DeepSpeed's long-sequence GPT 30B at TP 32 "
      "(2K-8K) and BERT 1.3B on 64 A100, Hugging Face's Granite 7B ZeRO-3 and the ZenFlow blog's Qwen2.5 1.5B "
      "ZeRO-2 on A100"},
-    {"ampere deepspeed long-sequence", 5, 0.208, 0.99, 1.77, 1.02, 1.56,
+    {"ampere deepspeed long-sequence", 5, 0.206, 0.98, 1.77, 1.02, 1.56,
      "held out: Megatron-DeepSpeed's long-sequence GPT 30B at TP 32 on 32 A100, 16K-256K tokens (flash-attn's "
      "Triton kernel; faster than predicted at 16K, slower beyond)"},
     {"ampere deepspeed offload", 11, 0.241, 1.05, 2.57, 1.07, 1.78,
@@ -75,7 +75,7 @@ constexpr std::array<EvidenceBand, 33> kBands{{
      "dsplan's real runs on one H100 and one H200 (PyTorch DDP under torch.amp)"},
     {"hopper ddp host-sensitive", 4, 0.340, 1.11, 1.72, 1.17, 1.61,
      "dsplan's real runs on one H200 VM issuing a kernel every 34 us (small models at micro-batch 1-2)"},
-    {"hopper deepspeed", 6, 0.060, 0.60, 1.09, 0.77, 1.08,
+    {"hopper deepspeed", 6, 0.042, 0.60, 1.09, 0.77, 1.06,
      "dsplan's real runs of DeepSpeed bf16 ZeRO 0/1 on one H100; held out: DeepSpeedExamples' 6.9B ZeRO-3 on 4 "
      "H100, FlagPerf's ChatGLM3-6B ZeRO-3 on 8 H100 (0.60x: ZeRO-3's hooks priced as DeepSpeed 0.5's), "
      "ml-engineering's Llama 3.1 8B ZeRO-2 on 8 H200"},

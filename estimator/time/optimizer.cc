@@ -67,6 +67,14 @@ Impl implementation(const TrainConfig& cfg) {
   return cfg.framework == Framework::fsdp ? Impl::per_tensor : Impl::fused;
 }
 
+// DeepSpeed without ZeRO wraps a mixed-precision optimizer in FP16_Optimizer: in fp16, and
+// in bf16 outside BF16_Optimizer's cases (TrainConfig::deepspeed_bf16_optimizer: since
+// 0.17.6 the engine's DDP_BFLOAT16). Its checks and copies run per parameter tensor.
+bool deepspeed_fp16_wrapper(const TrainConfig& cfg) {
+  return cfg.framework == Framework::deepspeed && cfg.zero_stage == 0 && cfg.precision != Precision::fp32 &&
+         !cfg.deepspeed_bf16_optimizer();
+}
+
 }  // namespace
 
 double optimizer_bytes_per_param(const TrainConfig& cfg, double grad_bytes) {
@@ -93,7 +101,9 @@ double optimizer_bytes_per_param(const TrainConfig& cfg, double grad_bytes) {
     // (FP16_Optimizer and ZeRO's check_overflow, v0.5.8 to v0.16.4): at least a widening copy
     // and a sum, `x.float().sum()`: read 2, write 4, read 4. (v0.16.4's ZeRO-1/2 check runs
     // isnan/isinf on the copy too, 28 B; 10 is what every version does.)
-    if (cfg.framework == Framework::deepspeed && cfg.precision == Precision::fp16) b += 10.0;
+    if (cfg.framework == Framework::deepspeed &&
+        (cfg.precision == Precision::fp16 || deepspeed_fp16_wrapper(cfg)))
+      b += 10.0;
     if (cfg.framework == Framework::megatron) {
       // MixedPrecisionOptimizer.step(): the norm reads the fp32 main grads, fp16 unscales
       // them (_unscale_main_grads_and_check_for_nan), clip_grad (default 1.0) scales them,
@@ -138,6 +148,21 @@ OptimizerCosts optimizer_costs(double shard_params, int tensors, double grad_byt
     // A foreach operation is one call from Python whose multi_tensor_apply launches its
     // chunks in a C++ loop: the host's per-op cost is paid once per operation there.
     o.host = eff.host_op_overhead * (impl == Impl::foreach ? ops : kernels);
+    if (deepspeed_fp16_wrapper(cfg)) {
+      // FP16_Optimizer's step (runtime/fp16/fused_optimizer.py; unfused_optimizer.py for a
+      // client optimizer) walks the parameter tensors three times from Python. First
+      // CheckOverflow.has_overflow_serial reads each gradient back, `float(x.float().sum())`:
+      // two kernels and a device-to-host read that waits for them, so the host cannot run
+      // ahead and each tensor costs its three host ops in series (the first read also waits
+      // for the backward to drain). Then each gradient is widened into the flat fp32 buffer
+      // (`p.grad.to(fp32)`) and, after the update, each parameter copies its slice of the
+      // master weights (`p.data.copy_(q)`): a kernel a tensor each, issued by a host that
+      // starts level with the GPU. Their bytes are in optimizer_bytes_per_param.
+      const Seconds serial = eff.host_op_overhead * (3.0 * tensors);
+      const Seconds copies = eff.host_op_overhead * (2.0 * tensors);
+      o.step = serial + std::max(o.step + eff.kernel_overhead * (4.0 * tensors), o.host + copies);
+      o.host += serial + copies;
+    }
     return o;
   }
   const double local_ranks = std::max(1, cluster.gpus_per_node());

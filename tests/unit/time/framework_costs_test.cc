@@ -183,6 +183,38 @@ TEST(Optimizer, OverflowStepOnlyChecksTheGradients) {
   EXPECT_EQ(off.h2d.v, 0.0);
 }
 
+// DeepSpeed without ZeRO (fp16, and bf16 since 0.17.6 outside a pipeline) runs FP16_Optimizer,
+// whose step walks the parameter tensors from Python (runtime/fp16/fused_optimizer.py): an
+// inf/nan check per gradient that reads a sum back to the host (two kernels and a sync:
+// three host ops in series, 30 us each tensor here), then a widening copy of each gradient
+// into the flat fp32 buffer and a copy of each updated slice back (a kernel each).
+// 1e8 parameters in 300 tensors on an A100, bf16 gradients (2 B): fused Adam 28 + norm read
+// 2 + widening 2 + 4 + narrowing 4 + 2 + unscale_and_clip 8 + the check's widen-and-sum 10 =
+// 60 B/param: 6e9 / (2039e9 x 0.8) = 3.6783 ms + 10 fused kernels x 4 us = 3.7183 ms. The
+// walks: 900 host ops in series, 9 ms; then the GPU's 3.7183 ms + 1200 more kernels x 4 us =
+// 8.5183 ms against the host's 10 + 600 launches x 10 us = 6.1 ms: 9 + 8.5183 = 17.5183 ms,
+// and the host issues 15.1 ms of it. fp16's step is the same. Before 0.17.6, BF16_Optimizer
+// moves 28 + 2 + 6 + 6 = 42 B (no unscale, no check) on its flat buffer: 2.5748 + 0.04 ms.
+TEST(Optimizer, DeepSpeedFp16WrapperWalksEveryTensor) {
+  TrainConfig c = engine_cfg(Framework::deepspeed, 0, Precision::bf16);
+  const Cluster cl = test::cluster(test::dgx_a100(), 8);
+  const Efficiency e = optimizer_eff(10);
+  ASSERT_FALSE(c.deepspeed_bf16_optimizer());
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 2.0), 60.0);
+  const OptimizerCosts now = optimizer_costs(1e8, 300, 2.0, c, cl, e);
+  EXPECT_NEAR(in_ms(now.step), 17.5183, 1e-3);
+  EXPECT_NEAR(in_ms(now.host), 15.1, 1e-6);
+  c.precision = Precision::fp16;
+  EXPECT_NEAR(in_ms(optimizer_costs(1e8, 300, 2.0, c, cl, e).step), 17.5183, 1e-3);
+  c.precision = Precision::bf16;
+  c.deepspeed_release = 202501;
+  ASSERT_TRUE(c.deepspeed_bf16_optimizer());
+  EXPECT_NEAR(in_ms(optimizer_costs(1e8, 300, 2.0, c, cl, e).step), 2.6148, 1e-3);
+  c.deepspeed_release = 0;
+  c.zero_stage = 1;  // ZeRO's own check runs on its flat partition: no per-tensor walk
+  EXPECT_LT(in_ms(optimizer_costs(1e8, 300, 2.0, c, cl, e).step), 9.0);
+}
+
 // ZeRO-Offload's host step (session 49, DeepSpeed's stage_1_and_2.py): CPU Adam's update
 // (28 B) + unscale_and_clip_grads on the fp32 gradients (8 B) + narrowing the fp32 partition
 // into the 16-bit working copy (read 4, write 2) = 42 B a parameter, at 409.6 GB/s x 0.2 /
