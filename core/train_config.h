@@ -218,9 +218,10 @@ struct TrainConfig {
   //  - overlapped pipeline sends in interleaved schedules (overlap_p2p_comm, default since
   //    commit 4eeff55, 2023-10-12; megatron_overlap_p2p).
   int megatron_release = 0;
-  // Which DeepSpeed runs (framework deepspeed), as YYYYMM of its release; 0 = current. bf16
-  // without ZeRO changed optimizer in 0.17.6 (2025-08, commit 889f0ea "Enable non-ZeRO
-  // mode"): deepspeed_bf16_optimizer below.
+  // Which DeepSpeed runs (framework deepspeed), as YYYYMM of its release's tag; 0 = current.
+  // bf16 without ZeRO changed optimizer in 0.17.6 (tagged 2025-09; commit 889f0ea "Enable
+  // non-ZeRO mode"): deepspeed_bf16_optimizer below. ZeRO-3 fetched each submodule's
+  // parameters synchronously until 0.6.0 (2022-03): deepspeed_zero3_sync_fetch.
   int deepspeed_release = 0;
   // Vocabulary-sized metrics the training loop evaluates on every micro-batch's logits,
   // outside the loss: Composer computes llm-foundry's train metrics (LanguageCrossEntropy
@@ -473,7 +474,14 @@ struct TrainConfig {
   // DeepSpeed's fp16 ZeRO-0 then.
   bool deepspeed_bf16_optimizer() const {
     return framework == Framework::deepspeed && precision == Precision::bf16 && zero_stage == 0 &&
-           (pp > 1 || (deepspeed_release != 0 && deepspeed_release < 202508));
+           (pp > 1 || (deepspeed_release != 0 && deepspeed_release < 202509));
+  }
+  // DeepSpeed's ZeRO-3 before 0.6.0 (2022-03) fetched each submodule's parameters with a
+  // blocking all-gather and a device synchronise (v0.5.x stage3.py fetch_sub_module); from
+  // 0.6.0 the PartitionedParameterCoordinator waits on CUDA events instead.
+  bool deepspeed_zero3_sync_fetch() const {
+    return framework == Framework::deepspeed && zero_stage == 3 && deepspeed_release != 0 &&
+           deepspeed_release < 202203;
   }
   // A DDP loop on PyTorch >= 2.0's defaults (fused_optimizer -1): torch.optim's foreach
   // optimizer, and zero_grad(set_to_none=True) freeing the gradients every step.

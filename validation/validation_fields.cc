@@ -48,6 +48,24 @@ std::optional<Diagnostic> rows::field_problem(const Json& row) {
   return std::nullopt;
 }
 
+namespace {
+
+// The month (YYYYMM) of a DeepSpeed release's tag in deepspeedai/DeepSpeed: each minor
+// version's .0 tag, and the two patch releases that changed what dsplan prices (v0.5.8, the
+// autotuner's; v0.17.6, bf16's DDP_BFLOAT16). Versions after the table's last are current (0).
+int release_month(long major, long minor, long patch) {
+  if (major != 0) return 0;
+  if (minor == 5 && patch >= 8) return 202111;
+  if (minor == 17 && patch >= 6) return 202509;
+  static const int month[] = {0,      202005, 202006, 202009, 202106, 202108, 202203, 202208, 202301, 202304,
+                              202307, 202310, 202311, 202401, 202403, 202408, 202411, 202506, 202510, 202605};
+  constexpr long known = sizeof(month) / sizeof(month[0]);
+  if (minor < 1) return 202005;
+  return minor < known ? month[minor] : 0;
+}
+
+}  // namespace
+
 void rows::deepspeed_release(const Json& row, TrainConfig& run, std::vector<std::string>& notes) {
   if (run.framework != Framework::deepspeed) return;
   static const std::regex version(R"(deepspeed[ =v-]*(\d+)\.(\d+)\.(\d+))", std::regex::icase);
@@ -55,13 +73,18 @@ void rows::deepspeed_release(const Json& row, TrainConfig& run, std::vector<std:
       str(row, "source") + " " + str(at(row, "parallel"), "other") + " " + joined(at(row, "notes"));
   std::smatch v;
   const bool named = std::regex_search(text, v, version);
-  const long code = named ? std::stol(v[1]) * 10000 + std::stol(v[2]) * 100 + std::stol(v[3]) : 0;
-  run.deepspeed_release = named && code >= 1706 ? 0 : 202501;
+  // The DeepSpeedExamples autotuning tables of 2021 (transformers 4.12) ran the release the
+  // autotuner shipped in, v0.5.7-v0.5.8 (session 2).
+  const bool autotuner_2021 = !named && has(str(row, "source"), "transformers 4.12");
+  run.deepspeed_release = named            ? release_month(std::stol(v[1]), std::stol(v[2]), std::stol(v[3]))
+                          : autotuner_2021 ? 202111
+                                           : 202501;
+  const bool wrapper = run.deepspeed_release == 0 || run.deepspeed_release >= 202509;
   if (run.precision == Precision::bf16)
-    notes.push_back(
-        std::string(run.deepspeed_release == 0 ? "DeepSpeed 0.17.6 or later" : "DeepSpeed before 0.17.6") +
-        (named ? " (named)" : " (no release named)") + ": bf16 without ZeRO outside a pipeline runs " +
-        (run.deepspeed_release == 0 ? "FP16_Optimizer's layout (DDP_BFLOAT16)" : "BF16_Optimizer"));
+    notes.push_back(std::string(wrapper ? "DeepSpeed 0.17.6 or later" : "DeepSpeed before 0.17.6") +
+                    (named ? " (named)" : " (no release named)") +
+                    ": bf16 without ZeRO outside a pipeline runs " +
+                    (wrapper ? "FP16_Optimizer's layout (DDP_BFLOAT16)" : "BF16_Optimizer"));
 }
 
 }  // namespace dsplan::validation

@@ -199,9 +199,10 @@ void optimizer_settings(const Json& row, TrainConfig& run, std::vector<std::stri
 void checkpoint_settings(const Json& row, TrainConfig& run, std::vector<std::string>& notes);
 // ZeRO's bucket sizes named in a DeepSpeed row's parallel.other (ds_config keys) into run.zero.
 void zero_buckets(const Json& row, TrainConfig& run, std::vector<std::string>& notes);
-// The DeepSpeed a row ran (TrainConfig::deepspeed_release): 0 (current) where its text names
-// a release from 0.17.6 on, else a 2025-01 one: published DeepSpeed runs predate 0.17.6
-// unless they say otherwise (validation_fields.cc).
+// The DeepSpeed a row ran (TrainConfig::deepspeed_release): the month of the release its
+// text names ("DeepSpeed 0.11.1"), the autotuner's v0.5.8 for the 2021 autotuning tables,
+// else a 2025-01 one: published DeepSpeed runs predate 0.17.6 unless they say otherwise
+// (validation_fields.cc).
 void deepspeed_release(const Json& row, TrainConfig& run, std::vector<std::string>& notes);
 // The measured figures of a row's "measured" object that dsplan predicts, appended to
 // c.measured (c.request already mapped); validation_measures.cc lists the keys.

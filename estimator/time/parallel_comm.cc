@@ -217,7 +217,13 @@ void zero_overheads(ParallelComm& o, const ModelSpec& m, const TrainConfig& cfg)
   o.layer_bwd_extra += kZeroGradHook * double(layer_tensors(m, fused_code));
   if (cfg.zero_stage == 3) {
     const int extra_modules = layer_linears(m, fused_code).total() - LayerLinears{}.total();
-    o.layer_zero3_overhead = kZero3ModuleHook * double(kModulesPerLayer + extra_modules);
+    const Seconds hooks = kZero3ModuleHook * double(kModulesPerLayer + extra_modules);
+    // Until 0.6.0 each fetch all-gathered synchronously and synchronised the device
+    // (stage3.py's _synchronize_communication), so the hooks block the GPU's stream. Since
+    // then (PR 1453, PartitionedParameterCoordinator) a fetch makes the compute stream wait
+    // on the all-gather's event and the host goes on: the same Python work is host time,
+    // which the GPU's queue hides unless it outlasts the layer (estimator/host_stall.h).
+    (cfg.deepspeed_zero3_sync_fetch() ? o.layer_zero3_overhead : o.layer_zero3_host) = hooks;
   }
 }
 

@@ -93,7 +93,10 @@ struct ParallelComm {
   Seconds layer_step_passes;      // per layer, once per step: torch DDP's copy into its
                                   // all-reduce buckets and back, DeepSpeed ZeRO-0/1's
                                   // reduction passes, PyTorch 1.x's zeroed-gradient passes
-  Seconds layer_zero3_overhead;  // ZeRO-3 fetch/release bookkeeping per layer per pass
+  Seconds layer_zero3_overhead;   // ZeRO-3 fetch/release bookkeeping per layer per pass,
+                                  // blocking (DeepSpeed before 0.6.0 synchronised each fetch)
+  Seconds layer_zero3_host;       // the same bookkeeping as host time per layer per pass
+                                  // (since 0.6.0: fetches wait on events, the host runs ahead)
   bool every_micro_batch = false;
   bool overlap = false;
   bool prefetch = false;

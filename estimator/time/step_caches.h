@@ -26,6 +26,9 @@ struct CommKey {
   bool fsdp_reduce_fp32 = false;
   int fsdp_version = 1;
   bool overflow_step = false;
+  // The DeepSpeed release's effects (TrainConfig::deepspeed_release): bit 0 BF16_Optimizer
+  // (deepspeed_bf16_optimizer), bit 1 ZeRO-3's blocking fetches (deepspeed_zero3_sync_fetch).
+  std::uint8_t deepspeed_release = 0;
   // bit 0: FP8/NVFP4 linears (TrainConfig::fp8), bit 1: their parameter gather
   // (fp8_param_gather), bit 2: NVFP4 (TrainConfig::nvfp4)
   std::uint8_t fp8 = 0;

@@ -64,6 +64,8 @@ CommKey comm_key(const TrainConfig& c) {
   k.fsdp_reduce_fp32 = c.fsdp_reduce_fp32;
   k.fsdp_version = c.fsdp_version;
   k.overflow_step = c.overflow_step;
+  k.deepspeed_release = static_cast<std::uint8_t>((c.deepspeed_bf16_optimizer() ? 1 : 0) |
+                                                  (c.deepspeed_zero3_sync_fetch() ? 2 : 0));
   k.fp8 = static_cast<std::uint8_t>((c.fp8 ? 1 : 0) | (c.fp8_param_gather() ? 2 : 0) | (c.nvfp4() ? 4 : 0));
   k.precision = c.precision;
   k.framework = c.framework;
@@ -122,11 +124,12 @@ std::uint64_t hash_of(const CommKey& k) {
   auto u = [](auto v) { return static_cast<std::uint64_t>(v); };
   const std::uint64_t degrees = u(k.tp) | u(k.pp) << 16 | u(k.dp) << 32 | u(k.ep) << 52;
   const std::uint64_t shape = u(k.micro_batch) | u(k.seq_len) << 32;
-  const std::uint64_t flags =
-      u(k.zero_stage) | u(k.overlap_comm + 1) << 4 | u(k.fused_optimizer + 1) << 6 | u(k.precision) << 8 |
-      u(k.framework) << 12 | u(k.optimizer) << 16 | u(k.offload) << 20 | u(k.sequence_parallel) << 24 |
-      u(k.megatron_fp32_grads) << 25 | u(k.fsdp_hybrid) << 26 | u(k.fsdp_reduce_fp32) << 27 |
-      u(k.overflow_step) << 28 | u(k.fp8) << 29 | u(k.fsdp_version) << 34 | u(k.pp_split) << 40;
+  const std::uint64_t flags = u(k.zero_stage) | u(k.overlap_comm + 1) << 4 | u(k.fused_optimizer + 1) << 6 |
+                              u(k.precision) << 8 | u(k.framework) << 12 | u(k.optimizer) << 16 |
+                              u(k.offload) << 20 | u(k.sequence_parallel) << 24 |
+                              u(k.megatron_fp32_grads) << 25 | u(k.fsdp_hybrid) << 26 |
+                              u(k.fsdp_reduce_fp32) << 27 | u(k.overflow_step) << 28 | u(k.fp8) << 29 |
+                              u(k.fsdp_version) << 34 | u(k.pp_split) << 40 | u(k.deepspeed_release) << 44;
   std::uint64_t buckets = 0;
   for (double d : {k.reduce_bucket, k.allgather_bucket, k.prefetch_bucket}) {
     std::uint64_t bits;
@@ -354,11 +357,14 @@ StepCosts assemble_costs(const OpEntry& oe, const CommEntry& ce, const TrainConf
   c.offload_d2h = ce.opt.d2h;
   c.offload_h2d = ce.opt.h2d;
   c.overlap_compute_loss = eff.overlap_compute_loss;
-  c.host.layer_fwd = op.host.fwd;
-  c.host.layer_bwd = op.host.bwd;
+  c.host.layer_fwd = op.host.fwd + pc.layer_zero3_host;
+  c.host.layer_bwd = op.host.bwd + pc.layer_zero3_host;
+  // A recomputed forward fetches its submodules again (ZeRO-3's hooks run on it too).
+  const Seconds recompute_host =
+      op.host.recompute + (recomputes_layers(cfg.checkpointing) ? pc.layer_zero3_host : Seconds{});
   c.host.layer_recompute = cfg.checkpointing == Checkpointing::block
-                               ? op.host.recompute * cfg.recompute_share(ce.layers_per_rank)
-                               : op.host.recompute;
+                               ? recompute_host * cfg.recompute_share(ce.layers_per_rank)
+                               : recompute_host;
   c.host.embed_fwd = op.host.embed_fwd;
   c.host.embed_bwd = op.host.embed_bwd;
   c.host.head_fwd = op.host.head_fwd;

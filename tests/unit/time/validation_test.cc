@@ -199,8 +199,12 @@ TEST(Validation, DeepSpeedAutotuningStageOrder) {
 // pp1 zero1 > pp1 zero2 > pp1 zero3 > pp > 1 in samples/s, with the study's launch-script
 // settings (validation/validation_orderings.cc: global batch 512, offload and
 // checkpointing searched). Asserted: FlashAttention zero1 beats every other run, and
-// zero1/zero2 beat zero3. Not reproduced under these settings (printed; docs/accuracy.md
-// lists the ordering as differing): zero1 > zero2 without flash, and pp > 1 last. The
+// zero1 beats zero3. Not reproduced under these settings (printed; docs/accuracy.md
+// lists the ordering as differing): zero1 > zero2 without flash, zero2 > zero3 and pp > 1
+// last. zero2 > zero3 held until session 52 only because ZeRO-3's submodule fetches were
+// priced as DeepSpeed 0.5's blocking ones; the study's 0.8.3 waits on events, so those hooks
+// are host time, which these layers' GPU work hides, and the two come out within 1%
+// (FlagPerf's five ZeRO-3 runs on DeepSpeed 0.11.1 moved from 9-40% slow to within 9%). The
 // earlier hand-built test asserted the whole order only for micro-batch 1 without
 // gradient accumulation, which the study's launch script contradicts.
 TEST(Validation, PolarisRanking) {
@@ -208,7 +212,7 @@ TEST(Validation, PolarisRanking) {
   const OrderingCase* o = find_order(set, "Polaris");
   ASSERT_NE(o, nullptr);
   ASSERT_EQ(o->groups.size(), 5u);  // flash zero1, zero1, zero2, zero3, pp>1 (best first)
-  expect_order(*o, {{0, 1}, {0, 2}, {0, 3}, {0, 4}, {1, 3}, {2, 3}});
+  expect_order(*o, {{0, 1}, {0, 2}, {0, 3}, {0, 4}, {1, 3}});
 }
 
 // Seed 004 (Alibaba PAI, 4 x 32 GB V100): tp1pp1 > tp1pp2 > tp1pp4 > tp2pp1 > tp2pp2 > tp4pp1.
