@@ -218,16 +218,14 @@ struct TrainConfig {
   //  - overlapped pipeline sends in interleaved schedules (overlap_p2p_comm, default since
   //    commit 4eeff55, 2023-10-12; megatron_overlap_p2p).
   int megatron_release = 0;
-  // Which DeepSpeed runs (framework deepspeed), as YYYYMM of its release's tag; 0 = current.
-  // bf16 without ZeRO changed optimizer in 0.17.6 (tagged 2025-09; commit 889f0ea "Enable
-  // non-ZeRO mode"): deepspeed_bf16_optimizer below. ZeRO-3 fetched each submodule's
-  // parameters synchronously until 0.6.0 (2022-03): deepspeed_zero3_sync_fetch.
+  // Which DeepSpeed runs (framework deepspeed), as YYYYMM of its release's tag; 0 = current:
+  // bf16 ZeRO-0's optimizer from 0.17.6 (2025-09, commit 889f0ea; deepspeed_bf16_optimizer),
+  // ZeRO-3's blocking fetches before 0.6.0 (2022-03; deepspeed_zero3_sync_fetch).
   int deepspeed_release = 0;
-  // Vocabulary-sized metrics the training loop evaluates on every micro-batch's logits,
-  // outside the loss: Composer computes llm-foundry's train metrics (LanguageCrossEntropy
-  // and LanguagePerplexity, use_train_metrics default true) after each micro-batch's
-  // backward, each a separate fp32 cross-entropy over the logits. 0 for Megatron,
-  // DeepSpeed and Hugging Face Trainer loops, which only compute the loss.
+  // Vocabulary-sized metrics the loop evaluates on every micro-batch's logits besides the
+  // loss: Composer's llm-foundry train metrics (LanguageCrossEntropy and LanguagePerplexity,
+  // use_train_metrics default true), each an fp32 cross-entropy after the backward. 0 for
+  // Megatron, DeepSpeed and Hugging Face Trainer loops, which only compute the loss.
   int logit_metrics = 0;
   CrossEntropy cross_entropy = CrossEntropy::eager;  // the loss kernel (enum above)
   NormKernel norm_kernel = NormKernel::auto_;        // RMSNorm's kernels (enum above)
@@ -461,26 +459,21 @@ struct TrainConfig {
   // weights themselves: DeepSpeed's and Megatron's fp16/bf16 modules, FSDP's param_dtype).
   static bool torch_autocast(Framework f, Precision p) { return f == Framework::ddp && p != Precision::fp32; }
   bool torch_autocast() const { return torch_autocast(framework, precision); }
-  // The norms of 16-bit inputs (query/key norms, post-norms) run one kernel each way: as
-  // the pre-norms, except torch.nn.RMSNorm's fallback under torch autocast.
+  // Norms of 16-bit inputs (q/k norms, post-norms): as the pre-norms, bar RMSNorm's autocast fallback.
   static bool rmsnorm16_fused(NormKernel k, Framework f, Precision p) {
     return rmsnorm_fused(k, f) && !(k == NormKernel::torch && torch_autocast(f, p));
   }
   bool rmsnorm16_fused() const { return rmsnorm16_fused(norm_kernel, framework, precision); }
   // Before DeepSpeed 0.17.6, and still in a pipeline, bf16 without ZeRO runs BF16_Optimizer
-  // (above). Since then, outside a pipeline, the engine wraps the optimizer as for fp16
-  // (runtime/engine.py, _do_optimizer_sanity_check returns DDP_BFLOAT16: FP16_Optimizer, a
-  // replicated fp32 master and optimizer states, bf16 gradients all-reduced): priced as
-  // DeepSpeed's fp16 ZeRO-0 then.
+  // (above). Since then, outside a pipeline, the engine wraps it as for fp16 (engine.py's
+  // DDP_BFLOAT16: FP16_Optimizer, replicated fp32 master and states): priced as fp16 ZeRO-0.
   bool deepspeed_bf16_optimizer() const {
     return framework == Framework::deepspeed && precision == Precision::bf16 && zero_stage == 0 &&
            (pp > 1 || (deepspeed_release != 0 && deepspeed_release < 202509));
   }
-  // DeepSpeed's ZeRO-3 before 0.6.0 (2022-03) fetched each submodule's parameters with a
-  // blocking all-gather and a device synchronise (v0.5.x stage3.py fetch_sub_module); from
-  // 0.6.0 the PartitionedParameterCoordinator waits on CUDA events instead.
+  // ZeRO-3 before 0.6.0: each submodule fetch blocks (v0.5.x stage3.py fetch_sub_module).
   bool deepspeed_zero3_sync_fetch() const {
-    return framework == Framework::deepspeed && zero_stage == 3 && deepspeed_release != 0 &&
+    return framework == Framework::deepspeed && zero_stage == 3 && deepspeed_release &&
            deepspeed_release < 202203;
   }
   // A DDP loop on PyTorch >= 2.0's defaults (fused_optimizer -1): torch.optim's foreach

@@ -1,8 +1,8 @@
 // Framework behaviour the step-time model prices, each from the framework's own code:
-// DeepSpeed's BF16_Optimizer, Megatron-Core's overlapped gradient reduction, the
-// optimizer step's memory passes, and Megatron's asynchronous TP backward checked against
-// Korthikanti et al. 2022's per-layer times (docs/model.md §4.4 and §5). FSDP's are in
-// fsdp_costs_test.cc.
+// DeepSpeed's BF16_Optimizer, FP16_Optimizer and ZeRO-3 hooks by release, Megatron-Core's
+// overlapped gradient reduction, the optimizer step's memory passes, and Megatron's
+// asynchronous TP backward checked against Korthikanti et al. 2022's per-layer times
+// (docs/model.md §4.4 and §5). FSDP's are in fsdp_costs_test.cc.
 #include <gtest/gtest.h>
 
 #include "estimator/time/operators.h"
@@ -213,6 +213,36 @@ TEST(Optimizer, DeepSpeedFp16WrapperWalksEveryTensor) {
   c.deepspeed_release = 0;
   c.zero_stage = 1;  // ZeRO's own check runs on its flat partition: no per-tensor walk
   EXPECT_LT(in_ms(optimizer_costs(1e8, 300, 2.0, c, cl, e).step), 9.0);
+}
+
+// ZeRO-3's submodule fetches and releases (500 us each, 12 submodules in a GPT block with
+// fused QKV: 6 ms a layer a pass). DeepSpeed before 0.6.0 all-gathered each fetch
+// synchronously and synchronised the device, so the 6 ms sit on the GPU's stream; since
+// 0.6.0 the coordinator waits on events and the same work is host time, which a layer's GPU
+// work can hide. The rest of the step is the same: the layers' GPU time moves by exactly what
+// the host time gains, in both passes.
+TEST(StepTime, ZeroThreeHooksBlockOnlyBeforeDeepSpeed06) {
+  const StepTimeModel t = a100_model(gpt_1b(), 8);
+  TrainConfig cfg = base_cfg();
+  cfg.framework = Framework::deepspeed;
+  cfg.zero_stage = 3;
+  cfg.deepspeed_release = 202111;  // v0.5.8
+  ASSERT_TRUE(cfg.deepspeed_zero3_sync_fetch());
+  const StepCosts sync = t.costs(cfg);
+  cfg.deepspeed_release = 202203;  // v0.6.0
+  ASSERT_FALSE(cfg.deepspeed_zero3_sync_fetch());
+  const StepCosts events = t.costs(cfg);
+  EXPECT_NEAR(in_ms(sync.layer.fwd - events.layer.fwd), 6.0, 1e-9);
+  EXPECT_NEAR(in_ms(sync.layer.bwd - events.layer.bwd), 6.0, 1e-9);
+  EXPECT_NEAR(in_ms(events.host.layer_fwd - sync.host.layer_fwd), 6.0, 1e-9);
+  EXPECT_NEAR(in_ms(events.host.layer_bwd - sync.host.layer_bwd), 6.0, 1e-9);
+  cfg.deepspeed_release = 0;  // current: as 0.6.0
+  EXPECT_NEAR(in_ms(t.costs(cfg).host.layer_fwd), in_ms(events.host.layer_fwd), 1e-9);
+  // A recomputed forward fetches again.
+  cfg.checkpointing = Checkpointing::full;
+  const StepCosts full = t.costs(cfg);
+  cfg.deepspeed_release = 202111;
+  EXPECT_NEAR(in_ms(full.host.layer_recompute - t.costs(cfg).host.layer_recompute), 6.0, 1e-9);
 }
 
 // ZeRO-Offload's host step (session 49, DeepSpeed's stage_1_and_2.py): CPU Adam's update

@@ -117,36 +117,6 @@ TEST(StepTime, ZeroStagesChangeTheCommunicationPattern) {
   EXPECT_TRUE(t.costs(cfg).overlap_grad_reduce);
 }
 
-// ZeRO-3's submodule fetches and releases (500 us each, 12 submodules in a GPT block with
-// fused QKV: 6 ms a layer a pass). DeepSpeed before 0.6.0 all-gathered each fetch
-// synchronously and synchronised the device, so the 6 ms sit on the GPU's stream; since
-// 0.6.0 the coordinator waits on events and the same work is host time, which a layer's GPU
-// work can hide. The rest of the step is the same: the layers' GPU time moves by exactly what
-// the host time gains, in both passes.
-TEST(StepTime, ZeroThreeHooksBlockOnlyBeforeDeepSpeed06) {
-  const StepTimeModel t = a100_model(gpt_1b(), 8);
-  TrainConfig cfg = base_cfg();
-  cfg.framework = Framework::deepspeed;
-  cfg.zero_stage = 3;
-  cfg.deepspeed_release = 202111;  // v0.5.8
-  ASSERT_TRUE(cfg.deepspeed_zero3_sync_fetch());
-  const StepCosts sync = t.costs(cfg);
-  cfg.deepspeed_release = 202203;  // v0.6.0
-  ASSERT_FALSE(cfg.deepspeed_zero3_sync_fetch());
-  const StepCosts events = t.costs(cfg);
-  EXPECT_NEAR(in_ms(sync.layer.fwd - events.layer.fwd), 6.0, 1e-9);
-  EXPECT_NEAR(in_ms(sync.layer.bwd - events.layer.bwd), 6.0, 1e-9);
-  EXPECT_NEAR(in_ms(events.host.layer_fwd - sync.host.layer_fwd), 6.0, 1e-9);
-  EXPECT_NEAR(in_ms(events.host.layer_bwd - sync.host.layer_bwd), 6.0, 1e-9);
-  cfg.deepspeed_release = 0;  // current: as 0.6.0
-  EXPECT_NEAR(in_ms(t.costs(cfg).host.layer_fwd), in_ms(events.host.layer_fwd), 1e-9);
-  // A recomputed forward fetches again.
-  cfg.checkpointing = Checkpointing::full;
-  const StepCosts full = t.costs(cfg);
-  cfg.deepspeed_release = 202111;
-  EXPECT_NEAR(in_ms(full.host.layer_recompute - t.costs(cfg).host.layer_recompute), 6.0, 1e-9);
-}
-
 // 1F1B bubble = (p - 1)/v x per-micro-batch stage time; interleaving divides it by v.
 TEST(StepTime, PipelineBubble) {
   const StepTimeModel t = a100_model(gpt_1b(), 32);
