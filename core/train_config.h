@@ -234,12 +234,9 @@ struct TrainConfig {
   // updated parameters. DeepSpeed before v0.8 started the loss scale at 2^32, so the
   // autotuner's profiled steps 3-5 overflow; validate sets this for those rows.
   bool overflow_step = false;
-  // Megatron's gradient buffer (main_grad) and data-parallel reduction in fp32. Megatron-LM
-  // forces it with --bf16 (arguments.py: accumulate_allreduce_grads_in_fp32). false is the
-  // 16-bit buffer and reduction that Megatron-Core's DistributedDataParallelConfig
-  // (grad_reduce_in_fp32=False, set by NeMo 2's performance recipes) and NeMo 1's
-  // DistributedFusedAdam (grad_sync_dtype bf16) use. Megatron in bf16 only (fp16 already
-  // reduces 16-bit gradients).
+  // Megatron's gradient buffer (main_grad) and data-parallel reduction in fp32, which --bf16
+  // forces (arguments.py). false: the 16-bit buffer of Megatron-Core's grad_reduce_in_fp32=False
+  // (NeMo 2's performance recipes) and NeMo 1's grad_sync_dtype bf16. bf16 runs only.
   bool megatron_fp32_grads = true;
   // FSDP hybrid sharding (FSDP1 HYBRID_SHARD, FSDP2's 2-D HSDP mesh): parameters, gradients
   // and optimizer states are sharded over the data-parallel ranks of one node and
@@ -426,9 +423,12 @@ struct TrainConfig {
   // ahead of its forward and backward and reduce-scatters its gradients, always overlapped.
   bool megatron_fsdp() const { return framework == Framework::megatron && zero_stage == 3; }
   // FP8 linears with Megatron's distributed optimizer keep the layers' weights in FP8 and
-  // all-gather them in FP8 (--fp8-param-gather, NeMo's fp8_params; what dsplan emits);
-  // NVFP4 linears likewise in NVFP4 (--fp4-param-gather, Megatron-Bridge's default).
-  bool fp8_param_gather() const { return fp8 && framework == Framework::megatron && zero_stage >= 1; }
+  // all-gather them in FP8 (--fp8-param-gather, from 2024-09; NeMo's fp8_params; what dsplan
+  // emits); NVFP4 linears likewise in NVFP4 (--fp4-param-gather, Megatron-Bridge's default).
+  bool fp8_param_gather() const {
+    return fp8 && framework == Framework::megatron && zero_stage >= 1 &&
+           !(megatron_release && megatron_release < 202409);
+  }
   // Megatron-LM fused its attention scale, mask and softmax, its bias + GELU and its bias +
   // dropout + residual add in commit 51a2e6b ("Various speed optimizations", 2020-09-11).
   // Before it (the 2019 code, v1.0) each is its own PyTorch op (docs/model.md §4).

@@ -155,7 +155,7 @@ constexpr std::array<EvidenceBand, 15> kMemoryBands{{
      "tokens, where the peak likely holds the whole model DeepSpeed placed on each GPU at start-up)"},
     {"hopper fsdp", 2, 0.062, 0.93, 0.94, 0.93, 0.94,
      "held out: torchtitan's Llama 3.1 8B on 8 and 128 H100s (peak reserved)"},
-    {"hopper megatron", 5, 0.188, 1.14, 1.32, 1.14, 1.30,
+    {"hopper megatron", 5, 0.149, 1.11, 1.19, 1.12, 1.18,
      "held out: FlagPerf's Llama-3-8B-shaped Megatron-Core runs on 8-440 H100 at TP 2, bf16 and FP8 (nvidia-smi)"},
     {"hopper megatron moe pipeline", 1, 0.314, 1.31, 1.31, 1.31, 1.31,
      "held out: FlagPerf's Mixtral 8x7B at TP 8 PP 2 on 32 H100 (nvidia-smi)"},

@@ -248,6 +248,13 @@ TEST(MegatronArgs, Fp8Flags) {
   EXPECT_FALSE(c.fp8_param_gather());
   EXPECT_EQ(at("--fp8-param-gather"), static_cast<long>(a.size()));
   EXPECT_LT(at("--fp8-format"), static_cast<long>(a.size()));
+  // --fp8-param-gather arrived in Megatron-LM on 2024-09-05 (!1669 "Add native-fp8"): an
+  // earlier Megatron keeps 16-bit weights under the distributed optimizer.
+  c.zero_stage = 1;
+  c.megatron_release = 202404;
+  EXPECT_FALSE(c.fp8_param_gather());
+  c.megatron_release = 202409;
+  EXPECT_TRUE(c.fp8_param_gather());
 }
 
 // An MoE plan: the experts, router top-k and expert width, the ep degree with expert TP 1,
