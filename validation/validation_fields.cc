@@ -68,7 +68,7 @@ int release_month(long major, long minor, long patch) {
 
 void rows::deepspeed_release(const Json& row, TrainConfig& run, std::vector<std::string>& notes) {
   if (run.framework != Framework::deepspeed) return;
-  static const std::regex version(R"(deepspeed[ =v-]*(\d+)\.(\d+)\.(\d+))", std::regex::icase);
+  static const std::regex version(R"(deepspeed[ =v-]*(\d{1,4})\.(\d{1,4})\.(\d{1,4}))", std::regex::icase);
   const std::string text =
       str(row, "source") + " " + str(at(row, "parallel"), "other") + " " + joined(at(row, "notes"));
   std::smatch v;

@@ -42,7 +42,7 @@ double memory_in_text(const std::string& g) {
 
 std::optional<std::pair<int, double>> stated_nics(const std::string& ic) {
   static const std::regex re(
-      R"((\d+)\s*(?:x|\xC3\x97)\s*(?:[A-Za-z][A-Za-z0-9-]*\s+){0,3}(\d+(?:\.\d+)?)\s*G(?:b/s|bps|bit/s))",
+      R"((?:^|[^\d])(\d{1,3})\s*(?:x|\xC3\x97)\s*(?:[A-Za-z][A-Za-z0-9-]*\s+){0,3}(\d{1,6}(?:\.\d{1,6})?)\s*G(?:b/s|bps|bit/s))",
       std::regex::icase);
   std::smatch mm;
   if (!std::regex_search(ic, mm, re)) return std::nullopt;

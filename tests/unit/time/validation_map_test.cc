@@ -232,6 +232,35 @@ TEST(ValidationMap, JeanZayV100AndBnbOptimizer) {
   row["hardware"]["interconnect"] = "4x Omni-Path 100 Gb/s per node";
   EXPECT_EQ(request_of(row).cluster.node.gpus_per_node, 4);
   EXPECT_EQ(request_of(row).cluster.node.nics_per_node, 4);
+  // Counts no network has are not read (and do not throw, as a 14-digit count once did).
+  EXPECT_EQ(validation::rows::stated_nics("8x200Gb/s HDR IB per node"), std::make_pair(8, 200.0));
+  EXPECT_FALSE(validation::rows::stated_nics("99999999999999x HDR 200 Gb/s per node").has_value());
+  EXPECT_FALSE(validation::rows::stated_nics("8x HDR " + std::string(400, '9') + " Gb/s").has_value());
+}
+
+// The DeepSpeed a row ran, from the release its text names: the month of the release's tag
+// (v0.6.0, 2022-03: ZeRO-3's fetches stop blocking), the 2021 autotuning tables' v0.5.8 by
+// their transformers 4.12, else 2025-01; a version too long to be one is not read.
+TEST(ValidationMap, DeepSpeedReleaseFromTheRowsText) {
+  json row = ds_row(3, "DeepSpeed 0.11.1 ZeRO stage 3");
+  TrainConfig run = request_of(row).space.run;
+  EXPECT_EQ(run.deepspeed_release, 202310);
+  run.zero_stage = 3;
+  EXPECT_FALSE(run.deepspeed_zero3_sync_fetch());
+  row["parallel"]["other"] = "deepspeed==0.5.7, ZeRO stage 3";
+  run = request_of(row).space.run;
+  EXPECT_EQ(run.deepspeed_release, 202108);
+  run.zero_stage = 3;
+  EXPECT_TRUE(run.deepspeed_zero3_sync_fetch());
+  row["parallel"]["other"] = "DeepSpeed 0.17.6";
+  EXPECT_EQ(request_of(row).space.run.deepspeed_release, 202509);
+  row["parallel"]["other"] = "DeepSpeed 0.17.5";
+  EXPECT_EQ(request_of(row).space.run.deepspeed_release, 202506);
+  row["parallel"]["other"] = "DeepSpeed 123456.1.1";
+  EXPECT_EQ(request_of(row).space.run.deepspeed_release, 202501);
+  row["parallel"]["other"] = "ZeRO stage 3";
+  row["source"] = "microsoft/DeepSpeedExamples autotuning/hf/README.md (transformers 4.12, datasets 1.11)";
+  EXPECT_EQ(request_of(row).space.run.deepspeed_release, 202111);
 }
 
 // A shape-only row is a Megatron GPT (LayerNorm) unless its model says otherwise: Llama's
