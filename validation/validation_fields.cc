@@ -79,6 +79,18 @@ void rows::deepspeed_release(const Json& row, TrainConfig& run, std::vector<std:
   run.deepspeed_release = named            ? release_month(std::stol(v[1]), std::stol(v[2]), std::stol(v[3]))
                           : autotuner_2021 ? 202111
                                            : 202501;
+  const std::string month = run.deepspeed_release == 0
+                                ? std::string("current")
+                                : std::to_string(run.deepspeed_release / 100) + "-" +
+                                      std::to_string(run.deepspeed_release % 100 / 10) +
+                                      std::to_string(run.deepspeed_release % 10);
+  notes.push_back("DeepSpeed release read as " + month +
+                  (named            ? " (the row names " + v.str(0) + ")"
+                   : autotuner_2021 ? " (the 2021 autotuning tables: v0.5.8)"
+                                    : " (no release named)") +
+                  (run.deepspeed_release != 0 && run.deepspeed_release < 202203
+                       ? ": ZeRO-3's submodule fetches block"
+                       : ": ZeRO-3's submodule hooks are host time"));
   const bool wrapper = run.deepspeed_release == 0 || run.deepspeed_release >= 202509;
   if (run.precision == Precision::bf16)
     notes.push_back(std::string(wrapper ? "DeepSpeed 0.17.6 or later" : "DeepSpeed before 0.17.6") +
