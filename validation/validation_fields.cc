@@ -6,6 +6,7 @@
 // words: "zero_stage": "FULL_SHARD", "precision": "mixed"), read by validation_map.cc.
 // Also which DeepSpeed release a row ran, from the version its text names.
 #include <cmath>
+#include <cstdio>
 #include <regex>
 #include <string>
 
@@ -79,24 +80,30 @@ void rows::deepspeed_release(const Json& row, TrainConfig& run, std::vector<std:
   run.deepspeed_release = named            ? release_month(std::stol(v[1]), std::stol(v[2]), std::stol(v[3]))
                           : autotuner_2021 ? 202111
                                            : 202501;
-  const std::string month = run.deepspeed_release == 0
-                                ? std::string("current")
-                                : std::to_string(run.deepspeed_release / 100) + "-" +
-                                      std::to_string(run.deepspeed_release % 100 / 10) +
-                                      std::to_string(run.deepspeed_release % 10);
-  notes.push_back("DeepSpeed release read as " + month +
-                  (named            ? " (the row names " + v.str(0) + ")"
-                   : autotuner_2021 ? " (the 2021 autotuning tables: v0.5.8)"
-                                    : " (no release named)") +
-                  (run.deepspeed_release != 0 && run.deepspeed_release < 202203
-                       ? ": ZeRO-3's submodule fetches block"
-                       : ": ZeRO-3's submodule hooks are host time"));
-  const bool wrapper = run.deepspeed_release == 0 || run.deepspeed_release >= 202509;
+  // What that release does, asked of TrainConfig, which holds the thresholds (as the Megatron
+  // release note does in validation_map.cc).
+  TrainConfig probe;
+  probe.framework = Framework::deepspeed;
+  probe.deepspeed_release = run.deepspeed_release;
+  probe.zero_stage = 3;
+  const bool blocking_fetch = probe.deepspeed_zero3_sync_fetch();
+  probe.zero_stage = 0;
+  probe.precision = Precision::bf16;
+  const bool bf16_optimizer = probe.deepspeed_bf16_optimizer();
+  char month[16] = "current";
+  if (run.deepspeed_release != 0)
+    std::snprintf(month, sizeof month, "%04d-%02d", run.deepspeed_release / 100, run.deepspeed_release % 100);
+  notes.push_back(
+      std::string("DeepSpeed release read as ") + month +
+      (named            ? " (the row names " + v.str(0) + ")"
+       : autotuner_2021 ? " (the 2021 autotuning tables: v0.5.8)"
+                        : " (no release named)") +
+      (blocking_fetch ? ": ZeRO-3's submodule fetches block" : ": ZeRO-3's submodule hooks are host time"));
   if (run.precision == Precision::bf16)
-    notes.push_back(std::string(wrapper ? "DeepSpeed 0.17.6 or later" : "DeepSpeed before 0.17.6") +
+    notes.push_back(std::string(bf16_optimizer ? "DeepSpeed before 0.17.6" : "DeepSpeed 0.17.6 or later") +
                     (named ? " (named)" : " (no release named)") +
                     ": bf16 without ZeRO outside a pipeline runs " +
-                    (wrapper ? "FP16_Optimizer's layout (DDP_BFLOAT16)" : "BF16_Optimizer"));
+                    (bf16_optimizer ? "BF16_Optimizer" : "FP16_Optimizer's layout (DDP_BFLOAT16)"));
 }
 
 }  // namespace dsplan::validation
