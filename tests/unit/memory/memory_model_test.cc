@@ -165,6 +165,34 @@ TEST(MemoryModel, MegatronFp16KeepsSixteenBitGradsUntilTheStep) {
   EXPECT_DOUBLE_EQ(mm.estimate(cfg).buffers.v, 0.0);
 }
 
+// DeepSpeed without ZeRO: FP16_Optimizer flattens the gradients into one fp32 .grad per group
+// for its step (fused_optimizer.py: `p.grad.to(fp32)`, then _flatten_dense_tensors), 4 B/param
+// beside the 2 B/param model weights: buffers = 4P - activations = 2 x params - activations.
+// bf16 runs the same wrapper from DeepSpeed 0.17.6 (release 0: today's); before it
+// BF16_Optimizer, whose fp32 gradients are model-state grads, not a step buffer (one rank: no
+// flat reduce bucket either, so 0).
+TEST(MemoryModel, DeepSpeedFp16OptimizerFlattensFp32GradsForTheStep) {
+  ModelSpec m = gpt2_small();
+  m.vocab_logits = false;
+  MemoryModel mm(m, a100x8(1));
+  TrainConfig cfg;
+  cfg.framework = Framework::deepspeed;
+  cfg.zero_stage = 0;
+  cfg.dp = 1;
+  cfg.seq_len = 512;
+  cfg.flash_attention = true;
+  cfg.checkpointing = Checkpointing::full;
+  for (Precision p : {Precision::fp16, Precision::bf16}) {
+    cfg.precision = p;
+    const MemoryBreakdown b = mm.estimate(cfg);
+    ASSERT_GT(b.params.v, b.activations.v);
+    EXPECT_NEAR(b.buffers.v, 2 * b.params.v - b.activations.v, 1.0) << static_cast<int>(p);
+  }
+  cfg.deepspeed_release = 202501;  // bf16 before 0.17.6: BF16_Optimizer
+  ASSERT_TRUE(cfg.deepspeed_bf16_optimizer());
+  EXPECT_DOUBLE_EQ(mm.estimate(cfg).buffers.v, 0.0);
+}
+
 // Megatron bf16 keeps an fp32 main_grad buffer (4 B/param) unless the 16-bit buffer of
 // Megatron-Core's grad_reduce_in_fp32=False is configured (TrainConfig::megatron_fp32_grads):
 // then 2 B/param, half. fp16 is unaffected.
