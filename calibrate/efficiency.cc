@@ -1,6 +1,5 @@
 // From a calibration profile to the Efficiency struct of the step-time model: fitted GEMM
-// fractions (bf16, fp16 and fp32; tf32 has no training precision of its own and stays in
-// the profile only), k_half and kernel overhead, HBM and PCIe fractions, the measured
+// fractions (bf16, fp16, tf32 and fp32), k_half and kernel overhead, HBM and PCIe fractions, the measured
 // collective fits and the host time per kernel. Anything the profile did not measure keeps
 // the base value. A GEMM fit that does not describe its own measurements (gemm_fit_usable)
 // is kept in the profile but not applied: the datasheet GEMM fractions stay.
@@ -14,13 +13,13 @@ void apply_gemm(const FittedParams& f, Efficiency& e) {
   bool any = false;
   const std::pair<GemmDtype, Precision> map[] = {{GemmDtype::bf16, Precision::bf16},
                                                  {GemmDtype::fp16, Precision::fp16},
+                                                 {GemmDtype::tf32, Precision::tf32},
                                                  {GemmDtype::fp32, Precision::fp32}};
   for (auto [d, p] : map) {
     if (!f.gemm[static_cast<int>(d)]) continue;
     e.gemm_peak_fraction[static_cast<int>(p)] = f.gemm[static_cast<int>(d)]->peak_fraction;
     any = true;
   }
-  if (f.gemm[static_cast<int>(GemmDtype::tf32)]) any = true;
   if (any) {
     e.gemm_k_half = f.gemm_k_half;
     e.kernel_overhead = f.kernel_overhead;

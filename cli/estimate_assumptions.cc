@@ -13,6 +13,37 @@
 
 namespace dsplan::cli {
 
+void low_precision_assumptions(const TrainConfig& run, std::vector<std::string>& out) {
+  if (run.gemm_precision() == Precision::tf32)
+    out.push_back(
+        "tf32: fp32 weights, gradients, optimizer and activations, every matmul on TF32 tensor cores "
+        "(torch.backends.cuda.matmul.allow_tf32, or TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 as NGC containers "
+        "set; PyTorch's own default since 1.12 is IEEE fp32, --precision fp32) at 0.95 of the 16-bit "
+        "kernels' share of the TF32 peak (dsplan's H100 and H200 GEMM fits); MFU against that peak");
+  if (!run.fp8) return;
+  if (run.nvfp4()) {
+    out.push_back(
+        "nvfp4: Transformer Engine's NVFP4 recipe (E2M1 with an E4M3 scale per 16 elements and an fp32 "
+        "scale per tensor; 16x16 weight blocks, a random Hadamard transform on the weight-gradient "
+        "operands) on every transformer layer's linears, GEMMs at FP8's share of the FP4 peak (no NVFP4 "
+        "GEMM measured: docs/model.md section 4.1 \"NVFP4 linears\"); attention, logits and the rest in "
+        "bf16; weights gathered in NVFP4 with the distributed optimizer, else quantized once per step");
+    return;
+  }
+  const bool mx = run.fp8_recipe == Fp8Recipe::mxfp8;
+  out.push_back(
+      std::string(mx ? "fp8: Transformer Engine's MXFP8 recipe (E4M3 with an E8M0 scale per 32 elements) "
+                     : "fp8: Transformer Engine's hybrid recipe (E4M3 forward, E5M2 gradients) ") +
+      "on the transformer layers' linears, " +
+      (run.fp8_recipe == Fp8Recipe::tensorwise ? "per-tensor current scaling"
+       : mx ? "row- and column-wise copies quantized separately, block-scaled GEMMs at the FP8 peak "
+              "(Megatron-Bridge's MXFP8 runs measured 2-7% slower than current scaling on the same "
+              "layouts, where this price is 2% faster: docs/accuracy.md \"Session 46\")"
+            : "delayed scaling") +
+      "; attention, logits and the rest in bf16; FP8 weights gathered in FP8 with the distributed "
+      "optimizer, else cast once per step");
+}
+
 std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& model, const Cluster& cluster,
                                          const SystemSpec& system) {
   std::vector<std::string> out;

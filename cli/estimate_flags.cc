@@ -26,7 +26,8 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--precision", o.precision,
                   "fp32, fp16 or bf16 (default bf16 where supported, else fp16); fp8: bf16 with Transformer "
                   "Engine FP8 linears (Megatron, Hopper or Blackwell); nvfp4: bf16 with NVFP4 linears "
-                  "(Megatron, Blackwell)");
+                  "(Megatron, Blackwell); tf32: fp32 with TF32 tensor-core matmuls (Ampere or newer; fp32 "
+                  "is PyTorch's default, IEEE fp32 matmuls)");
   sub->add_option("--optimizer", o.optimizer, "adam (default), sgd, adafactor or adam-8bit");
   sub->add_option("--seq", o.seq,
                   "Sequence length (default: the context the model was pre-trained at, pretrain_seq, else "

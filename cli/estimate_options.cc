@@ -111,7 +111,7 @@ E parse_one(const std::string& flag, const std::string& text, const std::vector<
 // NVFP4 linears, each refused where the GPU lacks the tensor cores or the framework is not
 // Megatron. `--precision fp8 --fp8-recipe nvfp4` reads as --precision nvfp4.
 void low_precision_linears(SearchSpace& s, const EstimateOptions& o, const GpuSpec& gpu, bool nvfp4,
-                           EstimatePlan& plan, Diagnostics& errs) {
+                           Diagnostics& errs) {
   s.run.precision = Precision::bf16;
   s.run.fp8 = true;
   const std::string given = o.fp8_recipe.empty() ? (nvfp4 ? "nvfp4" : "delayed") : o.fp8_recipe;
@@ -137,26 +137,15 @@ void low_precision_linears(SearchSpace& s, const EstimateOptions& o, const GpuSp
   else if (s.run.framework != Framework::megatron)  // one error for --precision at a time
     errs.push_back(flag_error("precision", what + " is modelled for Megatron with Transformer Engine only",
                               "add --framework megatron, or use bf16"));
-  if (fp4) {
-    plan.assumptions.push_back(
-        "nvfp4: Transformer Engine's NVFP4 recipe (E2M1 with an E4M3 scale per 16 elements and an fp32 "
-        "scale per tensor; 16x16 weight blocks, a random Hadamard transform on the weight-gradient "
-        "operands) on every transformer layer's linears, GEMMs at FP8's share of the FP4 peak (no NVFP4 "
-        "GEMM measured: docs/model.md section 4.1 \"NVFP4 linears\"); attention, logits and the rest in "
-        "bf16; weights gathered in NVFP4 with the distributed optimizer, else quantized once per step");
-    return;
-  }
-  plan.assumptions.push_back(
-      std::string(mx ? "fp8: Transformer Engine's MXFP8 recipe (E4M3 with an E8M0 scale per 32 elements) "
-                     : "fp8: Transformer Engine's hybrid recipe (E4M3 forward, E5M2 gradients) ") +
-      "on the transformer layers' linears, " +
-      (s.run.fp8_recipe == Fp8Recipe::tensorwise ? "per-tensor current scaling"
-       : mx ? "row- and column-wise copies quantized separately, block-scaled GEMMs at the FP8 peak "
-              "(Megatron-Bridge's MXFP8 runs measured 2-7% slower than current scaling on the same "
-              "layouts, where this price is 2% faster: docs/accuracy.md \"Session 46\")"
-            : "delayed scaling") +
-      "; attention, logits and the rest in bf16; FP8 weights gathered in FP8 with the distributed "
-      "optimizer, else cast once per step");
+}
+
+// --precision tf32: fp32 with TF32 tensor-core matmuls, refused where there are none (Volta).
+void tf32_matmuls(SearchSpace& s, const GpuSpec& gpu, Diagnostics& errs) {
+  s.run.precision = Precision::fp32;
+  s.run.tf32 = true;
+  if (!(gpu.tf32_tc_flop_per_clk_sm > 0))
+    errs.push_back(flag_error("precision", gpu.name + " has no TF32 tensor cores",
+                              "tf32 needs Ampere or newer; fp32, fp16 here"));
 }
 
 // --recompute-modules: Megatron-Core's modules (TrainConfig::recompute_modules), each one the
@@ -394,7 +383,9 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
   } else {
     s.run.precision = parse_one<Precision>("precision", o.precision, precision_names(), Precision::bf16, errs);
     if (s.run.precision == Precision::fp8 || s.run.precision == Precision::nvfp4)
-      low_precision_linears(s, o, gpu, s.run.precision == Precision::nvfp4, plan, errs);
+      low_precision_linears(s, o, gpu, s.run.precision == Precision::nvfp4, errs);
+    if (s.run.precision == Precision::tf32) tf32_matmuls(s, gpu, errs);
+    low_precision_assumptions(s.run, plan.assumptions);
     if (s.run.precision == Precision::bf16 && !(gpu.bf16_tc_flop_per_clk_sm > 0))
       errs.push_back(
           flag_error("precision", gpu.name + " has no bf16 tensor cores", "fp16 or fp32 on this GPU"));

@@ -77,6 +77,8 @@ struct EstimatePlan {
 // Resolves model/hardware/profile and validates every flag: the request, not yet searched
 // (estimate_options.cc).
 Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o);
+// What --precision fp8, nvfp4 and tf32 price, one line (estimate_assumptions.cc).
+void low_precision_assumptions(const TrainConfig& run, std::vector<std::string>& out);
 // The lines prepare_estimate states about the searched run settings (estimate_assumptions.cc).
 std::vector<std::string> run_assumptions(const SearchSpace& s, const ModelSpec& model, const Cluster& cluster,
                                          const SystemSpec& system);

@@ -135,7 +135,7 @@ std::string experiment_name(const TrainConfig& c) {
   if (c.offload == Offload::optimizer) s << "_offopt";
   if (c.offload == Offload::all) s << "_offall";
   if (c.precision == Precision::fp16) s << "_fp16";
-  if (c.precision == Precision::fp32) s << "_fp32";
+  if (c.precision == Precision::fp32) s << (c.tf32 ? "_tf32" : "_fp32");
   if (c.fp8) s << (c.nvfp4() ? "_nvfp4" : "_fp8");
   if (c.optimizer == Optimizer::sgd) s << "_sgd";
   if (c.optimizer == Optimizer::adafactor) s << "_adafactor";
@@ -351,6 +351,11 @@ std::vector<std::string> megatron_args(const TrainConfig& c, const ModelSpec& m,
   return a;
 }
 
+// fp32 on TF32 tensor cores: PyTorch's override of allow_tf32 for cuBLAS (NGC containers set it).
+std::string tf32_env(const TrainConfig& c) {
+  return c.gemm_precision() == Precision::tf32 ? "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 " : "";
+}
+
 LaunchLayout launch_layout(int gpus, int gpus_per_host) {
   const int per_host = std::max(1, gpus_per_host);
   return {(gpus + per_host - 1) / per_host, gpus < per_host ? gpus : per_host};
@@ -379,7 +384,7 @@ std::string deepspeed_launch_command(const TrainConfig& c, const Cluster& cluste
     args.insert(args.end(), {"--deepspeed_config", ds_config_path});
   }
   argv.insert(argv.end(), args.begin(), args.end());
-  return shell_join(argv);
+  return tf32_env(c) + shell_join(argv);
 }
 
 std::string megatron_launch_script(const TrainConfig& c, const Cluster& cluster) {
@@ -390,6 +395,7 @@ std::string megatron_launch_script(const TrainConfig& c, const Cluster& cluster)
   // Megatron-LM asserts one hardware queue when TP or CP overlaps communication before
   // Blackwell, and asserts against it under Megatron-FSDP (arguments.py).
   if (!c.megatron_fsdp() && (c.tp > 1 || c.cp > 1)) sh += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+  if (c.gemm_precision() == Precision::tf32) sh += "export TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1\n";
   sh += shell_join({"torchrun", "--nnodes", std::to_string(l.nodes), "--nproc_per_node",
                     std::to_string(l.gpus_per_node), "pretrain_gpt.py"}) +
         " $(cat \"$(dirname \"$0\")/megatron_args.txt\")\n";

@@ -56,6 +56,9 @@ struct LaunchLayout {
 LaunchLayout launch_layout(const TrainConfig& cfg, const Cluster& cluster);
 // The same for `gpus` GPUs on hosts of `gpus_per_host` (at least 1 is used).
 LaunchLayout launch_layout(int gpus, int gpus_per_host);
+// "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 " before a launch command whose plan runs fp32 on TF32
+// tensor cores (TrainConfig::tf32), "" otherwise.
+std::string tf32_env(const TrainConfig& c);
 
 // "deepspeed --num_nodes N --num_gpus G script args... --deepspeed --deepspeed_config PATH",
 // each word quoted for a POSIX shell when it needs it. When `script_args` already carry

@@ -69,6 +69,7 @@ Json make_fsdp_config(const TrainConfig& c) {
   j["zero_redundancy_optimizer"] = c.zero_stage == 1;
   j["activation_checkpointing"] = activation_checkpointing(c);
   j["flash_attention"] = c.flash_attention;
+  if (c.gemm_precision() == Precision::tf32) j["allow_tf32"] = true;  // torch.backends.cuda.matmul
   j["micro_batch_per_gpu"] = c.micro_batch;
   j["gradient_accumulation_steps"] = c.grad_accum;
   j["global_batch"] = c.global_batch();
@@ -86,7 +87,8 @@ Json make_fsdp_config(const TrainConfig& c) {
 std::string torchrun_launch_command(const TrainConfig& c, const Cluster& cluster,
                                     const std::string& script, const std::string& fsdp_config_path) {
   const LaunchLayout l = launch_layout(c, cluster);
-  return shell_join({"torchrun", "--nnodes", std::to_string(l.nodes), "--nproc_per_node",
+  return tf32_env(c) +
+         shell_join({"torchrun", "--nnodes", std::to_string(l.nodes), "--nproc_per_node",
                      std::to_string(l.gpus_per_node), script, "--fsdp_config", fsdp_config_path});
 }
 

@@ -106,6 +106,7 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
   if (c.precision == Precision::fp8) c.precision = Precision::bf16, c.fp8 = true;  // bf16 + FP8 linears
   if (c.precision == Precision::nvfp4)                                             // bf16 + NVFP4 linears
     c.precision = Precision::bf16, c.fp8 = true, c.fp8_recipe = Fp8Recipe::nvfp4;
+  if (c.precision == Precision::tf32) c.precision = Precision::fp32, c.tf32 = true;  // fp32, TF32 matmuls
   read_enum(r, "framework", framework_names(), c.framework);
   read_enum(r, "optimizer", optimizer_names(), c.optimizer);
   // One key, read by framework: Megatron's fp32 gradient buffer, FSDP's fp32 reduce_dtype.

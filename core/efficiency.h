@@ -51,7 +51,7 @@ struct Efficiency {
   // GEMM model (estimator/gemm): achieved fraction of tensor-core peak for a large,
   // aligned GEMM in each precision (index = Precision), the K at which the main loop
   // reaches half its asymptotic rate, and the fixed launch/epilogue cost per kernel.
-  std::array<double, 5> gemm_peak_fraction{0.8, 0.8, 0.8, 0.8, 0.8};
+  std::array<double, 6> gemm_peak_fraction{0.8, 0.8, 0.8, 0.8, 0.8, 0.8};
   double gemm_k_half = 64;
   // MXFP8's block-scaled GEMMs (an E8M0 scale per 32 elements of each operand) run at this
   // fraction of the per-tensor FP8 GEMMs' rate (Blackwell: 0.951, efficiency_defaults.cc).

@@ -17,6 +17,10 @@ FlopsPerSecond GpuSpec::matmul_peak(Precision p) const {
     case Precision::nvfp4:
       per_clk = fp4_tc_flop_per_clk_sm;
       break;
+    case Precision::tf32:  // no TF32 tensor cores (Volta): the fp32 pipe
+      if (!(tf32_tc_flop_per_clk_sm > 0)) return vector_peak();
+      per_clk = tf32_tc_flop_per_clk_sm;
+      break;
     case Precision::fp32: return vector_peak();
   }
   return FlopsPerSecond(sm_count * per_clk * tensor_clock_MHz * 1e6);

@@ -24,7 +24,7 @@ std::optional<E> lookup(const std::vector<std::string>& names, std::string_view 
   const char* name(Enum e) { return fn()[static_cast<size_t>(e)].c_str(); }
 
 DSPLAN_NAMES(Framework, framework_names, "deepspeed", "megatron", "fsdp", "ddp")
-DSPLAN_NAMES(Precision, precision_names, "fp32", "fp16", "bf16", "fp8", "nvfp4")
+DSPLAN_NAMES(Precision, precision_names, "fp32", "fp16", "bf16", "fp8", "nvfp4", "tf32")
 DSPLAN_NAMES(Optimizer, optimizer_names, "adam", "sgd", "adafactor", "adam-8bit")
 DSPLAN_NAMES(Checkpointing, checkpointing_names, "none", "selective", "full", "block")
 DSPLAN_NAMES(RecomputeModule, recompute_module_names, "core_attn", "moe_act", "layernorm", "mla_up_proj",

@@ -9,10 +9,10 @@
 namespace dsplan {
 
 enum class Framework : std::uint8_t { deepspeed, megatron, fsdp, ddp };
-// The training precision (fp32, or fp16/bf16 mixed precision). fp8 and nvfp4 are GEMM
-// operand precisions only (TrainConfig::fp8, TrainConfig::linear_precision): a config's
-// `precision` is never either; `--precision fp8|nvfp4` means bf16 with such linears.
-enum class Precision : std::uint8_t { fp32, fp16, bf16, fp8, nvfp4 };
+// The training precision (fp32, or fp16/bf16 mixed). fp8, nvfp4, tf32: GEMM operands only
+// (TrainConfig::fp8, ::tf32, ::gemm_precision), never a config's `precision`: `--precision
+// fp8|nvfp4` is bf16 with such linears, `--precision tf32` fp32 with TF32 tensor-core matmuls.
+enum class Precision : std::uint8_t { fp32, fp16, bf16, fp8, nvfp4, tf32 };
 enum class Optimizer : std::uint8_t { adam, sgd, adafactor, adam_8bit };
 // none; selective (the attention core, Korthikanti et al.); full (every layer of a stage
 // recomputes its forward); block (only the first recompute_layers layers of each stage do,
@@ -80,11 +80,9 @@ enum class NormKernel : std::uint8_t { auto_, eager, fused, torch };
 // nvfp4, Transformer Engine's NVFP4BlockScaling: E2M1 values, an E4M3 scale per 16
 // elements and an fp32 scale per tensor; Blackwell only; docs/model.md §4.1, "NVFP4 linears").
 enum class Fp8Recipe : std::uint8_t { delayed, tensorwise, mxfp8, nvfp4 };
-// Bytes of an NVFP4 element: an E2M1 value (half a byte) and its share of an E4M3 scale
-// per 16 elements.
+// Bytes of an NVFP4 element: an E2M1 value (half a byte) and 1/16 of an E4M3 scale.
 inline constexpr double kNvfp4Bytes = 0.5 + 1.0 / 16.0;
-// Bytes per element of a low-precision linear operand as stored, gathered or saved: 1
-// (FP8), 9/16 (NVFP4).
+// Bytes per low-precision linear operand element as stored, gathered or saved: FP8 1, NVFP4 9/16.
 inline double linear_operand_bytes(Fp8Recipe r) { return r == Fp8Recipe::nvfp4 ? kNvfp4Bytes : 1.0; }
 // Per-tensor FP8 (delayed or current scaling) keeps one FP8 copy of a tensor where the GPU's
 // FP8 GEMMs take any operand layout (data-center Blackwell: Transformer Engine's
@@ -120,10 +118,9 @@ struct TrainConfig {
   int pp = 1;
   int dp = 1;
   int vpp = 1;  // virtual pipeline stages per rank (interleaved 1F1B); 1 = plain 1F1B
-  // Context parallelism (Megatron-Core's --context-parallel-size): each sequence is split
-  // over cp ranks, which hold the same parameters; attention passes K and V around a ring
-  // of them (Transformer Engine's p2p). The GPUs are tp x cp x dp x pp; gradients reduce
-  // and the distributed optimizer shards over dp x cp (estimator/time/context_parallel.h).
+  // Context parallelism (Megatron-Core's --context-parallel-size): each sequence split over cp
+  // ranks with the same parameters, K and V passed around their ring (TE's p2p); GPUs are tp x
+  // cp x dp x pp, gradients and the distributed optimizer over dp x cp (time/context_parallel.h).
   int cp = 1;
   // Expert parallelism (Megatron-Core's --expert-model-parallel-size; MoE models only): the
   // routed experts of each layer are split over ep ranks, which exchange tokens all-to-all.
@@ -238,21 +235,18 @@ struct TrainConfig {
   // forces (arguments.py). false: the 16-bit buffer of Megatron-Core's grad_reduce_in_fp32=False
   // (NeMo 2's performance recipes) and NeMo 1's grad_sync_dtype bf16. bf16 runs only.
   bool megatron_fp32_grads = true;
-  // FSDP hybrid sharding (FSDP1 HYBRID_SHARD, FSDP2's 2-D HSDP mesh): parameters, gradients
-  // and optimizer states are sharded over the data-parallel ranks of one node and
-  // replicated across nodes; each micro-batch's gradient shard is all-reduced across the
-  // replicas. FSDP only.
+  // FSDP hybrid sharding (FSDP1 HYBRID_SHARD, FSDP2's 2-D HSDP mesh): parameters, gradients and
+  // optimizer states sharded over one node's data-parallel ranks and replicated across nodes;
+  // each micro-batch's gradient shard all-reduced across the replicas. FSDP only.
   bool fsdp_hybrid = false;
-  // FSDP's gradient reduction (reduce-scatter, and the HSDP all-reduce) in fp32:
-  // MixedPrecision / MixedPrecisionPolicy reduce_dtype=float32, the default of torchtitan
-  // (mixed_precision_reduce) and of Composer's mixed_precision DEFAULT. false reduces in
+  // FSDP's gradient reduction (reduce-scatter, HSDP all-reduce) in fp32: MixedPrecision(Policy)
+  // reduce_dtype=float32, torchtitan's (mixed_precision_reduce) and Composer's DEFAULT. false:
   // the compute dtype, PyTorch's own default (reduce_dtype None). 16-bit precisions only.
   bool fsdp_reduce_fp32 = false;
-  // Which PyTorch FSDP runs: 1 FullyShardedDataParallel (flat parameters: the all-gather
-  // lands in the flat buffer the parameters view, the reduce-scatter reads the flat
-  // gradient), 2 fully_shard (per-parameter DTensors: each all-gather is copied out into
-  // the unsharded parameters, each reduce-scatter input is copied in with chunk_cat;
-  // torchtitan). FSDP only.
+  // Which PyTorch FSDP runs: 1 FullyShardedDataParallel (flat parameters: the all-gather lands
+  // in the flat buffer the parameters view, the reduce-scatter reads the flat gradient), 2
+  // fully_shard (per-parameter DTensors: each all-gather is copied out into the unsharded
+  // parameters, each reduce-scatter input copied in with chunk_cat; torchtitan). FSDP only.
   int fsdp_version = 1;
   // Which FlashAttention-class kernel runs when flash_attention is on.
   AttentionKernel attention = AttentionKernel::auto_;
@@ -264,8 +258,13 @@ struct TrainConfig {
   bool fp8 = false;
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   bool nvfp4() const { return fp8 && fp8_recipe == Fp8Recipe::nvfp4; }
-  // The operand precision of the transformer layers' linear GEMMs.
-  Precision linear_precision() const { return linear_precision(fp8, fp8_recipe, precision); }
+  // fp32 whose matmuls run on TF32 tensor cores (allow_tf32, the HF Trainer's --tf32, NGC's
+  // TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1; off: PyTorch's default): gemm_precision() is tf32.
+  bool tf32 = false;
+  Precision gemm_precision() const {
+    return tf32 && precision == Precision::fp32 ? Precision::tf32 : precision;
+  }
+  Precision linear_precision() const { return linear_precision(fp8, fp8_recipe, gemm_precision()); }
   static Precision linear_precision(bool fp8, Fp8Recipe r, Precision p) {
     return !fp8 ? p : r == Fp8Recipe::nvfp4 ? Precision::nvfp4 : Precision::fp8;
   }

@@ -67,6 +67,8 @@ def parse_args(argv=None):
                    choices=["LayerNorm", "RMSNorm"])
     p.add_argument("--eager-rmsnorm", action="store_true",
                    help="RMSNorm as Hugging Face's LlamaRMSNorm op chain, not torch.nn.RMSNorm")
+    p.add_argument("--tf32", action="store_true",
+                   help="fp32 matmuls on TF32 tensor cores (torch.backends.cuda.matmul.allow_tf32)")
     p.add_argument("--position-embedding-type", default="learned_absolute",
                    choices=["learned_absolute", "rope"])
     # Megatron-DeepSpeed's spellings of rotary positions and GQA (dsplan writes them for
@@ -431,6 +433,9 @@ def main():
 
     import torch
     torch.manual_seed(args.seed)
+    if args.tf32:  # PyTorch's default since 1.12 is IEEE fp32 matmuls
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
     model = build_model(args, torch)
     n_params = sum(p.numel() for p in model.parameters())
     if args.num_experts:  # FLOPs count the parameters a token meets: top-k of the experts

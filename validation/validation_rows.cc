@@ -223,6 +223,9 @@ void rows::precision(const std::string& text, const std::string& other, TrainCon
   run.precision = bf16 ? Precision::bf16 : fp16 ? Precision::fp16 : Precision::fp32;
   if (!bf16 && !has(text, "fp16") && !has(text, "float16") && fp16)
     notes.push_back("precision \"" + text + "\": PyTorch AMP's default float16");
+  // fp32 whose matmuls the row says ran on TF32 tensor cores (allow_tf32, NGC's override).
+  run.tf32 = run.precision == Precision::fp32 && has(text, "tf32");
+  if (run.tf32) notes.push_back("tf32: fp32 with every matmul on TF32 tensor cores");
   static const std::regex fp32(R"(fp32|float32|tf32|single|full)", std::regex::icase);
   if (!bf16 && !fp16 && !text.empty() && !std::regex_search(text, fp32))
     notes.push_back("precision \"" + text +

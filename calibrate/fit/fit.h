@@ -35,8 +35,8 @@ Expected<GemmFitResult> fit_gemm(const std::vector<GemmRecord>& records,
 // The final GEMM fit: `seed` refined against the step-time model's estimate_gemm()
 // (estimator/time/gemm.h) so that fit and model agree; `hbm_fraction` prices the HBM
 // roofline as the model will (the measured one when the records have it).
-// One GEMM priced by the step-time model with these parameters (tf32 as fp32 at the TF32
-// tensor-core rate): the forward model the final fit minimises against.
+// One GEMM priced by the step-time model with these parameters: the forward model the final
+// fit minimises against.
 Seconds model_gemm_time(const GemmShapeMNK& s, GemmDtype d, const GpuSpec& gpu,
                         const GemmModelParams& p, double hbm_fraction);
 

@@ -3,8 +3,7 @@
 // that the parameters `estimate --profile` uses reproduce the measurements through the
 // very function that will consume them. The linear fit of gemm_model.h seeds it; a
 // Nelder-Mead search over (log frac per dtype, |k_half|, |overhead|) minimises the summed
-// squared relative error. tf32 is priced as fp32 on a GPU whose fp32 rate is the TF32
-// tensor-core rate (the step-time model has no tf32 precision of its own).
+// squared relative error. Each dtype is priced as the model prices it (tf32: Precision::tf32).
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -21,16 +20,10 @@ Precision precision_of(GemmDtype d) {
   switch (d) {
     case GemmDtype::bf16: return Precision::bf16;
     case GemmDtype::fp16: return Precision::fp16;
+    case GemmDtype::tf32:
+      return Precision::tf32;
     default: return Precision::fp32;
   }
-}
-
-GpuSpec gpu_for(GemmDtype d, const GpuSpec& gpu) {
-  if (d != GemmDtype::tf32) return gpu;
-  GpuSpec g = gpu;
-  g.fp32_flop_per_clk_sm = gpu.tf32_tc_flop_per_clk_sm;
-  g.boost_clock_MHz = gpu.tensor_clock_MHz;
-  return g;
 }
 
 }  // namespace
@@ -43,7 +36,7 @@ Seconds model_gemm_time(const GemmShapeMNK& s, GemmDtype d, const GpuSpec& gpu,
   e.kernel_overhead = p.overhead;
   e.hbm_fraction = hbm_fraction;
   const GemmShape shape{static_cast<double>(s.m), static_cast<double>(s.n), static_cast<double>(s.k), 1};
-  return gemm_time(shape, precision_of(d), gpu_for(d, gpu), e);
+  return gemm_time(shape, precision_of(d), gpu, e);
 }
 
 namespace {

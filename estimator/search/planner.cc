@@ -91,7 +91,7 @@ void fill_throughput(Evaluation& e, const Cluster& c) {
   e.tokens_per_s = e.samples_per_s * e.cfg.seq_len;
   e.tflops_per_gpu = e.time.model_flops.v / step / 1e12;
   e.hw_tflops_per_gpu = e.time.hw_flops.v / step / 1e12;
-  const double peak = c.node.gpu.matmul_peak(e.cfg.precision).v;
+  const double peak = c.node.gpu.matmul_peak(e.cfg.gemm_precision()).v;  // tf32: its peak
   e.mfu = peak > 0 ? e.time.model_flops.v / step / peak : 0;
 }
 

@@ -21,6 +21,12 @@
 //    -4.8% and FP8 -0.3% on the same layer). So on Blackwell Ultra (FP4 at 6x bf16) the
 //    NVFP4 fraction is scaled by 4/6: its 1.5x FP4 peak does not show in these GEMMs
 //    (docs/model.md §4.1, "Block-scaled GEMMs on Blackwell").
+//  - TF32 (fp32 with TF32 tensor-core matmuls): 0.95 of the bf16 fraction of the TF32 peak.
+//    The same tensor cores at half the rate on operands twice as wide move the same bytes
+//    per FLOP, and the GEMM fits of dsplan's own H100 and H200 calibration passes (session
+//    53, tests/data/calibrate: 21 and 9 TF32 shapes beside 164 and 61 bf16 ones) put TF32 at
+//    0.774 and 0.798 of its peak where bf16 is at 0.807 and 0.852: 0.96 and 0.94 of bf16's
+//    share. Not measured on Ampere, which takes the same ratio.
 //  - HBM: STREAM-like elementwise kernels reach ~80% of datasheet bandwidth, the blended
 //    rate of every memory-bound kernel. Hopper prices them by class instead (MemKernel):
 //    PyTorch's copy, add and dropout backward reach 0.88-0.91 of HBM on an H100 and an
@@ -103,6 +109,10 @@ Efficiency default_efficiency(const GpuSpec& gpu) {
       e.issue_elems_per_sm_clk[mk(MemKernel::scatter_add)] = 1.0;
       break;
   }
+  // TF32 at 0.95 of bf16's share of its peak (see the header); none on Volta: the fp32 pipe's.
+  e.gemm_peak_fraction[idx(Precision::tf32)] = gpu.tf32_tc_flop_per_clk_sm > 0
+                                                   ? 0.95 * e.gemm_peak_fraction[idx(Precision::bf16)]
+                                                   : e.gemm_peak_fraction[idx(Precision::fp32)];
   if (gpu.arch == GpuArch::blackwell) {  // see the header
     e.mxfp8_gemm_rate = 0.951;
     const double bf16 = gpu.matmul_peak(Precision::bf16).v, fp4 = gpu.matmul_peak(Precision::nvfp4).v;

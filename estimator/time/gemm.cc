@@ -42,7 +42,7 @@ constexpr double kMinKPerSplit = 256;
 
 bool aligned(double x, double mult) { return std::fmod(x, mult) == 0.0; }
 
-// Tensor cores want 16-byte-aligned dimensions: multiples of 8 in 16-bit (§3). Since
+// Tensor cores want 16-byte-aligned dimensions: multiples of 8 in 16-bit (§3), 4 in TF32. Since
 // cuBLAS 11 a misaligned GEMM keeps the tensor cores with narrow loads on Volta and Ampere,
 // taken as half rate: the DeepSpeed autotuner's GPT-2 runs (vocabulary 50257) and
 // BigScience's 104B on V100 (per-TP widths 8700 and 2900) bear it out on Volta, where
@@ -61,7 +61,7 @@ bool aligned(double x, double mult) { return std::fmod(x, mult) == 0.0; }
 // FP8 operands want the same 16 bytes: multiples of 16 (Transformer Engine requires them);
 // NVFP4 operands multiples of 32 (16 bytes of 4-bit values; Megatron's get_fp4_align_size).
 double alignment_penalty(const GemmShape& s, Precision p, const GpuSpec& gpu) {
-  const double q = p == Precision::nvfp4 ? 32 : p == Precision::fp8 ? 16 : 8;
+  const double q = p == Precision::nvfp4 ? 32 : p == Precision::fp8 ? 16 : p == Precision::tf32 ? 4 : 8;
   const bool fp8 = p == Precision::fp8 || p == Precision::nvfp4;
   const bool m_ok = aligned(s.m, q) || (s.m_free && !fp8);
   const bool k_ok = aligned(s.k, q) || (s.k_free && !fp8);
@@ -75,7 +75,10 @@ double misaligned_rate(bool heads, Precision p, const GpuSpec& gpu) {
   if (p == Precision::fp32) return 1.0;
   // Hopper, per-head attention products: 0.40-0.50 of the aligned rate, measured on an
   // H200 (scripts/attention_align.py, d = 108, 150, 450 against 112, 144, 448).
-  if (hopper_or_newer(gpu.arch)) return heads ? 0.45 : 0.2;  // Blackwell: taken as Hopper's
+  // TF32 keeps more: 0.28-0.36 of the aligned rate (2047^3, 4095^3, 4097^3 on an H100 and
+  // an H200, tests/data/calibrate), taken as 0.3.
+  if (hopper_or_newer(gpu.arch))
+    return heads ? 0.45 : p == Precision::tf32 ? 0.3 : 0.2;  // Blackwell: as Hopper
   if (heads) {
     const double tc = gpu.matmul_peak(p).v;
     return tc > 0 ? std::min(1.0, gpu.matmul_peak(Precision::fp32).v / tc) : 1.0;
@@ -85,6 +88,7 @@ double misaligned_rate(bool heads, Precision p, const GpuSpec& gpu) {
 
 GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
                            const Efficiency& eff) {
+  if (p == Precision::tf32 && !(gpu.tf32_tc_flop_per_clk_sm > 0)) p = Precision::fp32;  // Volta
   GemmEstimate best;
   best.flops = Flops(2.0 * s.m * s.n * s.k * s.batch);
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) return best;
@@ -95,7 +99,11 @@ GemmEstimate estimate_gemm(const GemmShape& s, Precision p, const GpuSpec& gpu,
   const double bw = gpu.hbm_bw.v * eff.hbm_fraction;
   const double align = alignment_penalty(s, p, gpu);
   const double tc = gpu.matmul_peak(Precision::fp16).v;
-  const double rate_ratio = tc > 0 ? std::min(1.0, gpu.matmul_peak(p).v / tc) : 1.0;
+  // TF32 tensor cores run at half the 16-bit rate on operands twice as wide: bytes per FLOP,
+  // and so the fixed per-tile costs and operand streams, are the 16-bit kernels' (ratio 1).
+  const double rate_ratio = p == Precision::tf32 ? 1.0
+                            : tc > 0             ? std::min(1.0, gpu.matmul_peak(p).v / tc)
+                                                 : 1.0;
   // FP8: the main loop runs twice as fast per K step on half the operand bytes. The
   // operand streams (tile_eff) are as busy as in 16-bit, but the epilogue writes the same
   // 16-bit C tile (and applies the scales), so the per-tile fixed cost is worth more K

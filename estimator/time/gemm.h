@@ -80,7 +80,10 @@ class GemmMemo {
 // Bytes per element of GEMM operands in this precision (NVFP4: half a byte and an E4M3
 // scale per 16 elements).
 inline double element_bytes(Precision p) {
-  return p == Precision::fp32 ? 4.0 : p == Precision::fp8 ? 1.0 : p == Precision::nvfp4 ? kNvfp4Bytes : 2.0;
+  return p == Precision::fp32 || p == Precision::tf32 ? 4.0
+         : p == Precision::fp8                        ? 1.0
+         : p == Precision::nvfp4                      ? kNvfp4Bytes
+                                                      : 2.0;
 }
 
 }  // namespace dsplan

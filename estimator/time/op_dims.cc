@@ -38,7 +38,8 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.norm16_fused = TrainConfig::rmsnorm16_fused(k.norm_kernel, k.framework, k.precision);
   d.rope = m.position == PositionKind::rotary;
   d.fp8 = k.fp8;
-  d.linear_p = TrainConfig::linear_precision(k.fp8, k.fp8_recipe, k.precision);
+  d.gemm_p = gemm_precision(k);
+  d.linear_p = TrainConfig::linear_precision(k.fp8, k.fp8_recipe, d.gemm_p);
   d.mxfp8 = k.fp8 && k.fp8_recipe == Fp8Recipe::mxfp8;
   d.expert_row_align = !k.fp8                             ? 1.0
                        : k.fp8_recipe == Fp8Recipe::nvfp4 ? 128.0

@@ -25,6 +25,7 @@ struct Dims {
   bool norm16_fused;  // the same for the norms of 16-bit inputs (query/key, post-norms)
   bool fp8;           // FP8 (or NVFP4) linears
   Precision linear_p;  // their GEMMs' operand precision: fp8, nvfp4, or the 16-bit one
+  Precision gemm_p;    // the other GEMMs' (the training precision; tf32 for fp32 on TF32)
   bool mxfp8;          // FP8 linears under the MXFP8 recipe (block-scaled GEMMs)
   // FP8 expert GEMMs: Megatron-Core pads each expert's tokens to a multiple of this (16;
   // MXFP8 32; NVFP4 128, get_fp4_align_size), as Transformer Engine's FP8 and FP4 grouped

@@ -221,7 +221,7 @@ void attention_core_bwd(Acc& a, const Dims& d) {
 // The forward GEMMs of a layer, or their backward: each linear's data-gradient GEMM, then its
 // weight-gradient GEMM, whose times are summed into `wgrad` (indexed by role) when given.
 void layer_gemms(Acc& a, const Dims& d, bool backward, std::array<Seconds, kRoles>* wgrad = nullptr) {
-  a.linear_operands(d.fp8 ? d.linear_p : a.p, d.fp8 && d.mxfp8);
+  a.linear_operands(d.linear_p, d.fp8 && d.mxfp8);
   for (const LinearShape& s : layer_gemm_shapes(d)) {
     if (!backward) {
       a.linear(s.m, s.n, s.k, s.batch);
@@ -232,7 +232,7 @@ void layer_gemms(Acc& a, const Dims& d, bool backward, std::array<Seconds, kRole
     a.linear_wgrad(s.m, s.n, s.k, s.batch);
     if (wgrad) (*wgrad)[s.role] += a.t - before;
   }
-  a.linear_operands(a.p, false);  // the attention GEMMs after it stay 16-bit
+  a.linear_operands(d.gemm_p, false);  // the attention GEMMs after it stay 16-bit
 }
 
 // Weights of one layer's linears on one rank: TP-split attention and MLP (MoE: shared
@@ -247,9 +247,9 @@ double layer_weight_params(const ModelSpec& m, const Dims& d) {
 void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, const GpuSpec& gpu,
                  const Efficiency& eff, GemmMemo* memo) {
   const Elementwise w = layer_elementwise(d);
-  Acc core{gpu, eff, k.precision, {}, {}, 0, memo};
+  Acc core{gpu, eff, k.precision, {}, {}, 0, memo, gemm_precision(k)};
   attention_core_fwd(core, d);
-  Acc fwd{gpu, eff, k.precision, {}, {}, 0, memo};
+  Acc fwd{gpu, eff, k.precision, {}, {}, 0, memo, gemm_precision(k)};
   layer_gemms(fwd, d, false);
   fwd.mem(w.fwd);
   const Elementwise moe = moe_elementwise(d), mla = mla_elementwise(d);
@@ -274,7 +274,7 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
                         one_copy);
   if (d.fp8) {
     fwd.mem(casts.fwd_bytes, casts.fwd_kernels);
-    Acc wc{gpu, eff, k.precision, {}, {}, 0, memo}, wt = wc;
+    Acc wc{gpu, eff, k.precision, {}, {}, 0, memo, gemm_precision(k)}, wt = wc;
     // current scaling: an amax kernel before each cast; the gathered-weight path is one
     // kernel a linear (a transpose, or MXFP8's two quantizations)
     wc.mem(layer_weight_params(m, d) * fp8_weight_bytes_per_param(d.e, false, recipe, one_copy),
@@ -290,7 +290,7 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   const int cast_tensors = d.linears.total() + biases;
   const double cast_params = layer_weight_params(m, d);
   if (d.autocast) fwd.mem(MemKernel::stream, cast_params * 6.0, cast_params, cast_tensors);
-  Acc bwd{gpu, eff, k.precision, {}, {}, 0, memo};
+  Acc bwd{gpu, eff, k.precision, {}, {}, 0, memo, gemm_precision(k)};
   std::array<Seconds, kRoles> wgrad{};
   layer_gemms(bwd, d, true, &wgrad);
   bwd.mem(w.bwd);
@@ -318,13 +318,13 @@ void layer_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, 
   o.bwd_flops_hw = bwd.f;
   o.attn_core_flops_hw = core.f;
   o.host.attn_core_fwd = host_time(core.launches, eff);
-  op::module_costs(o, d, core, Acc{gpu, eff, k.precision, {}, {}, 0, memo});
+  op::module_costs(o, d, core, Acc{gpu, eff, k.precision, {}, {}, 0, memo, gemm_precision(k)});
   set_recompute(o, k.ckpt, k.recompute_modules);
 }
 
 void embedding_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, const GpuSpec& gpu,
                      const Efficiency& eff, GemmMemo* memo) {
-  Acc a{gpu, eff, k.precision, {}, {}, 0, memo};
+  Acc a{gpu, eff, k.precision, {}, {}, 0, memo, gemm_precision(k)};
   const double row = d.T * d.h * d.ew;
   double elementwise = 0;  // bytes of the kernels after the gather
   int kernels = 0;
@@ -337,7 +337,7 @@ void embedding_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey&
   a.mem(elementwise, kernels);
   o.embed_fwd = a.t;
   o.host.embed_fwd = host_time(a.launches, eff);
-  Acc b{gpu, eff, k.precision, {}, {}, 0, memo};
+  Acc b{gpu, eff, k.precision, {}, {}, 0, memo, gemm_precision(k)};
   b.mem(2.0 * elementwise, 2 * kernels);
   b.mem(d.T * d.h * (d.e + 4.0) * (1 + extra_tables), 1 + extra_tables);  // scatter-add
   o.embed_bwd = b.t;
@@ -356,8 +356,8 @@ void torch_log_softmax_fwd(Acc& a, double logits, double e, double c) {
 
 void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, const GpuSpec& gpu,
                 const Efficiency& eff, GemmMemo* memo) {
-  Acc f{gpu, eff, k.precision, {}, {}, 0, memo};
-  Acc b{gpu, eff, k.precision, {}, {}, 0, memo};
+  Acc f{gpu, eff, k.precision, {}, {}, 0, memo, gemm_precision(k)};
+  Acc b{gpu, eff, k.precision, {}, {}, 0, memo, gemm_precision(k)};
   if (m.final_norm) {
     f.mem(d.Ts * d.h * 2.0 * d.ew);
     b.mem(d.Ts * d.h * 4.0 * d.ew, 2);
@@ -420,7 +420,7 @@ void head_costs(OpCosts& o, const ModelSpec& m, const Dims& d, const OpKey& k, c
     // A metric's torch cross-entropy under autocast: the fp32 log_softmax of the loss
     // (e + 4 + 16 bytes per 16-bit logit); no backward.
     const double v = double(padded_vocab(m, int(d.t))) / d.t;
-    Acc x{gpu, eff, k.precision, {}, {}, 0, memo};
+    Acc x{gpu, eff, k.precision, {}, {}, 0, memo, gemm_precision(k)};
     torch_log_softmax_fwd(x, d.T * v, d.e, 4.0);
     o.logit_metric = x.t;
     o.host.logit_metric = host_time(x.launches, eff);

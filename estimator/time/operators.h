@@ -34,6 +34,7 @@ struct OpKey {
   CrossEntropy cross_entropy = CrossEntropy::eager;
   NormKernel norm_kernel = NormKernel::auto_;  // RMSNorm's kernels (TrainConfig::norm_kernel)
   bool fp8 = false;  // FP8 linears (TrainConfig::fp8)
+  bool tf32 = false;  // fp32 with TF32 tensor-core GEMMs (TrainConfig::tf32)
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   // Context parallelism: seq_len is the rank's s / cp tokens, and the flash attention core
   // runs cp steps of them (estimator/time/context_parallel.h).
@@ -116,5 +117,7 @@ OpCosts operator_costs(const ModelSpec& m, const GpuSpec& gpu, const Efficiency&
 
 // Whether a FlashAttention kernel exists for this precision (16-bit only).
 inline bool flash_supported(const OpKey& k) { return k.flash && k.precision != Precision::fp32; }
+// The operand precision of the layer's GEMMs other than low-precision linears.
+inline Precision gemm_precision(const OpKey& k) { return k.tf32 ? Precision::tf32 : k.precision; }
 
 }  // namespace dsplan

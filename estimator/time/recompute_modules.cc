@@ -15,15 +15,15 @@ void module_costs(OpCosts& o, const Dims& d, const Acc& core, const Acc& blank) 
     o.modules[std::size_t(r)] = {a.t, host_time(a.launches, a.eff), a.f};
   };
   auto gemms = [&](Acc& a, std::initializer_list<LayerLinear> roles) {
-    a.linear_operands(d.fp8 ? d.linear_p : a.p, d.fp8 && d.mxfp8);
+    a.linear_operands(d.linear_p, d.fp8 && d.mxfp8);
     for (const LinearShape& g : layer_gemm_shapes(d))
       if (std::find(roles.begin(), roles.end(), g.role) != roles.end()) a.linear(g.m, g.n, g.k, g.batch);
-    a.linear_operands(a.p, false);
+    a.linear_operands(d.gemm_p, false);
   };
   put(RecomputeModule::core_attn, core);
   if (d.mla) {
     Acc up = blank;
-    up.linear_operands(d.fp8 ? d.linear_p : up.p, d.fp8 && d.mxfp8);
+    up.linear_operands(d.linear_p, d.fp8 && d.mxfp8);
     for (const MlaGemm& g : mla_input_gemms(d))
       if (g.up) up.linear(g.m, g.n, g.k);
     up.mem(mla_rope_elementwise(d).fwd);

@@ -34,6 +34,7 @@ OpKey op_key(const TrainConfig& c) {
   k.cross_entropy = foreign_jit ? CrossEntropy::eager : c.cross_entropy;
   k.norm_kernel = c.norm_kernel;
   k.fp8 = c.fp8;
+  k.tf32 = c.gemm_precision() == Precision::tf32;
   k.fp8_recipe = c.fp8 ? c.fp8_recipe : Fp8Recipe::delayed;
   k.cp = std::max(1, c.cp);
   k.ep = std::max(1, c.ep);
@@ -114,6 +115,7 @@ std::uint64_t hash_of(const OpKey& k) {
   if (k.deepep) h = hash_mix(h, std::uint64_t(1) << 52);
   if (k.permute_atomic) h = hash_mix(h, std::uint64_t(1) << 53);
   if (k.megatron_unfused) h = hash_mix(h, std::uint64_t(1) << 54);
+  if (k.tf32) h = hash_mix(h, std::uint64_t(1) << 55);
   return k.ep > 1 || k.etp > 1 ? hash_mix(h, std::uint64_t(k.ep) << 32 | std::uint64_t(k.etp)) : h;
 }
 

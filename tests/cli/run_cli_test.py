@@ -93,6 +93,16 @@ def contract_check(check, doc):
         return ["config %d has precision %r, fp8_recipe %r" % (i, configs[i].get("precision"),
                                                                configs[i].get("fp8_recipe")) for i in bad] + \
             ([] if len(notes) == 1 else ["want one fp8 assumption, got %d" % len(notes)])
+    if check == "tf32":
+        # --precision tf32 reaches every config (written back as "tf32", which a plan reads as
+        # fp32 + TF32 matmuls), is stated once, and its MFU is against the TF32 peak: fp32's
+        # vector peak would put it above 1.
+        bad = [i for i, c in enumerate(configs)
+               if c.get("precision") != "tf32" or not 0 < c["throughput"]["mfu"] < 1]
+        notes = [a for a in doc.get("assumptions", []) if a.startswith("tf32: fp32 weights")]
+        return ["config %d: precision %r, mfu %r" % (i, configs[i].get("precision"),
+                                                     configs[i]["throughput"]["mfu"]) for i in bad] + \
+            ([] if len(notes) == 1 else ["want one tf32 assumption, got %d" % len(notes)])
     if check == "context_parallel":
         # --cp 2 reaches every config: cp 2, flash on, one GPU count tp x pp x cp x dp for
         # all of them, and the assumption stated once.

@@ -227,6 +227,20 @@ TEST(LaunchCommand, DeepspeedLauncher) {
   c.dp = 8;
   EXPECT_EQ(deepspeed_launch_command(c, cl, "train.py", {}, "d.json"),
             "deepspeed --num_nodes 1 --num_gpus 8 train.py --deepspeed --deepspeed_config d.json");
+  // fp32 on TF32 tensor cores: PyTorch's cuBLAS override in the command's environment, and
+  // no 16-bit block in the config; a 16-bit plan ignores the flag.
+  c.precision = Precision::fp32;
+  c.tf32 = true;
+  EXPECT_EQ(deepspeed_launch_command(c, cl, "train.py", {}, "d.json"),
+            "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 deepspeed --num_nodes 1 --num_gpus 8 train.py --deepspeed "
+            "--deepspeed_config d.json");
+  EXPECT_EQ(torchrun_launch_command(c, cl, "train.py", "f.json"),
+            "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 torchrun --nnodes 1 --nproc_per_node 8 train.py "
+            "--fsdp_config f.json");
+  EXPECT_NE(megatron_launch_script(c, cl).find("export TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1\n"),
+            std::string::npos);
+  c.precision = Precision::bf16;
+  EXPECT_EQ(tf32_env(c), "");
 }
 
 // A GB200 NVL72 node is one NVLink domain of 72 GPUs but 18 hosts of 4: the launcher

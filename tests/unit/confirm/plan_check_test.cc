@@ -295,5 +295,17 @@ TEST(PlanCheck, LowPrecisionLinearsAndMegatronFsdpReadBack) {
   EXPECT_FALSE(plan->candidates[0].cfg.nvfp4());
 }
 
+// "tf32" (estimate's fp32 with TF32 matmuls) reads back as fp32 with TrainConfig::tf32.
+TEST(PlanCheck, Tf32ReadsBackAsFp32WithTf32Matmuls) {
+  Json j = fixture();
+  j["configs"][0]["precision"] = "tf32";
+  auto plan = parse_plan(j, kFile);
+  ASSERT_TRUE(plan.ok()) << plan.errors().front().to_string();
+  const TrainConfig& c = plan->candidates[0].cfg;
+  EXPECT_EQ(c.precision, Precision::fp32);
+  EXPECT_TRUE(c.tf32);
+  EXPECT_EQ(c.gemm_precision(), Precision::tf32);
+}
+
 }  // namespace
 }  // namespace dsplan

@@ -331,6 +331,12 @@ TEST(ValidationMap, Fp8AndTransformerEngineAttentionNamed) {
   EXPECT_TRUE(fp4.nvfp4());
   EXPECT_EQ(fp4.precision, Precision::bf16);
   EXPECT_EQ(fp4.linear_precision(), Precision::nvfp4);
+  // fp32 whose matmuls the row says ran on TF32 tensor cores; plain fp32 does not.
+  row["parallel"]["other"] = "";
+  row["parallel"]["precision"] = "fp32 (TF32 tensor-core matmuls, theoryflops 495T)";
+  EXPECT_EQ(request_of(row).space.run.gemm_precision(), Precision::tf32);
+  row["parallel"]["precision"] = "fp32";
+  EXPECT_EQ(request_of(row).space.run.gemm_precision(), Precision::fp32);
 }
 
 // A hybrid Mamba/attention model (Nemotron 3 Super, NemotronH) is refused with its reason;
