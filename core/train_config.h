@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <utility>
 
+#include "core/zero_knobs.h"
+
 namespace dsplan {
 
 enum class Framework : std::uint8_t { deepspeed, megatron, fsdp, ddp };
@@ -91,22 +93,6 @@ inline double linear_operand_bytes(Fp8Recipe r) { return r == Fp8Recipe::nvfp4 ?
 inline bool fp8_single_copy(bool any_layout_fp8_gemm, Fp8Recipe r) {
   return any_layout_fp8_gemm && (r == Fp8Recipe::delayed || r == Fp8Recipe::tensorwise);
 }
-
-// DeepSpeed ZeRO knobs (deepspeed/runtime/zero/config.py defaults), in elements.
-struct ZeroKnobs {
-  double reduce_bucket_elems = 5e8;
-  double allgather_bucket_elems = 5e8;
-  double prefetch_bucket_elems = 5e7;
-  double max_live_params = 1e9;
-  double param_persistence_threshold = 1e5;
-  // DeepSpeed turns overlap_comm on by default only for stage 3; -1 = that default. For
-  // Megatron, 1 is Megatron-Core's --overlap-grad-reduce (and --overlap-param-gather with
-  // the distributed optimizer); -1 and 0 reduce after the backward, as Megatron-LM 2021.
-  int overlap_comm = -1;
-  bool contiguous_gradients = true;
-  bool overlap(int stage) const { return overlap_comm < 0 ? stage == 3 : overlap_comm == 1; }
-  bool operator==(const ZeroKnobs&) const = default;
-};
 
 struct TrainConfig {
   Framework framework = Framework::deepspeed;
@@ -208,6 +194,9 @@ struct TrainConfig {
   // optimizer and zero_grad(set_to_none=True); per-tensor for fsdp). 0 for ddp stands for
   // the PyTorch 1.x loop: a per-tensor optimizer and gradients zeroed in place.
   int fused_optimizer = -1;
+  // DDP over a model cast to 16 bits, fp32 master weights in the optimizer (apex AMP opt_level
+  // O2, NVIDIA's DeepLearningExamples): no autocast. validate sets it; estimate plans torch.amp.
+  bool ddp_amp_o2 = false;
   // Which Megatron-LM runs (framework megatron), as YYYYMM of its code; 0 = current. Two
   // defaults changed over time and are priced by release:
   //  - asynchronous TP backward (commit 3f65246, 2021-09-02): the column-parallel input-
@@ -454,18 +443,19 @@ struct TrainConfig {
            (k == NormKernel::auto_ && f == Framework::megatron);
   }
   bool rmsnorm_fused() const { return rmsnorm_fused(norm_kernel, framework); }
-  // torch.amp over fp32 weights: the DDP framework's 16-bit training (the others cast the
-  // weights themselves: DeepSpeed's and Megatron's fp16/bf16 modules, FSDP's param_dtype).
-  static bool torch_autocast(Framework f, Precision p) { return f == Framework::ddp && p != Precision::fp32; }
-  bool torch_autocast() const { return torch_autocast(framework, precision); }
-  // Norms of 16-bit inputs (q/k norms, post-norms): as the pre-norms, bar RMSNorm's autocast fallback.
-  static bool rmsnorm16_fused(NormKernel k, Framework f, Precision p) {
-    return rmsnorm_fused(k, f) && !(k == NormKernel::torch && torch_autocast(f, p));
+  // torch.amp over fp32 weights: the DDP framework's 16-bit training unless ddp_amp_o2 (the others
+  // cast the weights themselves: DeepSpeed's and Megatron's 16-bit modules, FSDP's param_dtype).
+  static bool torch_autocast(Framework f, Precision p, bool amp_o2 = false) {
+    return f == Framework::ddp && p != Precision::fp32 && !amp_o2;
   }
-  bool rmsnorm16_fused() const { return rmsnorm16_fused(norm_kernel, framework, precision); }
-  // Before DeepSpeed 0.17.6, and still in a pipeline, bf16 without ZeRO runs BF16_Optimizer
-  // (above). Since then, outside a pipeline, the engine wraps it as for fp16 (engine.py's
-  // DDP_BFLOAT16: FP16_Optimizer, replicated fp32 master and states): priced as fp16 ZeRO-0.
+  bool torch_autocast() const { return torch_autocast(framework, precision, ddp_amp_o2); }
+  // Norms of 16-bit inputs (q/k norms, post-norms): as the pre-norms, bar RMSNorm's autocast fallback.
+  static bool rmsnorm16_fused(NormKernel k, Framework f, Precision p, bool amp_o2 = false) {
+    return rmsnorm_fused(k, f) && !(k == NormKernel::torch && torch_autocast(f, p, amp_o2));
+  }
+  bool rmsnorm16_fused() const { return rmsnorm16_fused(norm_kernel, framework, precision, ddp_amp_o2); }
+  // bf16 ZeRO-0 runs BF16_Optimizer (above) before DeepSpeed 0.17.6 and in a pipeline; else engine.py's
+  // DDP_BFLOAT16 wraps it in FP16_Optimizer (replicated fp32 master and states): as fp16 ZeRO-0.
   bool deepspeed_bf16_optimizer() const {
     return framework == Framework::deepspeed && precision == Precision::bf16 && zero_stage == 0 &&
            (pp > 1 || (deepspeed_release != 0 && deepspeed_release < 202509));
@@ -478,8 +468,8 @@ struct TrainConfig {
   // A DDP loop on PyTorch >= 2.0's defaults (fused_optimizer -1): torch.optim's foreach
   // optimizer, and zero_grad(set_to_none=True) freeing the gradients every step.
   bool ddp_pytorch2_defaults() const { return framework == Framework::ddp && fused_optimizer < 0; }
-  // DDP at ZeRO stage 1 is torch's ZeroRedundancyOptimizer: DDP's all-reduce, the optimizer
-  // state and step sharded by whole parameters, each rank's parameters broadcast after it.
+  // DDP at ZeRO stage 1: torch's ZeroRedundancyOptimizer (DDP's all-reduce; states and step
+  // sharded by whole parameters, each rank's parameters broadcast after it).
   bool ddp_zero_redundancy() const { return framework == Framework::ddp && zero_stage == 1; }
   // Layers of a stage of `stage_layers` that rerun their forward in backward.
   int recomputed_layers(int stage_layers) const {

@@ -226,6 +226,14 @@ void rows::precision(const std::string& text, const std::string& other, TrainCon
   // fp32 whose matmuls the row says ran on TF32 tensor cores (allow_tf32, NGC's override).
   run.tf32 = run.precision == Precision::fp32 && has(text, "tf32");
   if (run.tf32) notes.push_back("tf32: fp32 with every matmul on TF32 tensor cores");
+  // apex AMP's opt_level O2: the model itself cast to 16 bits, fp32 master weights in the
+  // optimizer (a DDP row then runs no autocast; TrainConfig::ddp_amp_o2).
+  static const std::regex o2(R"(opt_level\W{0,3}O2\b|\bapex\W+AMP\W+O2\b)", std::regex::icase);
+  const bool half_model = has(other, "model.half()") && has(other, "master");  // O2 by hand
+  run.ddp_amp_o2 =
+      run.precision != Precision::fp32 && (std::regex_search(text + " " + other, o2) || half_model);
+  if (run.ddp_amp_o2)
+    notes.push_back("apex AMP O2: a 16-bit model with fp32 master weights in the optimizer (no autocast)");
   static const std::regex fp32(R"(fp32|float32|tf32|single|full)", std::regex::icase);
   if (!bf16 && !fp16 && !text.empty() && !std::regex_search(text, fp32))
     notes.push_back("precision \"" + text +

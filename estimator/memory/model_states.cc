@@ -140,12 +140,17 @@ ModelStateMemory fsdp_states(const ModelStateInputs& in, const Ctx& c) {
 
 ModelStateMemory ddp_states(const ModelStateInputs& in, const Ctx& c) {
   ModelStateMemory m;
-  const double casts = in.autocast_cast_params < 0 ? c.P : std::min(c.P, in.autocast_cast_params);
-  m.params = 4 * c.P + (c.mixed ? 2 * casts : 0);
-  m.grads = 4 * c.P / (in.zero_stage >= 2 ? c.N : 1);
+  // Under autocast fp32 parameters and gradients, and the 16-bit casts the forward makes; a
+  // 16-bit model (apex O2) keeps 16-bit ones and its optimizer the fp32 master weights.
+  const bool o2 = in.amp_o2 && c.mixed;
+  const double casts = o2 ? 0 : in.autocast_cast_params < 0 ? c.P : std::min(c.P, in.autocast_cast_params);
+  const double w = o2 ? c.w : 4;
+  m.params = w * c.P + (c.mixed ? 2 * casts : 0);
+  m.grads = w * c.P / (in.zero_stage >= 2 ? c.N : 1);
   // ZeroRedundancyOptimizer (stage 1) hands whole parameters to ranks, largest first, each to
   // the least loaded rank: the most loaded holds at least P/N and the largest tensor.
-  m.optimizer = c.s * (in.zero_stage >= 1 ? std::max(c.P / c.N, in.largest_module) : c.P);
+  m.optimizer =
+      (c.s + (o2 ? c.master : 0)) * (in.zero_stage >= 1 ? std::max(c.P / c.N, in.largest_module) : c.P);
   m.host_per_node = kHostBufferFactor * in.gpus_per_node * 4 * c.P;
   double step = 0;  // what the step holds beyond the states above
   if (in.grads_set_to_none && c.N == 1 && in.grad_accum == 1) {

@@ -80,7 +80,7 @@ bool deepspeed_fp16_wrapper(const TrainConfig& cfg) {
 double optimizer_bytes_per_param(const TrainConfig& cfg, double grad_bytes) {
   const bool mixed = cfg.precision != Precision::fp32;
   // fp32 master weights beside 16-bit model weights (everything but torch autocast).
-  const bool master = mixed && cfg.framework != Framework::ddp;
+  const bool master = mixed && !cfg.torch_autocast();
   const Impl impl = implementation(cfg);
   const bool unfused = impl != Impl::fused;
   double b = (unfused ? unfused_update_bytes(cfg.optimizer, impl) : update_bytes(cfg.optimizer)) +

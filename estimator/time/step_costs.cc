@@ -35,6 +35,7 @@ OpKey op_key(const TrainConfig& c) {
   k.norm_kernel = c.norm_kernel;
   k.fp8 = c.fp8;
   k.tf32 = c.gemm_precision() == Precision::tf32;
+  k.amp_o2 = c.ddp_amp_o2 && c.framework == Framework::ddp;
   k.fp8_recipe = c.fp8 ? c.fp8_recipe : Fp8Recipe::delayed;
   k.cp = std::max(1, c.cp);
   k.ep = std::max(1, c.ep);
@@ -116,6 +117,7 @@ std::uint64_t hash_of(const OpKey& k) {
   if (k.permute_atomic) h = hash_mix(h, std::uint64_t(1) << 53);
   if (k.megatron_unfused) h = hash_mix(h, std::uint64_t(1) << 54);
   if (k.tf32) h = hash_mix(h, std::uint64_t(1) << 55);
+  if (k.amp_o2) h = hash_mix(h, std::uint64_t(1) << 56);
   return k.ep > 1 || k.etp > 1 ? hash_mix(h, std::uint64_t(k.ep) << 32 | std::uint64_t(k.etp)) : h;
 }
 

@@ -216,6 +216,31 @@ TEST(ModelStates, DdpAndFsdp) {
   EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), one_rank);
 }
 
+// DDP over a model cast to 16 bits (apex AMP O2): 2 (fp16 params) + 2 (fp16 grads) + 4 (fp32
+// master) + 8 (Adam) = 16 B/param, no autocast casts; ZeroRedundancyOptimizer shards master
+// and moments: 2 + 2 + 12/4 = 7 B/param. fp32 runs ignore the flag (16 B/param either way).
+TEST(ModelStates, DdpOverASixteenBitModel) {
+  ModelStateInputs in;
+  in.framework = Framework::ddp;
+  in.precision = Precision::fp16;
+  in.params = 1e9;
+  in.dp = 4;
+  in.amp_o2 = true;
+  const ModelStateMemory m = model_state_memory(in);
+  EXPECT_DOUBLE_EQ(m.params, 2e9);
+  EXPECT_DOUBLE_EQ(m.grads, 2e9);
+  EXPECT_DOUBLE_EQ(m.optimizer, 12e9);
+  EXPECT_DOUBLE_EQ(m.gpu_total(), 16e9);
+  in.zero_stage = 1;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 7e9);
+  in.zero_stage = 0;
+  in.precision = Precision::fp32;
+  const double fp32_o2 = model_state_memory(in).gpu_total();
+  in.amp_o2 = false;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), fp32_o2);
+  EXPECT_DOUBLE_EQ(fp32_o2, 16e9);
+}
+
 // torch.optim's foreach Adam step (PyTorch >= 2.0 on CUDA): sqrt(exp_avg_sq) of the
 // parameters this rank updates, a new fp32 list (torch._foreach_sqrt), beside whatever the
 // states hold at the step; the autocast casts died in backward. Session 34's StarCoder2-3B

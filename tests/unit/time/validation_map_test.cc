@@ -337,6 +337,15 @@ TEST(ValidationMap, Fp8AndTransformerEngineAttentionNamed) {
   EXPECT_EQ(request_of(row).space.run.gemm_precision(), Precision::tf32);
   row["parallel"]["precision"] = "fp32";
   EXPECT_EQ(request_of(row).space.run.gemm_precision(), Precision::fp32);
+  // apex AMP O2 (or a model.half() with fp32 master weights): a 16-bit model, no autocast.
+  // "ZeRO2" is not "O2".
+  row["parallel"]["precision"] = "fp16 mixed";
+  row["parallel"]["other"] = "PyTorch DDP; apex AMP opt_level O2, dynamic loss scaling";
+  EXPECT_TRUE(request_of(row).space.run.ddp_amp_o2);
+  row["parallel"]["other"] = "model.half() with fp32 master weights in FusedLAMB";
+  EXPECT_TRUE(request_of(row).space.run.ddp_amp_o2);
+  row["parallel"]["other"] = "DeepSpeed ZeRO2, torch.amp";
+  EXPECT_FALSE(request_of(row).space.run.ddp_amp_o2);
 }
 
 // A hybrid Mamba/attention model (Nemotron 3 Super, NemotronH) is refused with its reason;
