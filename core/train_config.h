@@ -197,6 +197,15 @@ struct TrainConfig {
   // DDP over a model cast to 16 bits, fp32 master weights in the optimizer (apex AMP opt_level
   // O2, NVIDIA's DeepLearningExamples): no autocast. validate sets it; estimate plans torch.amp.
   bool ddp_amp_o2 = false;
+  // DDP or FSDP over a 16-bit model whose gradients and optimizer states are 16-bit too, no fp32
+  // master (model.to(bfloat16) with torch.optim, torchtune's dtype bf16, Lightning's bf16-true).
+  // ddp_half_model: DDP's model is itself 16-bit, no autocast (apex O2 or pure 16-bit).
+  bool pure16 = false;
+  bool pure16_model() const {
+    return pure16 && precision != Precision::fp32 &&
+           (framework == Framework::ddp || framework == Framework::fsdp);
+  }
+  bool ddp_half_model() const { return ddp_amp_o2 || pure16_model(); }
   // Which Megatron-LM runs (framework megatron), as YYYYMM of its code; 0 = current. Two
   // defaults changed over time and are priced by release:
   //  - asynchronous TP backward (commit 3f65246, 2021-09-02): the column-parallel input-
@@ -237,8 +246,7 @@ struct TrainConfig {
   // fully_shard (per-parameter DTensors: each all-gather is copied out into the unsharded
   // parameters, each reduce-scatter input copied in with chunk_cat; torchtitan). FSDP only.
   int fsdp_version = 1;
-  // Which FlashAttention-class kernel runs when flash_attention is on.
-  AttentionKernel attention = AttentionKernel::auto_;
+  AttentionKernel attention = AttentionKernel::auto_;  // the flash-class kernel flash_attention runs
   // FP8 linears (Transformer Engine's delayed-scaling "hybrid" recipe: E4M3 forward, E5M2
   // gradients; Megatron's --fp8-format hybrid): the transformer layers' linear GEMMs run
   // on FP8 tensor cores, everything else at `precision` (bf16 or fp16). Megatron only;
@@ -448,12 +456,14 @@ struct TrainConfig {
   static bool torch_autocast(Framework f, Precision p, bool amp_o2 = false) {
     return f == Framework::ddp && p != Precision::fp32 && !amp_o2;
   }
-  bool torch_autocast() const { return torch_autocast(framework, precision, ddp_amp_o2); }
+  bool torch_autocast() const { return torch_autocast(framework, precision, ddp_half_model()); }
   // Norms of 16-bit inputs (q/k norms, post-norms): as the pre-norms, bar RMSNorm's autocast fallback.
   static bool rmsnorm16_fused(NormKernel k, Framework f, Precision p, bool amp_o2 = false) {
     return rmsnorm_fused(k, f) && !(k == NormKernel::torch && torch_autocast(f, p, amp_o2));
   }
-  bool rmsnorm16_fused() const { return rmsnorm16_fused(norm_kernel, framework, precision, ddp_amp_o2); }
+  bool rmsnorm16_fused() const {
+    return rmsnorm16_fused(norm_kernel, framework, precision, ddp_half_model());
+  }
   // bf16 ZeRO-0 runs BF16_Optimizer (above) before DeepSpeed 0.17.6 and in a pipeline; else engine.py's
   // DDP_BFLOAT16 wraps it in FP16_Optimizer (replicated fp32 master and states): as fp16 ZeRO-0.
   bool deepspeed_bf16_optimizer() const {

@@ -234,6 +234,14 @@ void rows::precision(const std::string& text, const std::string& other, TrainCon
       run.precision != Precision::fp32 && (std::regex_search(text + " " + other, o2) || half_model);
   if (run.ddp_amp_o2)
     notes.push_back("apex AMP O2: a 16-bit model with fp32 master weights in the optimizer (no autocast)");
+  // A pure 16-bit model: 16-bit weights, gradients and optimizer states, no fp32 master.
+  const std::string both = text + " " + other;
+  run.pure16 = run.precision != Precision::fp32 && !run.ddp_amp_o2 &&
+               (has(both, "no fp32 master") || has(both, "pure bf16") || has(both, "pure fp16") ||
+                has(both, "bf16-true"));
+  if (run.pure16)
+    notes.push_back(
+        "pure 16-bit: weights, gradients and optimizer states in 16 bits, no fp32 master (DDP, FSDP)");
   static const std::regex fp32(R"(fp32|float32|tf32|single|full)", std::regex::icase);
   if (!bf16 && !fp16 && !text.empty() && !std::regex_search(text, fp32))
     notes.push_back("precision \"" + text +

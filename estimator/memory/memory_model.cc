@@ -266,7 +266,7 @@ Buffers framework_buffers(const TrainConfig& cfg, double params, double w) {
       break;
     case Framework::ddp:
       if (cfg.dp > 1 && cfg.zero_stage < 2)
-        b.during = (cfg.ddp_amp_o2 ? w : 4) * params;  // bucket copy of grads
+        b.during = (cfg.ddp_half_model() ? w : 4) * params;  // bucket copy of grads
       break;
     case Framework::megatron:
       // fp16 keeps 16-bit gradients beside the fp32 main gradients until the step (the
@@ -292,6 +292,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Cluster& cl, const Memory
   in.megatron_fp32_grads = cfg.megatron_fp32_grads;
   in.bf16_optimizer = cfg.deepspeed_bf16_optimizer();
   in.amp_o2 = cfg.ddp_amp_o2;
+  in.pure16 = cfg.pure16_model();
   in.params = st.params;
   in.largest_module = rp.largest;
   in.persistent = cfg.zero_stage == 3 ? rp.persistent_layer * st.layers + rp.persistent_fixed : 0;

@@ -111,11 +111,14 @@ ModelStateMemory megatron_states(const ModelStateInputs& in, const Ctx& c) {
 ModelStateMemory fsdp_states(const ModelStateInputs& in, const Ctx& c) {
   ModelStateMemory m;
   const double shard = in.zero_stage >= 2 ? c.N : 1;
-  const double sharded = (4 + 4 + c.s) * c.P / shard;  // fp32 params, fp32 grads, states
+  // fp32 parameters and gradients beside the 16-bit compute copies; a pure 16-bit model keeps
+  // 16-bit ones (and 16-bit states: model_state_memory halves c.s).
+  const double p = in.pure16 ? c.w : 4;
+  const double sharded = (p + p + c.s) * c.P / shard;  // params, grads, states
   const bool off = in.offload != Offload::none;
   if (in.zero_stage >= 2) {
-    m.params = off ? 0 : 4 * c.P / shard;
-    m.grads = off ? 0 : 4 * c.P / shard;
+    m.params = off ? 0 : p * c.P / shard;
+    m.grads = off ? 0 : p * c.P / shard;
     m.optimizer = off ? 0 : c.s * c.P / shard;
     if (in.zero_stage == 3) {
       m.gathered = 3 * c.w * in.fsdp_unit;  // unit + prefetched unit + unit's grads
@@ -125,8 +128,8 @@ ModelStateMemory fsdp_states(const ModelStateInputs& in, const Ctx& c) {
     }
     if (in.fsdp_version == 2 && c.N > 1) m.gathered += c.w * in.fsdp_unit;
   } else {
-    m.params = 4 * c.P + (c.mixed ? 2 * c.P : 0);
-    m.grads = 4 * c.P;
+    m.params = p * c.P + (c.mixed && !in.pure16 ? 2 * c.P : 0);
+    m.grads = p * c.P;
     m.optimizer = c.s * c.P;
   }
   // FSDP builds the full model once per node, not once per rank: torchtitan and FSDP2
@@ -142,9 +145,9 @@ ModelStateMemory ddp_states(const ModelStateInputs& in, const Ctx& c) {
   ModelStateMemory m;
   // Under autocast fp32 parameters and gradients, and the 16-bit casts the forward makes; a
   // 16-bit model (apex O2) keeps 16-bit ones and its optimizer the fp32 master weights.
-  const bool o2 = in.amp_o2 && c.mixed;
-  const double casts = o2 ? 0 : in.autocast_cast_params < 0 ? c.P : std::min(c.P, in.autocast_cast_params);
-  const double w = o2 ? c.w : 4;
+  const bool o2 = in.amp_o2 && c.mixed && !in.pure16, half = o2 || in.pure16;
+  const double casts = half ? 0 : in.autocast_cast_params < 0 ? c.P : std::min(c.P, in.autocast_cast_params);
+  const double w = half ? c.w : 4;
   m.params = w * c.P + (c.mixed ? 2 * casts : 0);
   m.grads = w * c.P / (in.zero_stage >= 2 ? c.N : 1);
   // ZeroRedundancyOptimizer (stage 1) hands whole parameters to ranks, largest first, each to
@@ -164,7 +167,7 @@ ModelStateMemory ddp_states(const ModelStateInputs& in, const Ctx& c) {
     // torch.optim's foreach Adam/AdamW (PyTorch >= 2.0's default on CUDA) takes the square
     // root of every exp_avg_sq in one call (torch._foreach_sqrt in _multi_tensor_adam), a
     // new fp32 list the size of the parameters this rank updates, alive until the update.
-    step += 4 * (in.zero_stage >= 1 ? std::max(c.P / c.N, in.largest_module) : c.P);
+    step += (in.pure16 ? c.w : 4) * (in.zero_stage >= 1 ? std::max(c.P / c.N, in.largest_module) : c.P);
   }
   // The 16-bit casts counted in params died in backward.
   m.step_only = std::max(0.0, step - (c.mixed ? 2 * casts : 0));
@@ -190,6 +193,8 @@ ModelStateMemory model_state_memory(const ModelStateInputs& in) {
   c.mixed = in.precision != Precision::fp32;
   c.w = c.mixed ? 2 : 4;
   c.s = optimizer_state_bytes(in.optimizer, in.adafactor_bytes_per_param);
+  // Pure 16-bit: torch.optim keeps the states in the parameters' dtype (8-bit Adam its own).
+  if (in.pure16 && in.optimizer != Optimizer::adam_8bit) c.s /= 2;
   c.master = c.mixed ? 4 : 0;
   switch (in.framework) {
     case Framework::deepspeed: return deepspeed_states(in, c);

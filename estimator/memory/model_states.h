@@ -29,6 +29,7 @@ struct ModelStateInputs {
   bool megatron_fp32_grads = true;  // TrainConfig::megatron_fp32_grads
   bool bf16_optimizer = false;      // TrainConfig::deepspeed_bf16_optimizer
   bool amp_o2 = false;              // TrainConfig::ddp_amp_o2: a 16-bit model, fp32 master
+  bool pure16 = false;              // TrainConfig::pure16_model: 16-bit states, no master
   // DDP on PyTorch >= 2.0's defaults (TrainConfig::ddp_pytorch2_defaults): the loop frees
   // gradients each step, and torch.optim's step is the foreach implementation.
   bool grads_set_to_none = false;

@@ -32,7 +32,7 @@ double quantile(const std::vector<double>& sorted, double q) {
 // regime, runs, median |measured / predicted step - 1|, lowest and highest ratio, 10th and
 // 90th percentiles, sources.
 constexpr std::array<EvidenceBand, 36> kBands{{
-    {"ampere ddp", 39, 0.071, 0.75, 1.22, 0.80, 1.09,
+    {"ampere ddp", 40, 0.071, 0.75, 1.22, 0.80, 1.08,
      "held out: flash-attn's GPT-3 125M-2.7B on 8 A100 80GB, the FlashAttention-2 paper's 1.3B and 2.7B at 2k "
      "and 8k tokens, NVIDIA's BERT-large pre-training on 1 and 8 A100 in TF32 and apex AMP O2 "
      "(DeepLearningExamples), and FlagPerf's BERT-large, GPT-2 medium, DistilBERT (TF32), MLPerf BERT (apex O2) "
@@ -134,9 +134,9 @@ constexpr std::array<EvidenceBand, 36> kBands{{
 }};
 // Peak memory: the matching figure (allocated, reserved or device) measured / predicted.
 constexpr std::array<EvidenceBand, 16> kMemoryBands{{
-    {"ampere ddp", 18, 0.107, 0.80, 1.77, 0.85, 1.24,
+    {"ampere ddp", 19, 0.105, 0.80, 1.77, 0.85, 1.24,
      "held out: FlagPerf's BERT-large, GPT-2 medium, DistilBERT, MLPerf BERT and CPM-1 on 1-16 A100 40GB "
-     "(nvidia-smi; TF32, torch.amp and apex O2)"},
+     "(nvidia-smi; TF32, torch.amp, apex O2 and pure bf16)"},
     {"ampere deepspeed", 5, 0.304, 0.94, 1.38, 0.94, 1.35,
      "held out: FlagPerf's Llama-2-7B ZeRO-3 and through Megatron-DeepSpeed on 8 A800/A100 (nvidia-smi)"},
     {"ampere deepspeed offload", 11, 0.435, 1.23, 2.73, 1.24, 2.73,

@@ -80,10 +80,12 @@ bool deepspeed_fp16_wrapper(const TrainConfig& cfg) {
 double optimizer_bytes_per_param(const TrainConfig& cfg, double grad_bytes) {
   const bool mixed = cfg.precision != Precision::fp32;
   // fp32 master weights beside 16-bit model weights (everything but torch autocast).
-  const bool master = mixed && !cfg.torch_autocast();
+  const bool master = mixed && !cfg.torch_autocast() && !cfg.pure16_model();
   const Impl impl = implementation(cfg);
   const bool unfused = impl != Impl::fused;
-  double b = (unfused ? unfused_update_bytes(cfg.optimizer, impl) : update_bytes(cfg.optimizer)) +
+  // A pure 16-bit model's update reads and writes 16-bit parameters and states: half the bytes.
+  const double narrow = cfg.pure16_model() && cfg.optimizer != Optimizer::adam_8bit ? 0.5 : 1.0;
+  double b = narrow * (unfused ? unfused_update_bytes(cfg.optimizer, impl) : update_bytes(cfg.optimizer)) +
              grad_bytes;                                        // + gradient-norm read
   if (unfused) b += 8.0;                                        // clip: scale grads in place
   // DeepSpeed ZeRO's step, in every precision (stages 1-3; v0.5.8 stage2.py and stage3.py,

@@ -413,7 +413,7 @@ double grad_element_bytes(const TrainConfig& cfg) {
   if (cfg.precision == Precision::fp32 || cfg.deepspeed_bf16_optimizer()) return 4.0;
   switch (cfg.framework) {
     case Framework::ddp:
-      return cfg.ddp_amp_o2 ? 2.0 : 4.0;  // O2: the 16-bit model's gradients
+      return cfg.ddp_half_model() ? 2.0 : 4.0;  // O2, pure16: a 16-bit model's gradients
     case Framework::megatron:
       // fp32 main_grad with bf16 (unless a 16-bit buffer is configured); fp16 reduces
       // 16-bit gradients.

@@ -35,7 +35,7 @@ OpKey op_key(const TrainConfig& c) {
   k.norm_kernel = c.norm_kernel;
   k.fp8 = c.fp8;
   k.tf32 = c.gemm_precision() == Precision::tf32;
-  k.amp_o2 = c.ddp_amp_o2 && c.framework == Framework::ddp;
+  k.amp_o2 = c.ddp_half_model() && c.framework == Framework::ddp;
   k.fp8_recipe = c.fp8 ? c.fp8_recipe : Fp8Recipe::delayed;
   k.cp = std::max(1, c.cp);
   k.ep = std::max(1, c.ep);

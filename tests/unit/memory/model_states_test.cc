@@ -241,6 +241,29 @@ TEST(ModelStates, DdpOverASixteenBitModel) {
   EXPECT_DOUBLE_EQ(fp32_o2, 16e9);
 }
 
+// A pure 16-bit model (model.to(bfloat16) with torch.optim): 2 (bf16 params) + 2 (grads) +
+// 4 (Adam's two moments in bf16) = 8 B/param under DDP, no master; FSDP FULL_SHARD over N = 4
+// shards all of it, 8/4 = 2 B/param, plus its gathered units (3 x 2 B x 1e8 = 0.6e9). 8-bit
+// Adam keeps its own state size (2 + 2 x 4 / 2048 B/param).
+TEST(ModelStates, PureSixteenBitModelHasNoMaster) {
+  ModelStateInputs in;
+  in.framework = Framework::ddp;
+  in.precision = Precision::bf16;
+  in.params = 1e9;
+  in.dp = 4;
+  in.pure16 = true;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 8e9);
+  in.optimizer = Optimizer::adam_8bit;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).optimizer, (2 + 2 * 4.0 / 2048) * 1e9);
+  in.optimizer = Optimizer::adam;
+  in.framework = Framework::fsdp;
+  in.zero_stage = 3;
+  in.fsdp_unit = 1e8;
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 2e9 + 0.6e9);
+  in.pure16 = false;  // FSDP's fp32 shards and states: (4 + 4 + 8) / 4 = 4 B/param
+  EXPECT_DOUBLE_EQ(model_state_memory(in).gpu_total(), 4e9 + 0.6e9);
+}
+
 // torch.optim's foreach Adam step (PyTorch >= 2.0 on CUDA): sqrt(exp_avg_sq) of the
 // parameters this rank updates, a new fp32 list (torch._foreach_sqrt), beside whatever the
 // states hold at the step; the autocast casts died in backward. Session 34's StarCoder2-3B

@@ -61,5 +61,22 @@ TEST(AmpO2, SixteenBitGradientsAndFp32MasterWeights) {
   EXPECT_DOUBLE_EQ(grad_element_bytes(c), 4.0);
 }
 
+// A pure 16-bit model (TrainConfig::pure16, DDP or FSDP): no master weights, so no master
+// step, and the fused Adam update moves 16-bit parameters and states: 28 / 2 = 14 B/param, plus
+// the gradient-norm read (2). DeepSpeed ignores the flag (it always keeps fp32 master weights).
+TEST(AmpO2, PureSixteenBitUpdateMovesHalfTheBytes) {
+  TrainConfig c;
+  c.framework = Framework::ddp;
+  c.precision = Precision::bf16;
+  c.fused_optimizer = 1;
+  c.pure16 = true;
+  EXPECT_TRUE(c.pure16_model());
+  EXPECT_FALSE(c.torch_autocast());
+  EXPECT_DOUBLE_EQ(grad_element_bytes(c), 2.0);
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(c, 2.0), 14.0 + 2.0);
+  c.framework = Framework::deepspeed;
+  EXPECT_FALSE(c.pure16_model());
+}
+
 }  // namespace
 }  // namespace dsplan

@@ -346,6 +346,11 @@ TEST(ValidationMap, Fp8AndTransformerEngineAttentionNamed) {
   EXPECT_TRUE(request_of(row).space.run.ddp_amp_o2);
   row["parallel"]["other"] = "DeepSpeed ZeRO2, torch.amp";
   EXPECT_FALSE(request_of(row).space.run.ddp_amp_o2);
+  EXPECT_FALSE(request_of(row).space.run.pure16);
+  // A pure 16-bit model: no fp32 master weights anywhere.
+  row["parallel"]["precision"] = "bf16 (pure bf16 model: model.to(torch.bfloat16), no fp32 master weights)";
+  row["parallel"]["other"] = "torch DDP";
+  EXPECT_TRUE(request_of(row).space.run.pure16);
 }
 
 // A hybrid Mamba/attention model (Nemotron 3 Super, NemotronH) is refused with its reason;
