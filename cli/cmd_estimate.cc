@@ -49,7 +49,7 @@ void print_table(const EstimatePlan& p) {
             << " B params), seq " << r.space.run.seq_len << ", "
             << (r.space.run.nvfp4() ? "nvfp4 (bf16 + NVFP4 linears)"
                 : r.space.run.fp8   ? "fp8 (bf16 + FP8 linears)"
-                                    : name(r.space.run.gemm_precision()))
+                                    : precision_flag(r.space.run))
             << ", " << name(r.space.run.framework) << ", " << name(r.space.run.optimizer) << "\n";
   for (const auto& a : p.assumptions) std::cout << "assumed  " << a << "\n";
   std::cout << "searched " << p.result.evaluated << " configurations in " << fmt(p.seconds, 3) << " s: "

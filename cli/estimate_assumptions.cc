@@ -20,6 +20,10 @@ void low_precision_assumptions(const TrainConfig& run, std::vector<std::string>&
         "(torch.backends.cuda.matmul.allow_tf32, or TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 as NGC containers "
         "set; PyTorch's own default since 1.12 is IEEE fp32, --precision fp32) at 0.95 of the 16-bit "
         "kernels' share of the TF32 peak (dsplan's H100 and H200 GEMM fits); MFU against that peak");
+  if (run.pure16_model())
+    out.push_back(
+        "bf16-pure: the model cast to bf16 (model.to(torch.bfloat16)), its gradients and the optimizer "
+        "states in bf16, no fp32 master weights, no autocast: 8 B/param of states with Adam");
   if (!run.fp8) return;
   if (run.nvfp4()) {
     out.push_back(

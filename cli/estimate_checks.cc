@@ -144,4 +144,22 @@ void set_ds_checkpointing(const EstimateOptions& o, const std::vector<Checkpoint
   one("cpu-checkpointing", o.cpu_checkpointing, run.ds_cpu_checkpointing);
 }
 
+// --precision tf32: fp32 with TF32 tensor-core matmuls, refused where there are none (Volta).
+void tf32_matmuls(SearchSpace& s, const GpuSpec& gpu, Diagnostics& errs) {
+  s.run.precision = Precision::fp32;
+  s.run.tf32 = true;
+  if (!(gpu.tf32_tc_flop_per_clk_sm > 0))
+    errs.push_back(flag_error("precision", gpu.name + " has no TF32 tensor cores",
+                              "tf32 needs Ampere or newer; fp32, fp16 here"));
+}
+
+// --precision bf16-pure: a bf16 model with bf16 optimizer states and no fp32 master, which only
+// plain PyTorch runs (DeepSpeed and Megatron keep master weights).
+void pure_bf16(SearchSpace& s, Diagnostics& errs) {
+  s.run.pure16 = true;
+  if (s.run.framework != Framework::ddp && s.run.framework != Framework::fsdp)
+    errs.push_back(flag_error("precision", "bf16-pure is modelled for PyTorch DDP and FSDP only",
+                              "add --framework ddp or fsdp, or use bf16 (fp32 master weights)"));
+}
+
 }  // namespace dsplan::cli

@@ -1,6 +1,7 @@
 // Checks of the estimate flags against the model and cluster, each refusal a diagnostic
 // naming the flag and the allowed values (estimate_options.cc reads the flags): the TP and
-// PP degrees, Megatron's explicit pipeline split, and the size of the search space.
+// PP degrees, Megatron's explicit pipeline split, the precisions only some GPUs and frameworks run,
+// and the size of the search space.
 #pragma once
 
 #include <string>
@@ -32,6 +33,10 @@ void set_cpu_offload(const EstimateOptions& o, const Expected<ModelSpec>& model,
 // only with layer recompute among the searched --ckpt values (empty: the default search).
 void set_ds_checkpointing(const EstimateOptions& o, const std::vector<Checkpointing>& ckpt, TrainConfig& run,
                           Diagnostics& errs);
+// --precision tf32 and bf16-pure into `s.run`: refused without TF32 tensor cores, and outside
+// PyTorch DDP and FSDP, respectively.
+void tf32_matmuls(SearchSpace& s, const GpuSpec& gpu, Diagnostics& errs);
+void pure_bf16(SearchSpace& s, Diagnostics& errs);
 // A space too large to search at once, with the widest flag to narrow.
 void check_space_size(const SearchSpace& given, const ModelSpec& m, const Cluster& c, Diagnostics& errs);
 

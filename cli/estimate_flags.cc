@@ -23,11 +23,13 @@ void add_estimate_options(CLI::App* sub, EstimateOptions& o) {
                            "Gbit/s per node in [0.01, 1000000], e.g. 1600"));
   sub->add_option("--framework", o.framework,
                   "deepspeed (default; megatron for a mixture-of-experts model), megatron, fsdp or ddp");
-  sub->add_option("--precision", o.precision,
-                  "fp32, fp16 or bf16 (default bf16 where supported, else fp16); fp8: bf16 with Transformer "
-                  "Engine FP8 linears (Megatron, Hopper or Blackwell); nvfp4: bf16 with NVFP4 linears "
-                  "(Megatron, Blackwell); tf32: fp32 with TF32 tensor-core matmuls (Ampere or newer; fp32 "
-                  "is PyTorch's default, IEEE fp32 matmuls)");
+  sub->add_option(
+      "--precision", o.precision,
+      "fp32, fp16 or bf16 (default bf16 where supported, else fp16); fp8: bf16 with Transformer "
+      "Engine FP8 linears (Megatron, Hopper or Blackwell); nvfp4: bf16 with NVFP4 linears "
+      "(Megatron, Blackwell); tf32: fp32 with TF32 tensor-core matmuls (Ampere or newer; fp32 "
+      "is PyTorch's default, IEEE fp32 matmuls); bf16-pure: a bf16 model, gradients and optimizer "
+      "states without fp32 master weights (model.to(bfloat16); --framework ddp or fsdp)");
   sub->add_option("--optimizer", o.optimizer, "adam (default), sgd, adafactor or adam-8bit");
   sub->add_option("--seq", o.seq,
                   "Sequence length (default: the context the model was pre-trained at, pretrain_seq, else "

@@ -95,7 +95,7 @@ Json config_to_json(const Evaluation& e) {
   if (c.framework == Framework::fsdp && c.fsdp_version == 2) j["fsdp_version"] = 2;
   if (c.flash_attention && c.attention != AttentionKernel::auto_) j["attention_kernel"] = name(c.attention);
   // fp8, nvfp4: bf16 with FP8 or NVFP4 linears
-  j["precision"] = name(c.linear_precision());  // fp8, nvfp4: bf16 with such linears; tf32: fp32
+  j["precision"] = precision_flag(c);
   if (c.fp8 && !c.nvfp4()) j["fp8_recipe"] = name(c.fp8_recipe);
   j["framework"] = name(c.framework);
   j["optimizer"] = name(c.optimizer);

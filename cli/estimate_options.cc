@@ -139,15 +139,6 @@ void low_precision_linears(SearchSpace& s, const EstimateOptions& o, const GpuSp
                               "add --framework megatron, or use bf16"));
 }
 
-// --precision tf32: fp32 with TF32 tensor-core matmuls, refused where there are none (Volta).
-void tf32_matmuls(SearchSpace& s, const GpuSpec& gpu, Diagnostics& errs) {
-  s.run.precision = Precision::fp32;
-  s.run.tf32 = true;
-  if (!(gpu.tf32_tc_flop_per_clk_sm > 0))
-    errs.push_back(flag_error("precision", gpu.name + " has no TF32 tensor cores",
-                              "tf32 needs Ampere or newer; fp32, fp16 here"));
-}
-
 // --recompute-modules: Megatron-Core's modules (TrainConfig::recompute_modules), each one the
 // model has, under selective checkpointing (what the flag pins when --ckpt is not given).
 void recompute_modules(const EstimateOptions& o, const ModelSpec* model, SearchSpace& s, Diagnostics& errs) {
@@ -381,7 +372,9 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     s.run.precision = gpu.bf16_tc_flop_per_clk_sm > 0 ? Precision::bf16 : Precision::fp16;
     plan.assumptions.push_back(std::string("precision ") + name(s.run.precision) + " (mixed) for " + gpu.name);
   } else {
-    s.run.precision = parse_one<Precision>("precision", o.precision, precision_names(), Precision::bf16, errs);
+    const int p = parse_one<int>("precision", o.precision, precision_flag_names(), 2, errs);
+    s.run.precision = p == kBf16Pure ? Precision::bf16 : static_cast<Precision>(p);
+    if (p == kBf16Pure) pure_bf16(s, errs);
     if (s.run.precision == Precision::fp8 || s.run.precision == Precision::nvfp4)
       low_precision_linears(s, o, gpu, s.run.precision == Precision::nvfp4, errs);
     if (s.run.precision == Precision::tf32) tf32_matmuls(s, gpu, errs);

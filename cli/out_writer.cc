@@ -206,13 +206,16 @@ Expected<bool> write_out_dir(const std::string& dir, const EstimatePlan& plan) {
           "that was priced; ds_config.json is DeepSpeed's ZeRO-" +
           std::to_string(e.cfg.zero_stage) + " equivalent for reference\n";
     if (e.cfg.framework == Framework::ddp)
-      notes += std::string("framework ddp: the run priced is torch DistributedDataParallel under autocast") +
-               (e.cfg.zero_stage == 1
-                    ? ", its optimizer wrapped in torch.distributed.optim.ZeroRedundancyOptimizer "
-                      "(optimizer state sharded, parameters broadcast after each step)"
-                    : "") +
-               "; ds_config.json and launch.sh are DeepSpeed's ZeRO-" + std::to_string(e.cfg.zero_stage) +
-               " equivalent, megatron_args.txt gives the model shape in Megatron's flags\n";
+      notes +=
+          std::string("framework ddp: the run priced is torch DistributedDataParallel ") +
+          (e.cfg.pure16_model() ? "over a bf16 model (model.to(torch.bfloat16), no autocast, no fp32 master)"
+                                : "under autocast") +
+          (e.cfg.zero_stage == 1
+               ? ", its optimizer wrapped in torch.distributed.optim.ZeroRedundancyOptimizer "
+                 "(optimizer state sharded, parameters broadcast after each step)"
+               : "") +
+          "; ds_config.json and launch.sh are DeepSpeed's ZeRO-" + std::to_string(e.cfg.zero_stage) +
+          " equivalent, megatron_args.txt gives the model shape in Megatron's flags\n";
     for (const auto& n : ds_config_notes(e.cfg)) notes += n + "\n";
     if (const auto gaps = megatron_args_gaps(plan.request.model, e.cfg.framework); !gaps.empty())
       notes += "megatron_args.txt cannot express " + join(gaps) +

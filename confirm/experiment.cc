@@ -184,6 +184,7 @@ Experiment make_experiment(const Candidate& c, const Plan& plan, const LaunchSpe
     // Hugging Face's chain of eager ops otherwise.
     if (plan.model.norm == NormKind::rmsnorm && !c.cfg.rmsnorm_fused()) e.argv.push_back("--eager-rmsnorm");
     if (c.cfg.gemm_precision() == Precision::tf32) e.argv.push_back("--tf32");  // fp32 on TF32 tensor cores
+    if (c.cfg.pure16_model()) e.argv.push_back("--pure-16bit");  // model.to(dtype), no autocast
     // Gemma-style blocks, which Megatron-LM has no flags for: the workload's own.
     const ModelSpec& m = plan.model;
     if (m.gated_mlp && m.activation == Activation::gelu) e.argv.push_back("--gated-gelu");

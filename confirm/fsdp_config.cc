@@ -70,6 +70,10 @@ Json make_fsdp_config(const TrainConfig& c) {
   j["activation_checkpointing"] = activation_checkpointing(c);
   j["flash_attention"] = c.flash_attention;
   if (c.gemm_precision() == Precision::tf32) j["allow_tf32"] = true;  // torch.backends.cuda.matmul
+  if (c.pure16_model())  // the model itself is cast: no mixed-precision policy
+    j["mixed_precision"] = {
+        {"model_dtype", torch_dtype(c.precision)},
+        {"policy", "none: model.to(dtype) before wrapping; optimizer states in that dtype"}};
   j["micro_batch_per_gpu"] = c.micro_batch;
   j["gradient_accumulation_steps"] = c.grad_accum;
   j["global_batch"] = c.global_batch();

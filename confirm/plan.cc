@@ -102,7 +102,10 @@ void read_layout(JsonObjectReader& r, TrainConfig& c) {
   if (r.get_choice("fsdp_sharding", sharding, false, sharding_names)) c.fsdp_hybrid = sharding == 1;
   r.get("fsdp_version", c.fsdp_version, false, 1, 2);
   read_enum(r, "attention_kernel", attention_kernel_names(), c.attention);
-  read_enum(r, "precision", precision_names(), c.precision);
+  int precision = static_cast<int>(c.precision);
+  read_enum(r, "precision", precision_flag_names(), precision);
+  c.pure16 = precision == kBf16Pure;
+  c.precision = c.pure16 ? Precision::bf16 : static_cast<Precision>(precision);
   if (c.precision == Precision::fp8) c.precision = Precision::bf16, c.fp8 = true;  // bf16 + FP8 linears
   if (c.precision == Precision::nvfp4)                                             // bf16 + NVFP4 linears
     c.precision = Precision::bf16, c.fp8 = true, c.fp8_recipe = Fp8Recipe::nvfp4;

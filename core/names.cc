@@ -43,6 +43,20 @@ DSPLAN_NAMES(IntraTopology, topology_names, "nvswitch", "nvlink-mesh", "pcie")
 
 std::optional<Framework> parse_framework(std::string_view s) { return lookup<Framework>(framework_names(), s); }
 std::optional<Precision> parse_precision(std::string_view s) { return lookup<Precision>(precision_names(), s); }
+
+const std::vector<std::string>& precision_flag_names() {
+  static const std::vector<std::string> v = [] {
+    std::vector<std::string> n = precision_names();
+    n.push_back("bf16-pure");
+    return n;
+  }();
+  return v;
+}
+
+std::string precision_flag(const TrainConfig& c) {
+  if (c.pure16_model() && c.precision == Precision::bf16) return precision_flag_names()[kBf16Pure];
+  return name(c.linear_precision());  // fp8, nvfp4: bf16 with such linears; tf32: fp32
+}
 std::optional<Optimizer> parse_optimizer(std::string_view s) { return lookup<Optimizer>(optimizer_names(), s); }
 std::optional<Checkpointing> parse_checkpointing(std::string_view s) { return lookup<Checkpointing>(checkpointing_names(), s); }
 std::optional<RecomputeModule> parse_recompute_module(std::string_view s) {

@@ -31,6 +31,12 @@ const char* name(IntraTopology);
 
 const std::vector<std::string>& framework_names();
 const std::vector<std::string>& precision_names();
+// --precision's values and a plan's "precision": precision_names() and "bf16-pure" (bf16 with
+// TrainConfig::pure16), at index kBf16Pure.
+const std::vector<std::string>& precision_flag_names();
+inline constexpr int kBf16Pure = 6;
+// A configuration's precision as --precision spells it (fp8, nvfp4, tf32, bf16-pure included).
+std::string precision_flag(const TrainConfig& c);
 const std::vector<std::string>& optimizer_names();
 const std::vector<std::string>& checkpointing_names();
 const std::vector<std::string>& recompute_module_names();

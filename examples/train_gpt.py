@@ -67,6 +67,9 @@ def parse_args(argv=None):
                    choices=["LayerNorm", "RMSNorm"])
     p.add_argument("--eager-rmsnorm", action="store_true",
                    help="RMSNorm as Hugging Face's LlamaRMSNorm op chain, not torch.nn.RMSNorm")
+    p.add_argument("--pure-16bit", action="store_true",
+                   help="plain PyTorch: cast the model to the config's 16-bit dtype (optimizer states follow), "
+                        "no autocast, no fp32 master weights (dsplan's --precision bf16-pure)")
     p.add_argument("--tf32", action="store_true",
                    help="fp32 matmuls on TF32 tensor cores (torch.backends.cuda.matmul.allow_tf32)")
     p.add_argument("--position-embedding-type", default="learned_absolute",
@@ -349,9 +352,12 @@ def wrap_plain(torch, args, ds, model, world, local):
     if zero.get("offload_optimizer") and stage < 3:
         print("train_gpt.py: optimizer offload has no plain-PyTorch equivalent here; ignored",
               file=sys.stderr)
+    dtype = config_dtype(torch, ds)
+    if args.pure_16bit and dtype is not None:  # the model itself in 16 bits: no mixed-precision policy
+        model, dtype = model.to(dtype), None
     if stage == 3 or (args.fsdp_plan and stage == 2):
         from fsdp_wrap import wrap_fsdp
-        model = wrap_fsdp(torch, args, model, stage, config_dtype(torch, ds), local,
+        model = wrap_fsdp(torch, args, model, stage, dtype, local,
                           bool(zero.get("offload_param")))
         return model, opt_cls(model.parameters(), **params)
     model = model.cuda(local)
@@ -367,7 +373,7 @@ def train_plain(torch, args, ds, model, metric_path, n_params):
     rank, world, local = init_distributed(torch)
     model, opt = wrap_plain(torch, args, ds, model, world, local)
     mbs, gas = ds["train_micro_batch_size_per_gpu"], ds["gradient_accumulation_steps"]
-    dtype = config_dtype(torch, ds)
+    dtype = None if args.pure_16bit else config_dtype(torch, ds)  # autocast's dtype
     from fsdp_wrap import grad_scaler, is_fsdp
     fsdp = is_fsdp(model)
     scaler = grad_scaler(torch, model, dtype is torch.float16)

@@ -103,6 +103,15 @@ def contract_check(check, doc):
         return ["config %d: precision %r, mfu %r" % (i, configs[i].get("precision"),
                                                      configs[i]["throughput"]["mfu"]) for i in bad] + \
             ([] if len(notes) == 1 else ["want one tf32 assumption, got %d" % len(notes)])
+    if check == "pure16":
+        # --precision bf16-pure reaches every config (written back as "bf16-pure"), under DDP or
+        # FSDP, stated once; Adam's states cost 8 B/param (2 + 2 + 4), not mixed precision's 16.
+        bad = [i for i, c in enumerate(configs)
+               if c.get("precision") != "bf16-pure" or c["framework"] not in ("ddp", "fsdp")]
+        notes = [a for a in doc.get("assumptions", []) if a.startswith("bf16-pure: the model cast")]
+        return ["config %d: precision %r, framework %r" % (i, configs[i].get("precision"),
+                                                          configs[i]["framework"]) for i in bad] + \
+            ([] if len(notes) == 1 else ["want one bf16-pure assumption, got %d" % len(notes)])
     if check == "context_parallel":
         # --cp 2 reaches every config: cp 2, flash on, one GPU count tp x pp x cp x dp for
         # all of them, and the assumption stated once.

@@ -8,6 +8,7 @@
 
 #include <functional>
 
+#include "core/names.h"
 #include "hwdb/hwdb.h"
 #include "test_util.h"
 
@@ -296,7 +297,7 @@ TEST(PlanCheck, LowPrecisionLinearsAndMegatronFsdpReadBack) {
 }
 
 // "tf32" (estimate's fp32 with TF32 matmuls) reads back as fp32 with TrainConfig::tf32.
-TEST(PlanCheck, Tf32ReadsBackAsFp32WithTf32Matmuls) {
+TEST(PlanCheck, Tf32AndPureBf16ReadBack) {
   Json j = fixture();
   j["configs"][0]["precision"] = "tf32";
   auto plan = parse_plan(j, kFile);
@@ -305,6 +306,14 @@ TEST(PlanCheck, Tf32ReadsBackAsFp32WithTf32Matmuls) {
   EXPECT_EQ(c.precision, Precision::fp32);
   EXPECT_TRUE(c.tf32);
   EXPECT_EQ(c.gemm_precision(), Precision::tf32);
+  // "bf16-pure" (estimate's pure 16-bit model) reads back as bf16 with TrainConfig::pure16.
+  j["configs"][0]["precision"] = "bf16-pure";
+  j["configs"][0]["framework"] = "fsdp";
+  plan = parse_plan(j, kFile);
+  ASSERT_TRUE(plan.ok()) << plan.errors().front().to_string();
+  EXPECT_EQ(plan->candidates[0].cfg.precision, Precision::bf16);
+  EXPECT_TRUE(plan->candidates[0].cfg.pure16_model());
+  EXPECT_EQ(precision_flag(plan->candidates[0].cfg), "bf16-pure");
 }
 
 }  // namespace
