@@ -372,7 +372,8 @@ Expected<EstimatePlan> prepare_estimate(const EstimateOptions& o) {
     s.run.precision = gpu.bf16_tc_flop_per_clk_sm > 0 ? Precision::bf16 : Precision::fp16;
     plan.assumptions.push_back(std::string("precision ") + name(s.run.precision) + " (mixed) for " + gpu.name);
   } else {
-    const int p = parse_one<int>("precision", o.precision, precision_flag_names(), 2, errs);
+    const int p =
+        parse_one<int>("precision", o.precision, precision_flag_names(), int(Precision::bf16), errs);
     s.run.precision = p == kBf16Pure ? Precision::bf16 : static_cast<Precision>(p);
     if (p == kBf16Pure) pure_bf16(s, errs);
     if (s.run.precision == Precision::fp8 || s.run.precision == Precision::nvfp4)

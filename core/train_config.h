@@ -50,16 +50,13 @@ enum class Offload : std::uint8_t { none, optimizer, all };
 // attention); fa3 (FlashAttention-3, Hopper only); triton (flash-attn's 2022 Triton kernel,
 // llm-foundry's attn_impl triton and Megatron-DeepSpeed's --use-flash-attn-triton).
 enum class AttentionKernel : std::uint8_t { auto_, fa2, cudnn, fa3, triton };
-// The loss kernel (docs/model.md §4, Head). eager: the framework's own cross-entropy
-// (torch's log_softmax + nll_loss on fp32 logits, or Megatron's vocab-parallel one).
-// fused: one kernel over the 16-bit logits that writes their gradient in place:
-// flash-attn's CrossEntropyLoss(inplace_backward=True) (its GPT training scripts), Apex's
-// xentropy, Liger-Kernel's cross-entropy; the loss peak holds only the logits, the forward
-// reads them once, the backward reads and writes them once. jit_fused: Megatron-Core's
-// jit-fused vocab-parallel cross-entropy (--cross-entropy-loss-fusion,
-// core/fusions/fused_cross_entropy.py; NeMo's recipes turn it on), the eager one's fp32
-// passes fused three ways (cast + max, subtract + exp + sum, divide) and one in backward;
-// Megatron only (validate sets it for NeMo rows).
+// The loss kernel (docs/model.md §4, Head). eager: the framework's own cross-entropy (torch's
+// log_softmax + nll_loss on fp32 logits, or Megatron's vocab-parallel one). fused: one kernel over
+// the 16-bit logits writing their gradient in place (flash-attn's CrossEntropyLoss(inplace_backward),
+// Apex's xentropy, Liger-Kernel's): the loss peak holds only the logits, read once forward, read
+// and written once backward. jit_fused: Megatron-Core's --cross-entropy-loss-fusion
+// (core/fusions/fused_cross_entropy.py; NeMo's recipes), the eager one's fp32 passes fused three
+// ways (cast + max, subtract + exp + sum, divide) and one in backward; Megatron only.
 enum class CrossEntropy : std::uint8_t { eager, fused, jit_fused };
 // RMSNorm's kernels (docs/model.md §4, "Elementwise"). eager: the chain of PyTorch ops of
 // Hugging Face's LlamaRMSNorm (upcast, pow, mean, rsqrt, multiply, cast back, weight), and
@@ -199,13 +196,13 @@ struct TrainConfig {
   bool ddp_amp_o2 = false;
   // DDP or FSDP over a 16-bit model whose gradients and optimizer states are 16-bit too, no fp32
   // master (model.to(bfloat16) with torch.optim, torchtune's dtype bf16, Lightning's bf16-true).
-  // ddp_half_model: DDP's model is itself 16-bit, no autocast (apex O2 or pure 16-bit).
+  // ddp_half_model: DDP whose model is itself 16-bit, no autocast (apex O2 or pure 16-bit).
   bool pure16 = false;
   bool pure16_model() const {
     return pure16 && precision != Precision::fp32 &&
            (framework == Framework::ddp || framework == Framework::fsdp);
   }
-  bool ddp_half_model() const { return ddp_amp_o2 || pure16_model(); }
+  bool ddp_half_model() const { return framework == Framework::ddp && (ddp_amp_o2 || pure16_model()); }
   // Which Megatron-LM runs (framework megatron), as YYYYMM of its code; 0 = current. Two
   // defaults changed over time and are priced by release:
   //  - asynchronous TP backward (commit 3f65246, 2021-09-02): the column-parallel input-
@@ -451,15 +448,15 @@ struct TrainConfig {
            (k == NormKernel::auto_ && f == Framework::megatron);
   }
   bool rmsnorm_fused() const { return rmsnorm_fused(norm_kernel, framework); }
-  // torch.amp over fp32 weights: the DDP framework's 16-bit training unless ddp_amp_o2 (the others
+  // torch.amp over fp32 weights: DDP's 16-bit training unless its model is 16-bit (the others
   // cast the weights themselves: DeepSpeed's and Megatron's 16-bit modules, FSDP's param_dtype).
-  static bool torch_autocast(Framework f, Precision p, bool amp_o2 = false) {
-    return f == Framework::ddp && p != Precision::fp32 && !amp_o2;
+  static bool torch_autocast(Framework f, Precision p, bool half_model = false) {
+    return f == Framework::ddp && p != Precision::fp32 && !half_model;
   }
   bool torch_autocast() const { return torch_autocast(framework, precision, ddp_half_model()); }
   // Norms of 16-bit inputs (q/k norms, post-norms): as the pre-norms, bar RMSNorm's autocast fallback.
-  static bool rmsnorm16_fused(NormKernel k, Framework f, Precision p, bool amp_o2 = false) {
-    return rmsnorm_fused(k, f) && !(k == NormKernel::torch && torch_autocast(f, p, amp_o2));
+  static bool rmsnorm16_fused(NormKernel k, Framework f, Precision p, bool half_model = false) {
+    return rmsnorm_fused(k, f) && !(k == NormKernel::torch && torch_autocast(f, p, half_model));
   }
   bool rmsnorm16_fused() const {
     return rmsnorm16_fused(norm_kernel, framework, precision, ddp_half_model());
@@ -470,16 +467,19 @@ struct TrainConfig {
     return framework == Framework::deepspeed && precision == Precision::bf16 && zero_stage == 0 &&
            (pp > 1 || (deepspeed_release != 0 && deepspeed_release < 202509));
   }
+  // DeepSpeed ZeRO-0's FP16_Optimizer wrapper: fp16, and bf16 outside BF16_Optimizer's cases.
+  bool deepspeed_fp16_optimizer() const {
+    return framework == Framework::deepspeed && zero_stage == 0 && precision != Precision::fp32 &&
+           !deepspeed_bf16_optimizer();
+  }
   // ZeRO-3 before 0.6.0: each submodule fetch blocks (v0.5.x stage3.py fetch_sub_module).
   bool deepspeed_zero3_sync_fetch() const {
     return framework == Framework::deepspeed && zero_stage == 3 && deepspeed_release &&
            deepspeed_release < 202203;
   }
-  // A DDP loop on PyTorch >= 2.0's defaults (fused_optimizer -1): torch.optim's foreach
-  // optimizer, and zero_grad(set_to_none=True) freeing the gradients every step.
+  // DDP on PyTorch >= 2.0's defaults (fused_optimizer -1): foreach optimizer, grads freed each step.
   bool ddp_pytorch2_defaults() const { return framework == Framework::ddp && fused_optimizer < 0; }
-  // DDP at ZeRO stage 1: torch's ZeroRedundancyOptimizer (DDP's all-reduce; states and step
-  // sharded by whole parameters, each rank's parameters broadcast after it).
+  // DDP at ZeRO 1: torch's ZeroRedundancyOptimizer (states and step sharded by whole parameters).
   bool ddp_zero_redundancy() const { return framework == Framework::ddp && zero_stage == 1; }
   // Layers of a stage of `stage_layers` that rerun their forward in backward.
   int recomputed_layers(int stage_layers) const {

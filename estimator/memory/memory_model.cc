@@ -248,8 +248,7 @@ Buffers framework_buffers(const TrainConfig& cfg, double params, double w) {
         const double flat = cfg.dp > 1 ? gw * std::min(params, z.reduce_bucket_elems) : 0;
         // FP16_Optimizer (fp16, and bf16 from 0.17.6 outside a pipeline) flattens the
         // gradients into an fp32 .grad for its step (fused_optimizer.py, `p.grad.to(fp32)`).
-        const bool wrapped = cfg.precision != Precision::fp32 && !cfg.deepspeed_bf16_optimizer();
-        const double fp32_grads = wrapped ? 4 * params : 0;
+        const double fp32_grads = cfg.deepspeed_fp16_optimizer() ? 4 * params : 0;
         b.after = std::max(flat, fp32_grads);
       } else if (cfg.zero_stage <= 2) {
         if (z.overlap(cfg.zero_stage) && z.contiguous_gradients) {

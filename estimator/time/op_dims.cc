@@ -22,7 +22,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.T = d.b * d.s;
   d.Ts = k.sequence_parallel ? d.T / d.t : d.T;
   d.e = element_bytes(k.precision);
-  d.autocast = TrainConfig::torch_autocast(k.framework, k.precision, k.amp_o2);
+  d.autocast = TrainConfig::torch_autocast(k.framework, k.precision, k.half_model);
   d.ew = d.autocast ? 4.0 : d.e;
   d.gated = m.gated_mlp;
   d.megatron = k.framework == Framework::megatron;
@@ -35,7 +35,7 @@ Dims dims(const ModelSpec& m, const OpKey& k) {
   d.dropout = has_dropout(m);
   d.rms = m.norm == NormKind::rmsnorm;
   d.norm_fused = TrainConfig::rmsnorm_fused(k.norm_kernel, k.framework);
-  d.norm16_fused = TrainConfig::rmsnorm16_fused(k.norm_kernel, k.framework, k.precision, k.amp_o2);
+  d.norm16_fused = TrainConfig::rmsnorm16_fused(k.norm_kernel, k.framework, k.precision, k.half_model);
   d.rope = m.position == PositionKind::rotary;
   d.fp8 = k.fp8;
   d.gemm_p = gemm_precision(k);

@@ -35,7 +35,7 @@ struct OpKey {
   NormKernel norm_kernel = NormKernel::auto_;  // RMSNorm's kernels (TrainConfig::norm_kernel)
   bool fp8 = false;  // FP8 linears (TrainConfig::fp8)
   bool tf32 = false;  // fp32 with TF32 tensor-core GEMMs (TrainConfig::tf32)
-  bool amp_o2 = false;  // DDP over a 16-bit model, no autocast (TrainConfig::ddp_half_model)
+  bool half_model = false;  // DDP over a 16-bit model, no autocast (TrainConfig::ddp_half_model)
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   // Context parallelism: seq_len is the rank's s / cp tokens, and the flash attention core
   // runs cp steps of them (estimator/time/context_parallel.h).

@@ -67,14 +67,6 @@ Impl implementation(const TrainConfig& cfg) {
   return cfg.framework == Framework::fsdp ? Impl::per_tensor : Impl::fused;
 }
 
-// DeepSpeed without ZeRO wraps a mixed-precision optimizer in FP16_Optimizer: in fp16, and
-// in bf16 outside BF16_Optimizer's cases (TrainConfig::deepspeed_bf16_optimizer: since
-// 0.17.6 the engine's DDP_BFLOAT16). Its checks and copies run per parameter tensor.
-bool deepspeed_fp16_wrapper(const TrainConfig& cfg) {
-  return cfg.framework == Framework::deepspeed && cfg.zero_stage == 0 && cfg.precision != Precision::fp32 &&
-         !cfg.deepspeed_bf16_optimizer();
-}
-
 }  // namespace
 
 double optimizer_bytes_per_param(const TrainConfig& cfg, double grad_bytes) {
@@ -104,7 +96,7 @@ double optimizer_bytes_per_param(const TrainConfig& cfg, double grad_bytes) {
     // and a sum, `x.float().sum()`: read 2, write 4, read 4. (v0.16.4's ZeRO-1/2 check runs
     // isnan/isinf on the copy too, 28 B; 10 is what every version does.)
     if (cfg.framework == Framework::deepspeed &&
-        (cfg.precision == Precision::fp16 || deepspeed_fp16_wrapper(cfg)))
+        (cfg.precision == Precision::fp16 || cfg.deepspeed_fp16_optimizer()))
       b += 10.0;
     if (cfg.framework == Framework::megatron) {
       // MixedPrecisionOptimizer.step(): the norm reads the fp32 main grads, fp16 unscales
@@ -150,7 +142,7 @@ OptimizerCosts optimizer_costs(double shard_params, int tensors, double grad_byt
     // A foreach operation is one call from Python whose multi_tensor_apply launches its
     // chunks in a C++ loop: the host's per-op cost is paid once per operation there.
     o.host = eff.host_op_overhead * (impl == Impl::foreach ? ops : kernels);
-    if (deepspeed_fp16_wrapper(cfg)) {
+    if (cfg.deepspeed_fp16_optimizer()) {
       // FP16_Optimizer's step (runtime/fp16/fused_optimizer.py; unfused_optimizer.py for a
       // client optimizer) walks the parameter tensors three times from Python. First
       // CheckOverflow.has_overflow_serial reads each gradient back, `float(x.float().sum())`:

@@ -35,7 +35,7 @@ OpKey op_key(const TrainConfig& c) {
   k.norm_kernel = c.norm_kernel;
   k.fp8 = c.fp8;
   k.tf32 = c.gemm_precision() == Precision::tf32;
-  k.amp_o2 = c.ddp_half_model() && c.framework == Framework::ddp;
+  k.half_model = c.ddp_half_model();
   k.fp8_recipe = c.fp8 ? c.fp8_recipe : Fp8Recipe::delayed;
   k.cp = std::max(1, c.cp);
   k.ep = std::max(1, c.ep);
@@ -117,7 +117,7 @@ std::uint64_t hash_of(const OpKey& k) {
   if (k.permute_atomic) h = hash_mix(h, std::uint64_t(1) << 53);
   if (k.megatron_unfused) h = hash_mix(h, std::uint64_t(1) << 54);
   if (k.tf32) h = hash_mix(h, std::uint64_t(1) << 55);
-  if (k.amp_o2) h = hash_mix(h, std::uint64_t(1) << 56);
+  if (k.half_model) h = hash_mix(h, std::uint64_t(1) << 56);
   return k.ep > 1 || k.etp > 1 ? hash_mix(h, std::uint64_t(k.ep) << 32 | std::uint64_t(k.etp)) : h;
 }
 

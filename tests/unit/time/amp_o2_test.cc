@@ -31,7 +31,7 @@ TEST(AmpO2, ASixteenBitModelRunsNoAutocast) {
   const Efficiency eff = default_efficiency(gpu);
   const OpCosts autocast = operator_costs(m, gpu, eff, bert_key(Framework::ddp));
   OpKey o2_key = bert_key(Framework::ddp);
-  o2_key.amp_o2 = true;
+  o2_key.half_model = true;
   const OpCosts o2 = operator_costs(m, gpu, eff, o2_key);
   const OpCosts ds = operator_costs(m, gpu, eff, bert_key(Framework::deepspeed));
   EXPECT_DOUBLE_EQ(o2.fwd.v, ds.fwd.v);
